@@ -1,0 +1,72 @@
+"""Hadoop-style tables: a table directory with metadata/version-hint.text and vN.metadata.json files,
+and a warehouse directory holding them as WAREHOUSE/ns/name (Iceberg's HadoopCatalog layout)."""
+
+from __future__ import annotations
+
+import re
+
+from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
+from planner_service.errors import NoSuchNamespaceError, NoSuchTableError
+from planner_service.io.fileio import FileIO, FileNotFound
+from planner_service.io.locations import join
+
+_VERSION_FILE = re.compile(r"v(\d+)(\.gz)?\.metadata\.json(\.gz)?")
+
+
+def current_metadata_location(io: FileIO, table_location: str) -> str | None:
+    """version-hint.text names the version; without it (or if it is stale), the highest vN wins."""
+    metadata_dir = join(table_location, "metadata")
+    names = io.list_names(metadata_dir)
+    versions = {int(m.group(1)): n for n in names if (m := _VERSION_FILE.fullmatch(n))}
+    if "version-hint.text" in names:
+        try:
+            hinted = int(io.read(join(metadata_dir, "version-hint.text")).decode().strip())
+        except (FileNotFound, ValueError):
+            hinted = -1
+        # Java HadoopTableOperations: a newer version than the hint may have been committed since
+        while hinted + 1 in versions:
+            hinted += 1
+        if hinted in versions:
+            return join(metadata_dir, versions[hinted])
+    if not versions:
+        return None
+    return join(metadata_dir, versions[max(versions)])
+
+
+def load_table_directory(io: FileIO, table_location: str, name: str | None = None) -> LoadedTable:
+    location = current_metadata_location(io, table_location)
+    if location is None:
+        raise NoSuchTableError(f"Table {name or table_location} does not exist: no metadata under {table_location}")
+    return LoadedTable(name or table_location, location, read_metadata(io, location, name))
+
+
+class HadoopCatalog:
+    """Tables at WAREHOUSE/<namespace levels>/<name>."""
+
+    def __init__(self, io: FileIO, warehouse: str) -> None:
+        self.io = io
+        self.warehouse = warehouse.rstrip("/")
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        location = join(self.warehouse, *identifier.namespace, identifier.name)
+        if current_metadata_location(self.io, location) is None:
+            raise NoSuchTableError(f"Table does not exist: {identifier}")
+        return load_table_directory(self.io, location, str(identifier))
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        out: list[tuple[str, ...]] = []
+        for name in self.io.list_names(self.warehouse):
+            if not self._is_table(join(self.warehouse, name)):
+                out.append((name,))
+        return out
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        location = join(self.warehouse, *namespace)
+        if not self.io.exists(location):
+            raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+        return [
+            TableIdentifier(namespace, n) for n in self.io.list_names(location) if self._is_table(join(location, n))
+        ]
+
+    def _is_table(self, location: str) -> bool:
+        return current_metadata_location(self.io, location) is not None

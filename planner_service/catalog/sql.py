@@ -1,0 +1,52 @@
+"""A SQL catalog: the `iceberg_tables` table shared by Iceberg Java's JdbcCatalog and PyIceberg's SqlCatalog."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
+from planner_service.errors import NoSuchNamespaceError, NoSuchTableError, StorageError
+from planner_service.io.fileio import FileIO
+
+
+class SqlCatalog:
+    def __init__(self, io: FileIO, uri: str, catalog_name: str = "default") -> None:
+        """`uri` is a SQLAlchemy URL (sqlite:///path.db, postgresql://...) or a path to a sqlite file."""
+        if "://" not in uri:
+            uri = f"sqlite:///{uri}"
+        self.io = io
+        self.catalog_name = catalog_name
+        self._engine = sa.create_engine(uri)
+
+    def _query(self, sql: str, **params: object) -> list[sa.Row[tuple[object, ...]]]:
+        try:
+            with self._engine.connect() as conn:
+                return list(conn.execute(sa.text(sql), params))
+        except sa.exc.SQLAlchemyError as exc:
+            raise StorageError(f"SQL catalog query failed: {exc.__class__.__name__}: {exc}") from None
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        rows = self._query(
+            "SELECT metadata_location FROM iceberg_tables "
+            "WHERE catalog_name = :c AND table_namespace = :ns AND table_name = :t",
+            c=self.catalog_name, ns=".".join(identifier.namespace), t=identifier.name,
+        )  # fmt: skip
+        if not rows or rows[0][0] is None:
+            raise NoSuchTableError(f"Table does not exist: {identifier}")
+        location = str(rows[0][0])
+        return LoadedTable(str(identifier), location, read_metadata(self.io, location, str(identifier)))
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        rows = self._query(
+            "SELECT DISTINCT table_namespace FROM iceberg_tables WHERE catalog_name = :c", c=self.catalog_name
+        )
+        return sorted(tuple(str(r[0]).split(".")) for r in rows)
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        rows = self._query(
+            "SELECT table_name FROM iceberg_tables WHERE catalog_name = :c AND table_namespace = :ns",
+            c=self.catalog_name, ns=".".join(namespace),
+        )  # fmt: skip
+        if not rows and namespace not in self.list_namespaces():
+            raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+        return sorted(TableIdentifier(namespace, str(r[0])) for r in rows)

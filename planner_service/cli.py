@@ -1,0 +1,124 @@
+"""`scan-planner` command line: plan a table and print the /plan response or a summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
+from planner_service.catalog.sql import SqlCatalog
+from planner_service.errors import BadRequestError, PlannerError
+from planner_service.io.fileio import FileIO
+from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.planning.planner import ScanPlanner, ScanRequest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        result: int = args.run(args)
+        return result
+    except PlannerError as exc:
+        print(json.dumps({"error": {"type": exc.error_type, "message": exc.message, "code": exc.status_code}}),
+              file=sys.stderr)  # fmt: skip
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scan-planner", description="Scan planning for Apache Iceberg tables")
+    sub = parser.add_subparsers(dest="command")
+
+    plan = sub.add_parser("plan", help="plan a scan and print the plan (no table given: the demo table)")
+    where = plan.add_argument_group("table (one of)")
+    where.add_argument("--metadata-location", help="a metadata.json location (path, file:, s3:)")
+    where.add_argument("--table-dir", help="a Hadoop-style table directory (metadata/version-hint.text)")
+    where.add_argument("--table", help="table name ns.name, with --warehouse or --catalog-uri")
+    plan.add_argument("--warehouse", help="a directory of Hadoop-style tables WAREHOUSE/ns/name")
+    plan.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
+    plan.add_argument("--catalog-name", default="default", help="catalog_name in the SQL catalog")
+    snap = plan.add_mutually_exclusive_group()
+    snap.add_argument("--snapshot-id", type=int)
+    snap.add_argument("--as-of-timestamp-ms", type=int)
+    snap.add_argument("--ref", help="a branch or tag name")
+    plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                      help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
+    plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
+    plan.set_defaults(run=_plan)
+    return parser
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from planner_service.api.plan_json import plan_to_json
+
+    io = FileIO()
+    table = _load_table(io, args)
+    options = dict(_split_option(o) for o in args.option)
+    request = ScanRequest(SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref), options)
+    planner = ScanPlanner(io)
+    try:
+        plan = planner.plan(table, request)
+    finally:
+        planner.close()
+    body = plan_to_json(plan)
+    if args.json:
+        json.dump(body, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(body)
+    return 0
+
+
+def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:
+    if args.metadata_location:
+        return load_by_metadata_location(io, args.metadata_location)
+    if args.table_dir:
+        return load_table_directory(io, args.table_dir)
+    if args.table:
+        identifier = TableIdentifier.parse(args.table)
+        if args.catalog_uri:
+            return SqlCatalog(io, args.catalog_uri, args.catalog_name).load_table(identifier)
+        if args.warehouse:
+            return HadoopCatalog(io, args.warehouse).load_table(identifier)
+        raise BadRequestError("--table needs --warehouse DIR or --catalog-uri URI")
+    from planner_service.demo import DEMO_CATALOG_NAME, DEMO_TABLE, demo_catalog_uri, ensure_demo_warehouse
+
+    directory = ensure_demo_warehouse()
+    print(f"planning the demo table {DEMO_TABLE} in {directory}", file=sys.stderr)
+    catalog = SqlCatalog(io, demo_catalog_uri(Path(directory)), DEMO_CATALOG_NAME)
+    return catalog.load_table(TableIdentifier.parse(DEMO_TABLE))
+
+
+def _split_option(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise BadRequestError(f"Invalid --option '{text}': expected KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def _print_summary(body: dict[str, Any]) -> None:
+    m = body["metrics"]
+    files = sum(len(t["files"]) for t in body["tasks"])
+    print(f"table        {body['table']}")
+    print(f"snapshot     {body['snapshot-id']}")
+    print(f"tasks        {len(body['tasks'])} combined tasks, {files} file ranges")
+    print(f"data files   {m['scanned-data-files']} ({m['total-file-size-bytes']:,} bytes)")
+    print(f"delete files {m['total-delete-files']} ({m['total-delete-file-size-bytes']:,} bytes)")
+    print(f"manifests    data {m['total-data-manifests']} (skipped {m['skipped-data-manifests']}), "
+          f"deletes {m['total-delete-manifests']} (skipped {m['skipped-delete-manifests']})")  # fmt: skip
+    print(f"planned in   {m['planning-time-ms']:.1f} ms")
+    for i, task in enumerate(body["tasks"]):
+        ranges, size, rows = len(task["files"]), task["size-bytes"], task["estimated-row-count"]
+        print(f"  task {i}: {ranges} ranges, {size:,} bytes, ~{rows} rows")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

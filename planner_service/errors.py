@@ -1,0 +1,67 @@
+"""One exception tree for the planner; each kind maps to one HTTP status (see api/errors)."""
+
+from __future__ import annotations
+
+
+class PlannerError(Exception):
+    """Base of every error the planner reports to a caller."""
+
+    status_code = 500
+    error_type = "PlannerError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequestError(PlannerError):
+    """The request is malformed: bad option, bad filter, conflicting snapshot choice."""
+
+    status_code = 400
+    error_type = "BadRequestException"
+
+
+class InvalidOptionError(BadRequestError):
+    error_type = "InvalidOptionException"
+
+
+class NotFoundError(PlannerError):
+    status_code = 404
+    error_type = "NotFoundException"
+
+
+class NoSuchTableError(NotFoundError):
+    error_type = "NoSuchTableException"
+
+
+class NoSuchNamespaceError(NotFoundError):
+    error_type = "NoSuchNamespaceException"
+
+
+class NoSuchSnapshotError(NotFoundError):
+    error_type = "NoSuchSnapshotException"
+
+
+class NoSuchRefError(NotFoundError):
+    error_type = "NoSuchRefException"
+
+
+class LocationNotAllowedError(PlannerError):
+    """A location lies outside the configured allow-list roots."""
+
+    status_code = 403
+    error_type = "ForbiddenException"
+
+
+class CorruptMetadataError(PlannerError):
+    """A metadata file, manifest list or manifest exists but cannot be decoded."""
+
+    status_code = 422
+    error_type = "CorruptMetadataException"
+
+
+class StorageError(PlannerError):
+    """Storage could not be read: a missing file, an unreachable endpoint, denied credentials."""
+
+    status_code = 503
+    error_type = "StorageException"

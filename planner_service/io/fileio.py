@@ -1,0 +1,92 @@
+"""FileIO over pyarrow.fs: local paths, file: and s3: (s3a:, s3n:) locations."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from planner_service.errors import StorageError
+from planner_service.io.locations import AllowList, Location, parse_location
+
+
+class FileNotFound(StorageError):
+    """The location does not exist (callers map this to a missing table or a 503 for a lost manifest)."""
+
+
+@dataclass(frozen=True)
+class S3Config:
+    endpoint: str | None = None  # e.g. http://127.0.0.1:9000
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    path_style: bool = True
+
+
+class FileIO:
+    """Reads whole files and lists directories; every location is checked against the allow-list."""
+
+    def __init__(self, s3: S3Config | None = None, allow: AllowList | None = None) -> None:
+        self._s3_config = s3 or S3Config()
+        self._allow = allow or AllowList()
+        self._local = pafs.LocalFileSystem()
+        self._s3: pafs.S3FileSystem | None = None
+        self._lock = threading.Lock()
+
+    def read(self, location: str) -> bytes:
+        loc = self._resolve(location)
+        fs = self._fs(loc)
+        try:
+            with fs.open_input_stream(loc.path) as stream:
+                return bytes(stream.read())
+        except FileNotFoundError:
+            raise FileNotFound(f"File not found: {location}") from None
+        except (OSError, ValueError) as exc:
+            if "not found" in str(exc).lower() or "NoSuchKey" in str(exc):
+                raise FileNotFound(f"File not found: {location}") from None
+            raise StorageError(f"Cannot read {location}: {exc}") from None
+
+    def exists(self, location: str) -> bool:
+        loc = self._resolve(location)
+        try:
+            return self._fs(loc).get_file_info(loc.path).type != pafs.FileType.NotFound
+        except OSError as exc:
+            raise StorageError(f"Cannot stat {location}: {exc}") from None
+
+    def list_names(self, location: str) -> list[str]:
+        """Base names directly under a directory; empty if it does not exist."""
+        loc = self._resolve(location)
+        try:
+            infos = self._fs(loc).get_file_info(pafs.FileSelector(loc.path, allow_not_found=True))
+        except OSError as exc:
+            raise StorageError(f"Cannot list {location}: {exc}") from None
+        return sorted(i.base_name for i in infos)
+
+    def _resolve(self, location: str) -> Location:
+        self._allow.check(location)
+        return parse_location(location)
+
+    def _fs(self, loc: Location) -> pafs.FileSystem:
+        if loc.scheme == "file":
+            return self._local
+        with self._lock:
+            if self._s3 is None:
+                c = self._s3_config
+                scheme = "https"
+                endpoint = c.endpoint
+                if endpoint and "://" in endpoint:
+                    scheme, endpoint = endpoint.split("://", 1)
+                self._s3 = pafs.S3FileSystem(
+                    access_key=c.access_key_id,
+                    secret_key=c.secret_access_key,
+                    session_token=c.session_token,
+                    region=c.region or "us-east-1",
+                    endpoint_override=endpoint,
+                    scheme=scheme,
+                    force_virtual_addressing=not c.path_style,
+                    connect_timeout=5,
+                    request_timeout=30,
+                )
+            return self._s3

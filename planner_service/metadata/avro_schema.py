@@ -1,0 +1,45 @@
+"""Reading Iceberg Avro files by field id: writers name fields differently across versions (v1
+`added_data_files_count` vs v2 `added_files_count`), but the field ids are fixed by the spec."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import fastavro
+
+from planner_service.errors import CorruptMetadataError
+
+
+def read_header(data: bytes, location: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """The writer schema (raw JSON, with field ids) and the file's key-value metadata."""
+    try:
+        reader = fastavro.reader(io.BytesIO(data))
+        meta = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in reader.metadata.items()}
+        schema = json.loads(meta["avro.schema"])
+    except Exception as exc:  # fastavro raises many kinds on garbage input
+        raise CorruptMetadataError(f"Cannot read Avro file {location}: {type(exc).__name__}: {exc}") from None
+    return schema, meta
+
+
+def names_by_field_id(record_schema: dict[str, Any]) -> dict[int, str]:
+    """Field id -> Avro field name for one record schema (fields without an id are skipped)."""
+    out = {}
+    for f in record_schema.get("fields", []):
+        fid = f.get("field-id")
+        if fid is not None:
+            out[int(fid)] = f["name"]
+    return out
+
+
+def record_of(field_type: Any) -> dict[str, Any] | None:
+    """The record schema inside a field type, unwrapping ["null", record] unions."""
+    if isinstance(field_type, dict) and field_type.get("type") == "record":
+        return field_type
+    if isinstance(field_type, list):
+        for branch in field_type:
+            rec = record_of(branch)
+            if rec is not None:
+                return rec
+    return None

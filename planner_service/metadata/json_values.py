@@ -1,0 +1,50 @@
+"""Iceberg's JSON single-value serialization (spec Appendix D, "JSON single-value serialization")."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from planner_service.metadata.types import IcebergType, PrimitiveType
+
+_EPOCH = datetime(1970, 1, 1)
+_EPOCH_DATE = date(1970, 1, 1)
+
+
+def to_json_value(typ: IcebergType, value: Any) -> Any:
+    """Internal value -> JSON value (date "2007-12-03", timestamp "...T10:15:30.123456", binary hex)."""
+    if value is None or not isinstance(typ, PrimitiveType):
+        return value
+    kind = typ.kind
+    if kind == "date":
+        return (_EPOCH_DATE + timedelta(days=value)).isoformat()
+    if kind == "time":
+        return (_EPOCH + timedelta(microseconds=value)).time().isoformat(timespec="microseconds")
+    if kind in ("timestamp", "timestamptz"):
+        text = (_EPOCH + timedelta(microseconds=value)).isoformat(timespec="microseconds")
+        return text + "+00:00" if kind == "timestamptz" else text
+    if kind in ("timestamp_ns", "timestamptz_ns"):
+        micros, nanos = divmod(value, 1000)
+        text = (_EPOCH + timedelta(microseconds=micros)).isoformat(timespec="microseconds") + f"{nanos:03d}"
+        return text + "+00:00" if kind == "timestamptz_ns" else text
+    if kind in ("binary", "fixed"):
+        return bytes(value).hex().upper()
+    if kind == "uuid":
+        return str(value if isinstance(value, uuid.UUID) else uuid.UUID(bytes=bytes(value)))
+    if kind == "decimal":
+        return _decimal_text(Decimal(value), typ.scale or 0)
+    if kind in ("float", "double"):
+        return float(value)
+    return value
+
+
+def _decimal_text(value: Decimal, scale: int) -> str:
+    """BigDecimal.toString at the type's scale: plain digits, scientific only for a negative scale."""
+    quantized = value.quantize(Decimal(1).scaleb(-scale)) if scale >= 0 else value
+    return str(quantized) if scale >= 0 else f"{quantized:E}"
+
+
+def timestamp_ms_to_iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")

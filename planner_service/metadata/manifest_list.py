@@ -1,0 +1,113 @@
+"""Manifest lists: one ManifestFile per manifest of a snapshot (spec: "Manifest Lists")."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+
+from planner_service.errors import CorruptMetadataError
+from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
+
+DATA, DELETES = 0, 1
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSummary:
+    contains_null: bool
+    contains_nan: bool | None
+    lower_bound: bytes | None
+    upper_bound: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestFile:
+    manifest_path: str
+    manifest_length: int
+    partition_spec_id: int
+    content: int  # DATA or DELETES
+    sequence_number: int  # 0 for v1 manifest lists
+    min_sequence_number: int
+    added_snapshot_id: int | None
+    added_files_count: int | None
+    existing_files_count: int | None
+    deleted_files_count: int | None
+    added_rows_count: int | None
+    existing_rows_count: int | None
+    deleted_rows_count: int | None
+    partitions: tuple[FieldSummary, ...] | None
+    key_metadata: bytes | None = None
+    first_row_id: int | None = None
+
+    @property
+    def has_added_or_existing_files(self) -> bool:
+        """Java: a null count means "may have files" (GenericManifestFile.hasAddedFiles/hasExistingFiles)."""
+        added = self.added_files_count is None or self.added_files_count > 0
+        existing = self.existing_files_count is None or self.existing_files_count > 0
+        return added or existing
+
+
+def read_manifest_list(data: bytes, location: str) -> list[ManifestFile]:
+    schema, _ = read_header(data, location)
+    names = names_by_field_id(schema)
+    summary_names: dict[int, str] = {}
+    if 507 in names:
+        part_field = next(f for f in schema["fields"] if f["name"] == names[507])
+        summary_names = _summary_names(part_field["type"])
+    try:
+        records: list[Any] = list(fastavro.reader(io.BytesIO(data)))
+    except Exception as exc:
+        raise CorruptMetadataError(f"Cannot decode manifest list {location}: {type(exc).__name__}: {exc}") from None
+    try:
+        return [_manifest_file(r, names, summary_names) for r in records]
+    except (KeyError, TypeError) as exc:
+        raise CorruptMetadataError(f"Invalid manifest list {location}: missing or bad field {exc}") from None
+
+
+def _summary_names(part_type: object) -> dict[int, str]:
+    # partitions: ["null", {"type": "array", "items": record}] or the array itself
+    branches = part_type if isinstance(part_type, list) else [part_type]
+    for b in branches:
+        if isinstance(b, dict) and b.get("type") == "array":
+            rec = record_of(b["items"])
+            if rec is not None:
+                return names_by_field_id(rec)
+    return {}
+
+
+def _manifest_file(rec: dict[str, Any], names: dict[int, str], summary_names: dict[int, str]) -> ManifestFile:
+    def get(field_id: int) -> Any:
+        return rec.get(names[field_id]) if field_id in names else None
+
+    parts = get(507)
+    summaries = None
+    if parts is not None:
+        summaries = tuple(
+            FieldSummary(
+                contains_null=bool(p.get(summary_names.get(509, "contains_null"))),
+                contains_nan=p.get(summary_names.get(518, "contains_nan")),
+                lower_bound=p.get(summary_names.get(510, "lower_bound")),
+                upper_bound=p.get(summary_names.get(511, "upper_bound")),
+            )
+            for p in parts
+        )
+    return ManifestFile(
+        manifest_path=str(get(500)),
+        manifest_length=int(get(501)),
+        partition_spec_id=int(get(502) or 0),
+        content=int(get(517) or DATA),
+        sequence_number=int(get(515) or 0),  # absent in v1: sequence number 0
+        min_sequence_number=int(get(516) or 0),
+        added_snapshot_id=get(503),
+        added_files_count=get(504),
+        existing_files_count=get(505),
+        deleted_files_count=get(506),
+        added_rows_count=get(512),
+        existing_rows_count=get(513),
+        deleted_rows_count=get(514),
+        partitions=summaries,
+        key_metadata=get(519),
+        first_row_id=get(520),
+    )

@@ -1,0 +1,60 @@
+"""Caches of immutable metadata: metadata.json, manifest lists and manifests never change once written,
+so caching them by location is always correct. Bounded by an estimate of their size in memory."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    evictions: int = 0
+    entries: int = 0
+    bytes: int = 0
+
+
+class LruCache(Generic[V]):
+    """A thread-safe LRU cache keyed by location, holding at most `max_bytes` (by `weigh`)."""
+
+    def __init__(self, max_bytes: int, weigh: Callable[[V], int]) -> None:
+        self._max_bytes = max_bytes
+        self._weigh = weigh
+        self._data: OrderedDict[str, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.stats = CacheStats()
+
+    def get_or_load(self, key: str, load: Callable[[], V]) -> V:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is not None:
+                self._data.move_to_end(key)
+                self.stats.hits += 1
+                return hit[0]
+            self.stats.misses += 1
+        value = load()  # outside the lock: two concurrent misses may both load, which is harmless
+        weight = self._weigh(value)
+        if weight > self._max_bytes:
+            return value
+        with self._lock:
+            if key not in self._data:
+                self._data[key] = (value, weight)
+                self.stats.bytes += weight
+            while self.stats.bytes > self._max_bytes and self._data:
+                _, (_, w) = self._data.popitem(last=False)
+                self.stats.bytes -= w
+                self.stats.evictions += 1
+            self.stats.entries = len(self._data)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.stats = CacheStats()

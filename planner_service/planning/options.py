@@ -1,0 +1,62 @@
+"""Split planning options: request > table `read.split.*` properties > Iceberg's defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from planner_service.errors import InvalidOptionError
+
+SPLIT_SIZE = "read.split.target-size"
+LOOKBACK = "read.split.planning-lookback"
+OPEN_FILE_COST = "read.split.open-file-cost"
+
+DEFAULTS = {SPLIT_SIZE: 128 * 1024 * 1024, LOOKBACK: 10, OPEN_FILE_COST: 4 * 1024 * 1024}
+# Iceberg's Spark read-option names map onto the table-property names
+ALIASES = {"split-size": SPLIT_SIZE, "lookback": LOOKBACK, "file-open-cost": OPEN_FILE_COST}
+_INT_MAX = 2**31 - 1
+_LONG_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class SplitOptions:
+    split_size: int
+    lookback: int
+    open_file_cost: int
+
+
+def resolve_split_options(request: Mapping[str, object] | None, table_properties: Mapping[str, str]) -> SplitOptions:
+    """Validate and resolve; unknown keys are rejected so that a typo does not silently plan differently."""
+    given: dict[str, object] = {}
+    for key, value in (request or {}).items():
+        name = ALIASES.get(key, key)
+        if name not in DEFAULTS:
+            known = ", ".join([*ALIASES, *DEFAULTS])
+            raise InvalidOptionError(f"Unknown option '{key}'; known options: {known}")
+        given[name] = value
+
+    def resolve(name: str, source: str, maximum: int) -> int:
+        raw = given[name] if name in given else table_properties.get(name, DEFAULTS[name])
+        where = "option" if name in given else ("table property" if name in table_properties else "default")
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            number = int(str(raw).strip()) if not isinstance(raw, int) else raw
+        except ValueError:
+            raise InvalidOptionError(f"Invalid {where} {source}={raw!r}: expected an integer") from None
+        if not -maximum - 1 <= number <= maximum:
+            raise InvalidOptionError(f"Invalid {where} {source}={raw!r}: out of range")
+        return number
+
+    opts = SplitOptions(
+        split_size=resolve(SPLIT_SIZE, "split-size (read.split.target-size)", _LONG_MAX),
+        lookback=resolve(LOOKBACK, "lookback (read.split.planning-lookback)", _INT_MAX),
+        open_file_cost=resolve(OPEN_FILE_COST, "file-open-cost (read.split.open-file-cost)", _LONG_MAX),
+    )
+    if opts.split_size <= 0:
+        raise InvalidOptionError(f"Split size must be > 0: {opts.split_size}")
+    if opts.lookback <= 0:
+        raise InvalidOptionError(f"Split planning lookback must be > 0: {opts.lookback}")
+    if opts.open_file_cost < 0:
+        raise InvalidOptionError(f"File open cost must be >= 0: {opts.open_file_cost}")
+    return opts

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Create (or update) the project's virtual environment at .venv with the service, client and dev tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv with $($PYTHON --version)" >&2
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)
+if [ ! -f "$stamp" ]; then
+  echo "[setup] installing scan-planner and dev tools into .venv" >&2
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+if ! command -v java >/dev/null 2>&1; then
+  echo "[setup] installing Java 17 (needed by the Iceberg Java conformance suite)" >&2
+  apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+echo "[setup] ready: .venv/bin/scan-planner" >&2

@@ -1,0 +1,51 @@
+"""Expected bins are Iceberg Java's own (core TestBinPacking, and the 1.10 reference's example)."""
+
+import pytest
+
+from planner_service.splitting.bin_packing import pack
+
+UNLIMITED = 2**31 - 1
+
+
+def _pack(items: list[int], target: int, lookback: int = UNLIMITED, largest_first: bool = False) -> list[list[int]]:
+    return pack(items, target, lookback, lambda x: x, largest_first)
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (3, [[1, 2], [3], [4], [5]]),
+        (5, [[1, 2], [3], [4], [5]]),
+        (6, [[1, 2, 3], [4], [5]]),
+        (8, [[1, 2, 3], [4], [5]]),
+        (9, [[1, 2, 3], [4, 5]]),
+        (10, [[1, 2, 3, 4], [5]]),
+        (14, [[1, 2, 3, 4], [5]]),
+        (15, [[1, 2, 3, 4, 5]]),
+    ],
+)
+def test_basic_bin_packing(target: int, expected: list[list[int]]) -> None:
+    assert _pack([1, 2, 3, 4, 5], target) == expected
+
+
+def test_lookback() -> None:
+    assert _pack([5, 1, 5, 1, 5, 1], 8) == [[5, 1, 1, 1], [5], [5]]
+    assert _pack([5, 1, 5, 1, 5, 1], 8, 2) == [[5, 1, 1], [5, 1], [5]]
+    assert _pack([5, 1, 5, 1, 5, 1], 8, 1) == [[5, 1], [5, 1], [5, 1]]
+    assert _pack([32, 32, 32, 32, 64, 64, 128], 128, 1) == [[32, 32, 32, 32], [64, 64], [128]]
+    assert _pack([128, 64, 64, 32, 32, 32, 32], 128, 1) == [[128], [64, 64], [32, 32, 32, 32]]
+
+
+def test_largest_bin_first_eviction() -> None:
+    assert _pack([36, 36, 36, 36, 65, 65, 128], 128, 2, largest_first=True) == [
+        [36, 36, 36], [128], [36, 65], [65]
+    ]  # fmt: skip
+
+
+def test_oversized_item_gets_its_own_bin() -> None:
+    assert _pack([200, 1, 1], 100, 10, largest_first=True) == [[200], [1, 1]]
+
+
+def test_lookback_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="lookback must be > 0: 0"):
+        _pack([1], 10, 0)
