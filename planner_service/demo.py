@@ -7,6 +7,10 @@ import logging
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +42,20 @@ def ensure_demo_warehouse(directory: Path | None = None) -> Path:
 
 
 def _write_demo(directory: Path) -> None:
-    import pyarrow as pa
     from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog(DEMO_CATALOG_NAME, uri=demo_catalog_uri(directory), warehouse=f"file://{directory}")
+    write_demo_table(catalog)
+
+
+def write_demo_table(catalog: Catalog) -> None:
+    """Write demo.events through a PyIceberg catalog (replacing it if present)."""
+    import pyarrow as pa
     from pyiceberg.partitioning import PartitionField, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.transforms import DayTransform, IdentityTransform
     from pyiceberg.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
 
-    catalog = SqlCatalog(DEMO_CATALOG_NAME, uri=demo_catalog_uri(directory), warehouse=f"file://{directory}")
     catalog.create_namespace_if_not_exists("demo")
     if catalog.table_exists(DEMO_TABLE):
         catalog.drop_table(DEMO_TABLE)
