@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
@@ -70,8 +72,7 @@ def _plan(args: argparse.Namespace) -> int:
         planner.close()
     body = plan_to_json(plan)
     if args.json:
-        json.dump(body, sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.buffer.write(orjson.dumps(body) + b"\n")
     else:
         _print_summary(body)
     return 0

@@ -20,8 +20,15 @@ class ContentFileEncoder:
 
     def __init__(self, specs: dict[int, PartitionSpec], schema: Schema) -> None:
         self._types = {spec_id: spec.partition_type(schema) for spec_id, spec in specs.items()}
+        self._memo: dict[int, dict[str, Any]] = {}  # id(file) -> JSON; a file split in many tasks is encoded once
 
     def encode(self, f: ContentFile) -> dict[str, Any]:
+        out = self._memo.get(id(f))
+        if out is None:
+            out = self._memo[id(f)] = self._encode(f)
+        return out
+
+    def _encode(self, f: ContentFile) -> dict[str, Any]:
         ptype = self._types.get(f.spec_id, StructType(()))
         out: dict[str, Any] = {
             "spec-id": f.spec_id,

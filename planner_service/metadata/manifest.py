@@ -8,8 +8,7 @@ times faster than building one Python dict per entry.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -55,6 +54,7 @@ class ManifestEntries:
 
     manifest: ManifestFile
     frame: pl.DataFrame
+    _live_files: dict[bool, list[ContentFile]] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -62,44 +62,55 @@ class ManifestEntries:
     def live(self) -> pl.DataFrame:
         return self.frame.filter(pl.col("status") != DELETED)
 
-    def content_files(self, frame: pl.DataFrame | None = None, with_stats: bool = False) -> list[ContentFile]:
-        """Materialize rows (default: the live entries) as ContentFile objects."""
-        return list(self._iter_files(self.live() if frame is None else frame, with_stats))
+    def live_files(self, with_stats: bool = False) -> list[ContentFile]:
+        """The live entries as ContentFile objects, made once per manifest (they are immutable)."""
+        files = self._live_files.get(with_stats)
+        if files is None:
+            files = self._live_files[with_stats] = self.content_files(self.live(), with_stats)
+        return files
 
-    def _iter_files(self, frame: pl.DataFrame, with_stats: bool) -> Iterator[ContentFile]:
+    def content_files(self, frame: pl.DataFrame, with_stats: bool = False) -> list[ContentFile]:
+        """Materialize rows of this manifest's frame as ContentFile objects."""
         spec_id = self.manifest.partition_spec_id
-        cols = {c: frame.get_column(c).to_list() for c in _CORE}
-        partitions = frame.get_column("partition").to_list()
-        stats = {c: frame.get_column(c).to_list() for c in _STATS} if with_stats else None
-        for i, part in enumerate(partitions):
-            f = ContentFile(
-                content=cols["content"][i],
-                path=cols["file_path"][i],
-                format=cols["file_format"][i].upper(),
-                spec_id=spec_id,
-                partition=tuple(part.values()) if part else (),
-                record_count=cols["record_count"][i],
-                file_size_in_bytes=cols["file_size_in_bytes"][i],
-                data_sequence_number=cols["data_sequence_number"][i],
-                file_sequence_number=cols["file_sequence_number"][i],
-                snapshot_id=cols["snapshot_id"][i],
-                split_offsets=_tuple(cols["split_offsets"][i]),
-                equality_ids=_tuple(cols["equality_ids"][i]),
-                sort_order_id=cols["sort_order_id"][i],
-                key_metadata=cols["key_metadata"][i],
-                first_row_id=cols["first_row_id"][i],
-                referenced_data_file=cols["referenced_data_file"][i],
-                content_offset=cols["content_offset"][i],
-                content_size_in_bytes=cols["content_size_in_bytes"][i],
+        n = frame.height
+        cols = [frame.get_column(c).to_list() for c in _CORE]
+        content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
+            first_row, ref_file, c_off, c_size = cols  # fmt: skip
+        part = frame.get_column("partition")
+        if isinstance(part.dtype, pl.Struct) and part.dtype.fields:
+            partitions: list[tuple[Any, ...]] = list(zip(*(s.to_list() for s in part.struct.unnest()), strict=True))
+        else:
+            partitions = [()] * n
+        fmt_upper = {f: f.upper() for f in set(fmt)}
+        out = [
+            ContentFile(
+                content[i],
+                path[i],
+                fmt_upper[fmt[i]],
+                spec_id,
+                partitions[i],
+                records[i],
+                size[i],
+                data_seq[i],
+                file_seq[i],
+                snap[i],
+                _tuple(offsets[i]),
+                _tuple(eq_ids[i]),
+                sort_id[i],
+                key_meta[i],
+                first_row[i],
+                ref_file[i],
+                c_off[i],
+                c_size[i],
             )
-            if stats is not None:
-                f.column_sizes = _map(stats["column_sizes"][i])
-                f.value_counts = _map(stats["value_counts"][i])
-                f.null_value_counts = _map(stats["null_value_counts"][i])
-                f.nan_value_counts = _map(stats["nan_value_counts"][i])
-                f.lower_bounds = _map(stats["lower_bounds"][i])
-                f.upper_bounds = _map(stats["upper_bounds"][i])
-            yield f
+            for i in range(n)
+        ]
+        if with_stats:
+            stats = [[_map(v) for v in frame.get_column(c).to_list()] for c in _STATS]
+            for f, sizes, values, nulls, nans, lower, upper in zip(out, *stats, strict=True):
+                f.column_sizes, f.value_counts, f.null_value_counts = sizes, values, nulls
+                f.nan_value_counts, f.lower_bounds, f.upper_bounds = nans, lower, upper
+        return out
 
 
 def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:

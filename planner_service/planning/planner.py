@@ -64,7 +64,7 @@ class ScanPlanner:
     def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int = 4) -> None:
         self.io = io
         self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
-        self._manifests: LruCache[ManifestEntries] = LruCache(cache_bytes, lambda e: int(e.frame.estimated_size()))
+        self._manifests: LruCache[ManifestEntries] = LruCache(cache_bytes, _manifest_weight)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
 
     def close(self) -> None:
@@ -107,7 +107,7 @@ class ScanPlanner:
         kept = [m for m in hashset_order(manifests, _path) if m.has_added_or_existing_files]
         metrics.skipped_delete_manifests = len(manifests) - len(kept)
         for entries in self._load_all(kept):
-            for f in entries.content_files(with_stats=True):
+            for f in entries.live_files(with_stats=True):
                 if (f.data_sequence_number or 0) > 0:  # DeleteFileIndex: seq > minSequenceNumber (0)
                     metrics.total_delete_files += 1
                     metrics.total_delete_file_size_bytes += f.file_size_in_bytes
@@ -120,7 +120,7 @@ class ScanPlanner:
         metrics.skipped_data_manifests = len(manifests) - len(kept)
         with_stats = deletes.has_equality_deletes  # equality-delete pruning compares data-file bounds
         for entries in self._load_all(kept):
-            for f in entries.content_files(with_stats=with_stats):
+            for f in entries.live_files(with_stats=with_stats):
                 metrics.scanned_data_files += 1
                 metrics.total_file_size_bytes += f.file_size_in_bytes
                 applied = tuple(deletes.for_data_file(f)) if not deletes.is_empty else ()
@@ -141,6 +141,11 @@ class ScanPlanner:
             return self.io.read(location)
         except FileNotFound:
             raise StorageError(f"Metadata file is missing: {location}") from None
+
+
+def _manifest_weight(entries: ManifestEntries) -> int:
+    # the frame plus the ContentFile objects made from it (about twice the frame's size)
+    return 3 * int(entries.frame.estimated_size())
 
 
 def _path(m: ManifestFile) -> str:

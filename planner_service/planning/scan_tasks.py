@@ -8,7 +8,7 @@ from typing import Any
 from planner_service.metadata.content_file import ContentFile
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class FileScanTask:
     """A byte range of a data file with the deletes that apply to it and the residual filter.
 
@@ -37,7 +37,7 @@ class FileScanTask:
         return int(self.length / size * self.file.record_count)
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class CombinedScanTask:
     tasks: tuple[FileScanTask, ...]
 

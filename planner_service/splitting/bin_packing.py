@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Sequence
 
 
-def pack(
-    items: Iterable[T],
-    target_weight: int,
-    lookback: int,
-    weight: Callable[[T], int],
-    largest_bin_first: bool = True,
-) -> list[list[T]]:
-    """Each item goes to the oldest open bin it fits in, else to a new bin. Past `lookback` open bins one
-    bin is closed: the heaviest (the first of equals) with `largest_bin_first`, else the oldest.
-    Closed bins come out in closing order, then the open ones oldest first. An item heavier than the
-    target gets a bin of its own."""
+def pack(weights: Sequence[int], target_weight: int, lookback: int, largest_bin_first: bool = True) -> list[list[int]]:
+    """Pack item indices into bins. Each item goes to the oldest open bin it fits in, else to a new bin.
+    Past `lookback` open bins one bin is closed: the heaviest (the first of equals) with
+    `largest_bin_first`, else the oldest. Closed bins come out in closing order, then the open ones
+    oldest first. An item heavier than the target gets a bin of its own."""
     if lookback <= 0:
         raise ValueError(f"Split planning lookback must be > 0: {lookback}")
-    open_items: list[list[T]] = []
+    open_items: list[list[int]] = []
     open_weights: list[int] = []
-    out: list[list[T]] = []
-    for item in items:
-        w = weight(item)
+    out: list[list[int]] = []
+    for item, w in enumerate(weights):
+        room = target_weight - w
         for i, bin_weight in enumerate(open_weights):
-            if bin_weight + w <= target_weight:
+            if bin_weight <= room:
                 open_items[i].append(item)
                 open_weights[i] = bin_weight + w
                 break

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Sequence
 
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask
 from planner_service.splitting.bin_packing import pack
-from planner_service.splitting.splits import split_task
+from planner_service.splitting.splits import split_ranges
 
 
 def plan_tasks(
-    tasks: Iterable[FileScanTask], split_size: int, lookback: int, open_file_cost: int
+    tasks: Sequence[FileScanTask], split_size: int, lookback: int, open_file_cost: int
 ) -> list[CombinedScanTask]:
     """Split every task, pack the splits by weight with lookback, merge adjacent splits of each bin."""
     if split_size <= 0:
@@ -21,27 +20,41 @@ def plan_tasks(
     if open_file_cost < 0:
         raise ValueError(f"File open cost must be >= 0: {open_file_cost}")
 
-    def weight(t: FileScanTask) -> int:
+    owners: list[int] = []  # split -> index of its task
+    starts: list[int] = []
+    lengths: list[int] = []
+    is_split: list[bool] = []
+    weights: list[int] = []
+    for index, task in enumerate(tasks):
         # every split is charged all of its file's delete bytes, and at least one open per file it opens
-        return max(t.length + sum(d.content_size for d in t.deletes), (1 + len(t.deletes)) * open_file_cost)
+        delete_bytes = sum(d.content_size for d in task.deletes) if task.deletes else 0
+        min_weight = (1 + len(task.deletes)) * open_file_cost
+        for start, length, split in split_ranges(task.file, split_size):
+            owners.append(index)
+            starts.append(start)
+            lengths.append(length)
+            is_split.append(split)
+            weights.append(max(length + delete_bytes, min_weight))
 
-    splits = (s for t in tasks for s in split_task(t, split_size))
-    return [CombinedScanTask(tuple(merge_adjacent(b))) for b in pack(splits, split_size, lookback, weight)]
-
-
-def merge_adjacent(tasks: list[FileScanTask]) -> list[FileScanTask]:
-    """Adjacent splits of the same file object whose ranges touch become one (TableScanUtil.mergeTasks)."""
-    out: list[FileScanTask] = []
-    for t in tasks:
-        last = out[-1] if out else None
-        if (
-            last is not None
-            and last.is_split
-            and t.is_split
-            and last.file is t.file
-            and last.start + last.length == t.start
-        ):
-            out[-1] = replace(last, length=last.length + t.length)
-        else:
-            out.append(t)
-    return out
+    combined = []
+    for bin_items in pack(weights, split_size, lookback):
+        merged: list[FileScanTask] = []
+        last = -1  # the split that `merged[-1]` ends with
+        for i in bin_items:
+            # TableScanUtil.mergeTasks: adjacent splits of the same file whose ranges touch become one
+            if (
+                last >= 0
+                and is_split[last]
+                and is_split[i]
+                and owners[last] == owners[i]
+                and (starts[last] + lengths[last] == starts[i])
+            ):
+                prev = merged[-1]
+                merged[-1] = FileScanTask(prev.file, prev.deletes, prev.start, prev.length + lengths[i],
+                                          prev.residual, True)  # fmt: skip
+            else:
+                t = tasks[owners[i]]
+                merged.append(FileScanTask(t.file, t.deletes, starts[i], lengths[i], t.residual, is_split[i]))
+            last = i
+        combined.append(CombinedScanTask(tuple(merged)))
+    return combined

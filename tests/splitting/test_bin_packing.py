@@ -8,7 +8,7 @@ UNLIMITED = 2**31 - 1
 
 
 def _pack(items: list[int], target: int, lookback: int = UNLIMITED, largest_first: bool = False) -> list[list[int]]:
-    return pack(items, target, lookback, lambda x: x, largest_first)
+    return [[items[i] for i in b] for b in pack(items, target, lookback, largest_first)]
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ import pytest
 
 from planner_service.metadata.content_file import DATA, ContentFile
 from planner_service.planning.scan_tasks import FileScanTask
-from planner_service.splitting.combine import merge_adjacent, plan_tasks
-from planner_service.splitting.splits import split_task
+from planner_service.splitting.combine import plan_tasks
+from planner_service.splitting.splits import split_ranges
 
 
 def _file(size: int, offsets: tuple[int, ...] | None = None, fmt: str = "PARQUET", path: str = "f") -> ContentFile:
@@ -13,7 +13,17 @@ def _file(size: int, offsets: tuple[int, ...] | None = None, fmt: str = "PARQUET
 
 
 def _ranges(f: ContentFile, target: int) -> list[tuple[int, int]]:
-    return [(t.start, t.length) for t in split_task(FileScanTask(f, (), 0, f.file_size_in_bytes), target)]
+    return [(start, length) for start, length, _ in split_ranges(f, target)]
+
+
+def _task(f: ContentFile) -> FileScanTask:
+    return FileScanTask(f, (), 0, f.file_size_in_bytes)
+
+
+def _combined(
+    tasks: list[FileScanTask], target: int, lookback: int = 10, cost: int = 0
+) -> list[list[tuple[str, int, int]]]:
+    return [[(t.file.path, t.start, t.length) for t in c.tasks] for c in plan_tasks(tasks, target, lookback, cost)]
 
 
 def test_split_by_offsets_ignores_target() -> None:
@@ -28,19 +38,22 @@ def test_fixed_size_when_offsets_unusable() -> None:
 
 
 def test_unsplittable_and_empty_files() -> None:
-    puffin = _file(100, None, fmt="PUFFIN")
-    tasks = list(split_task(FileScanTask(puffin, (), 0, 100), 10))
-    assert [(t.start, t.length, t.is_split) for t in tasks] == [(0, 100, False)]
+    assert split_ranges(_file(100, None, fmt="PUFFIN"), 10) == [(0, 100, False)]
     assert _ranges(_file(0), 10) == []
 
 
-def test_merge_adjacent_splits_of_the_same_file_only() -> None:
-    f, g = _file(30, None), _file(30, None, path="g")
-    a, b, c = (FileScanTask(f, (), s, 10, is_split=True) for s in (0, 10, 20))
-    other = FileScanTask(g, (), 10, 10, is_split=True)
-    assert [(t.start, t.length) for t in merge_adjacent([a, b, c])] == [(0, 30)]
-    assert len(merge_adjacent([a, other])) == 2
-    assert len(merge_adjacent([a, c])) == 2  # not contiguous
+def test_adjacent_splits_of_one_file_merge_within_a_bin() -> None:
+    f, g = _file(30, None, path="f"), _file(30, None, path="g")
+    # 10-byte splits, each bin holds three: f's three splits merge back, g's as well
+    assert _combined([_task(f), _task(g)], 10) == [[("f", 0, 10)], [("f", 10, 10)], [("f", 20, 10)],
+                                                  [("g", 0, 10)], [("g", 10, 10)], [("g", 20, 10)]]  # fmt: skip
+    assert _combined([_task(f), _task(g)], 30) == [[("f", 0, 30)], [("g", 0, 30)]]
+    assert _combined([_task(f), _task(g)], 60) == [[("f", 0, 30), ("g", 0, 30)]]
+
+
+def test_unsplittable_tasks_never_merge() -> None:
+    p = _file(30, None, fmt="PUFFIN", path="p")
+    assert _combined([_task(p), _task(p)], 100) == [[("p", 0, 30), ("p", 0, 30)]]
 
 
 def test_row_groups_packed_back_into_one_task() -> None:
