@@ -10,8 +10,14 @@ fi
 stamp=.venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "[setup] installing scan-planner and dev tools into .venv" >&2
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  .venv/bin/python -m pip install --quiet --upgrade pip 2>/dev/null || true
+  log=$(mktemp)
+  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "[setup] pip install failed: check that PyPI is reachable, then run scripts/setup.sh again" >&2
+    exit 1
+  fi
+  rm -f "$log"
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

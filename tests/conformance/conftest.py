@@ -1,0 +1,143 @@
+"""The `conformance` fixture: Iceberg Java's recorded plans (expected.json) and the tables they were planned on.
+
+They are built once per content of the generator and cached in
+$SCAN_PLANNER_CACHE/conformance/<sha256 of GENERATOR_FILES>/ (default ~/.cache/scan-planner): warehouse/
+holds the tables, expected.json the plans. Building them sets up the Java environment
+(scripts/java_env.py: a pyspark venv, minutes the first time) and runs generate.py in it (about a minute).
+
+The tables are written in place, because Iceberg stores absolute paths in its metadata: a directory built
+elsewhere and renamed would point at the old place. expected.json is written last, atomically, and marks
+the directory complete; an incomplete one is rebuilt from scratch. A file lock keeps parallel sessions
+from building the same directory twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+GENERATE = HERE / "generate.py"
+JAVA_ENV = REPO / "scripts" / "java_env.py"
+# Whatever decides the tables and the plans; a change to any of them rebuilds the cache.
+GENERATOR_FILES = (GENERATE, HERE / "cases.py", HERE / "reference_tables.py", JAVA_ENV)
+_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Conformance:
+    """A generated reference: `dir` holds warehouse/ and expected.json, parsed into `expected`."""
+
+    dir: Path
+    expected: dict[str, Any]
+    _cases: dict[str, dict[str, Any]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_cases", {c["id"]: c for c in self.expected["cases"]})
+
+    @classmethod
+    def load(cls, directory: Path) -> Conformance:
+        return cls(directory, json.loads((directory / "expected.json").read_text()))
+
+    @property
+    def tables(self) -> dict[str, dict[str, Any]]:
+        return self.expected["tables"]
+
+    @property
+    def cases(self) -> list[dict[str, Any]]:
+        return self.expected["cases"]
+
+    def case(self, case_id: str) -> dict[str, Any]:
+        """The recorded case: cases.py's entry with its snapshot resolved, plus error/files/tasks."""
+        return self._cases[case_id]
+
+
+def generator_digest() -> str:
+    digest = hashlib.sha256()
+    for path in GENERATOR_FILES:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def load_java_env() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("java_env", JAVA_ENV)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _uncaptured(config: pytest.Config) -> contextlib.AbstractContextManager[Any]:
+    """Let progress reach the terminal while pytest captures output (what capsys.disabled() does)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    return capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
+
+
+def _generator_environment(java_home: str) -> dict[str, str]:
+    """Ours, minus settings that would point pyspark at another Spark or other submit arguments."""
+    drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR"}
+    return {**{k: v for k, v in os.environ.items() if k not in drop}, "JAVA_HOME": java_home}
+
+
+def generate(config: pytest.Config, java_env: ModuleType, target: Path) -> None:
+    """Build the Java environment, then run generate.py into `target`, streaming its output."""
+    with _uncaptured(config):
+        try:
+            env = java_env.ensure_java_env()
+        except java_env.JavaEnvError as err:
+            pytest.fail(f"setting up Iceberg Java failed: {err}", pytrace=False)
+        cmd = [env["python"], str(GENERATE), "--out", str(target), "--jars", ",".join(env["jars"])]
+        print(f"\n[conformance] building the Iceberg Java reference in {target}", file=sys.stderr, flush=True)
+        tail: deque[str] = deque(maxlen=_TAIL_LINES)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_generator_environment(env["java_home"]),
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail.append(line)
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        returncode = proc.wait()
+    if returncode != 0 or not (target / "expected.json").exists():
+        pytest.fail(f"generate.py failed (exit {returncode}): {' '.join(cmd)}\n" + "".join(tail), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def conformance(request: pytest.FixtureRequest) -> Conformance:
+    java_env = load_java_env()
+    target = java_env.cache_root() / "conformance" / generator_digest()
+    if not (target / "expected.json").exists():
+        with _file_lock(target.with_name(target.name + ".lock")):
+            if not (target / "expected.json").exists():  # another session may have built it meanwhile
+                generate(request.config, java_env, target)
+    return Conformance.load(target)

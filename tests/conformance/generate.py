@@ -1,0 +1,285 @@
+"""Write the reference tables with Iceberg Java 1.10.2 and record its planFiles() / planTasks() for every case.
+
+    <java venv python> tests/conformance/generate.py --out DIR [--jars A.jar,B.jar]
+
+Runs inside the pyspark venv that scripts/java_env.py sets up (which also supplies the jars when --jars is
+not given). One local SparkSession writes the tables of reference_tables.py into DIR/warehouse (a Hadoop
+catalog), then every case of cases.CASES is planned twice through the Java API (py4j) with
+-Diceberg.scan.plan-in-worker-pool=false; the two plans must be identical. The result, DIR/expected.json,
+holds per table its identifier, location and metadata location, and per case the case itself (snapshot
+values resolved to numbers), then either Java's exception or the planFiles() tasks and the planTasks()
+CombinedScanTasks, in Java's order. See tests/conformance/conftest.py for how the suite caches it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.sql import SparkSession
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from cases import CASES, TABLES  # noqa: E402
+from reference_tables import CATALOG, NAMESPACE, TABLE_BUILDERS, Writer  # noqa: E402
+
+GENERATOR_VERSION = 1
+PLANS_PER_CASE = 2
+
+
+def log(message: str) -> None:
+    print(f"[gen] {message}", flush=True)
+
+
+def default_jars() -> list[str]:
+    spec = importlib.util.spec_from_file_location("java_env", HERE.parent.parent / "scripts" / "java_env.py")
+    assert spec is not None and spec.loader is not None
+    java_env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(java_env)
+    return list(java_env.ensure_java_env()["jars"])
+
+
+def start_spark(jars: list[str], warehouse: Path) -> SparkSession:
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("iceberg-conformance")
+        .config("spark.jars", ",".join(jars))
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", "-Diceberg.scan.plan-in-worker-pool=false")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
+        .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+        .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
+        .config(f"spark.sql.catalog.{CATALOG}.warehouse", str(warehouse))
+        .config(f"spark.sql.catalog.{CATALOG}.cache-enabled", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+# --- Snapshot choices -------------------------------------------------------------------------------------
+
+_SYMBOL = re.compile(r"log:(\d+)([+-]?)")
+
+
+def resolve_snapshot(table: Any, choice: dict[str, Any]) -> dict[str, Any]:
+    """Turn a symbolic snapshot value (see cases.py) into the concrete id or timestamp, keeping the symbol."""
+    kind, value = choice["kind"], choice.get("value")
+    if kind not in ("id", "as_of") or not isinstance(value, str):
+        return dict(choice)
+    match = _SYMBOL.fullmatch(value)
+    if match is None:
+        raise ValueError(f"unknown snapshot symbol {value!r}")
+    history = [(entry.timestampMillis(), entry.snapshotId()) for entry in table.history()]
+    n, suffix = int(match[1]), match[2]
+    if not 1 <= n <= len(history):
+        raise ValueError(f"{value!r}: the table has {len(history)} snapshots in its log")
+    timestamp, snapshot_id = history[n - 1]
+    if kind == "id":
+        if suffix:
+            raise ValueError(f"{value!r}: snapshot ids take no +/- suffix")
+        resolved = snapshot_id
+    elif suffix == "-":
+        resolved = timestamp - 1
+    elif suffix == "+":
+        if n == len(history) or history[n][0] - timestamp < 2:
+            raise ValueError(f"{value!r}: no millisecond strictly between snapshots {n} and {n + 1}")
+        resolved = (timestamp + history[n][0]) // 2
+    else:
+        resolved = timestamp
+    return {"kind": kind, "value": resolved, "symbol": value}
+
+
+# --- Planning ---------------------------------------------------------------------------------------------
+
+
+def java_iter(iterable: Any) -> Iterator[Any]:
+    iterator = iterable.iterator()
+    while iterator.hasNext():
+        yield iterator.next()
+
+
+def drain(closeable: Any) -> list[Any]:
+    """All elements of a CloseableIterable, closing it afterwards."""
+    try:
+        return list(java_iter(closeable))
+    finally:
+        closeable.close()
+
+
+def delete_json(jvm: Any, d: Any) -> dict[str, Any]:
+    eq_ids = d.equalityFieldIds()
+    return {
+        "path": d.location(),
+        "content": d.content().name(),
+        "format": d.format().name(),
+        "equality_ids": list(eq_ids) if eq_ids is not None else None,
+        "referenced_data_file": d.referencedDataFile(),
+        # what DeleteFileIndex indexes by: referenced_data_file, or equal file_path bounds (v2 file-scoped)
+        "referenced_data_file_location": jvm.org.apache.iceberg.util.ContentFileUtil.referencedDataFileLocation(d),
+        "content_offset": d.contentOffset(),
+        "content_size_in_bytes": d.contentSizeInBytes(),
+        "file_size_in_bytes": d.fileSizeInBytes(),
+        "record_count": d.recordCount(),
+        "data_sequence_number": d.dataSequenceNumber(),
+    }
+
+
+def task_json(jvm: Any, task: Any) -> dict[str, Any]:
+    f = task.file()
+    return {
+        "path": f.location(),
+        "start": task.start(),
+        "length": task.length(),
+        "spec_id": f.specId(),
+        "record_count": f.recordCount(),
+        "file_size_in_bytes": f.fileSizeInBytes(),
+        "data_sequence_number": f.dataSequenceNumber(),
+        "residual": json.loads(jvm.org.apache.iceberg.expressions.ExpressionParser.toJson(task.residual())),
+        "deletes": [delete_json(jvm, d) for d in java_iter(task.deletes())],
+    }
+
+
+def new_scan(jvm: Any, table: Any, case: dict[str, Any]) -> Any:
+    scan = table.newScan()
+    kind, value = case["snapshot"]["kind"], case["snapshot"].get("value")
+    if kind == "id":
+        scan = scan.useSnapshot(value)
+    elif kind == "as_of":
+        scan = scan.asOfTime(value)
+    elif kind == "ref":
+        scan = scan.useRef(value)
+    elif kind != "current":
+        raise ValueError(f"{case['id']}: unknown snapshot kind {kind!r}")
+    for key, option in case["options"].items():
+        scan = scan.option(key, option)
+    if case["filter"] is not None:
+        scan = scan.filter(jvm.org.apache.iceberg.expressions.ExpressionParser.fromJson(json.dumps(case["filter"])))
+    return scan.caseSensitive(case["case_sensitive"])
+
+
+def java_exception(err: Py4JJavaError | CapturedException) -> Any:
+    """The Java Throwable behind a py4j error; pyspark converts some (IllegalArgumentException, ...) to its own."""
+    if isinstance(err, Py4JJavaError):
+        return err.java_exception
+    return err._origin
+
+
+def plan(jvm: Any, table: Any, case: dict[str, Any]) -> dict[str, Any]:
+    """Java's answer for one case: its exception, or planFiles() and planTasks() in order."""
+    try:
+        scan = new_scan(jvm, table, case)
+        files = [task_json(jvm, t) for t in drain(scan.planFiles())]
+        tasks = [[task_json(jvm, t) for t in java_iter(c.files())] for c in drain(scan.planTasks())]
+    except (Py4JJavaError, CapturedException) as err:
+        exc = java_exception(err)
+        return {"error": {"class": exc.getClass().getName(), "message": exc.getMessage()}, "files": [], "tasks": []}
+    return {"error": None, "files": files, "tasks": tasks}
+
+
+def plan_cases(writer: Writer) -> list[dict[str, Any]]:
+    results = []
+    for case in CASES:
+        resolved = {**case, "snapshot": resolve_snapshot(writer.load(case["table"]), case["snapshot"])}
+        # each plan on a freshly loaded table, so nothing cached in a Table object can hide nondeterminism
+        plans = [plan(writer.jvm, writer.load(case["table"]), resolved) for _ in range(PLANS_PER_CASE)]
+        if any(p != plans[0] for p in plans[1:]):
+            raise RuntimeError(f"{case['id']}: Java planned differently on a second run; is the worker pool off?")
+        result = {**resolved, **plans[0]}
+        if result["error"] is not None:
+            log(f"case {case['id']}: {result['error']['class']}: {result['error']['message']}")
+        else:
+            log(f"case {case['id']}: {len(result['files'])} files, {len(result['tasks'])} tasks")
+        results.append(result)
+    return results
+
+
+# --- Output -----------------------------------------------------------------------------------------------
+
+
+def table_json(writer: Writer, name: str) -> dict[str, Any]:
+    table = writer.load(name)
+    metadata = table.operations().current()
+    current = table.currentSnapshot()
+    return {
+        "identifier": f"{NAMESPACE}.{name}",
+        "location": table.location(),
+        "metadata_location": metadata.metadataFileLocation(),
+        "format_version": metadata.formatVersion(),
+        "current_snapshot_id": current.snapshotId() if current is not None else None,
+        "snapshot_count": len(list(table.snapshots())),
+        "refs": sorted(metadata.refs().keySet()),
+    }
+
+
+def write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, required=True, help="output directory (its warehouse/ is replaced)")
+    parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
+    args = parser.parse_args()
+    if set(TABLES) != set(TABLE_BUILDERS):
+        raise SystemExit(
+            f"cases.TABLES and reference_tables.TABLE_BUILDERS differ: {set(TABLES) ^ set(TABLE_BUILDERS)}"
+        )
+    out: Path = args.out.resolve()
+    warehouse = out / "warehouse"
+    if warehouse.exists():
+        shutil.rmtree(warehouse)
+    (out / "expected.json").unlink(missing_ok=True)
+    warehouse.mkdir(parents=True)
+
+    started = time.monotonic()
+    spark = start_spark(args.jars.split(",") if args.jars else default_jars(), warehouse)
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    log(f"Spark {spark.version} up in {time.monotonic() - started:.1f}s")
+    if jvm.java.lang.System.getProperty("iceberg.scan.plan-in-worker-pool") != "false":
+        raise RuntimeError("-Diceberg.scan.plan-in-worker-pool=false did not reach the driver JVM")
+    try:
+        writer = Writer(spark)
+        for name in TABLES:
+            TABLE_BUILDERS[name](writer)
+            log(f"table {name}: {len(list(writer.load(name).snapshots()))} snapshots")
+        log(f"tables written in {time.monotonic() - started:.0f}s")
+        cases = plan_cases(writer)
+        expected = {
+            "generator_version": GENERATOR_VERSION,
+            "iceberg_version": jvm.org.apache.iceberg.IcebergBuild.version(),
+            "java_version": jvm.java.lang.System.getProperty("java.version"),
+            "spark_version": spark.version,
+            "determinism": {"plans_per_case": PLANS_PER_CASE, "verified": True},
+            "tables": {name: table_json(writer, name) for name in TABLES},
+            "cases": cases,
+        }
+    finally:
+        spark.stop()
+    write_json(out / "expected.json", expected)
+    log(f"wrote {out / 'expected.json'}: {len(TABLES)} tables, {len(cases)} cases in {time.monotonic() - started:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

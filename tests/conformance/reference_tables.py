@@ -1,0 +1,380 @@
+"""How generate.py builds each reference table: Spark SQL, plus the Java API where SQL cannot (equality deletes).
+
+Data is deterministic (fixed seeds, fixed dates); only snapshot timestamps and file names (UUIDs) vary
+from run to run. Each builder's docstring says what the table exercises.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+CATALOG = "cat"
+NAMESPACE = "db"
+
+STD_COLUMNS = "id bigint, category string, name string, ts timestamp, amount double"
+MERGE_ON_READ = {
+    "write.delete.mode": "merge-on-read",
+    "write.update.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+}
+_WORDS = ("apple", "apricot", "banana", "band", "bandit", "cherry", "chess", "date", "delta", "elder")
+_EPOCH = dt.datetime(2024, 1, 1)
+
+
+def std_rows(
+    seed: int, start: int, count: int, categories: Sequence[str | None] = ("a", "b", "c", None), days: int = 4
+) -> list[tuple[Any, ...]]:
+    """Rows for STD_COLUMNS: ids start..start+count-1, the rest drawn from random.Random(seed)."""
+    rng = random.Random(seed)
+    return [
+        (
+            i,
+            rng.choice(categories),
+            f"{rng.choice(_WORDS)}-{i}",
+            _EPOCH + dt.timedelta(seconds=rng.randrange(days * 86400)),
+            round(rng.uniform(0, 1000), 2),
+        )
+        for i in range(start, start + count)
+    ]
+
+
+def sql_literal(value: Any) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value!r}D"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value:%Y-%m-%d %H:%M:%S}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    raise TypeError(f"no SQL literal for {value!r}")
+
+
+class Writer:
+    """Writes tables of the Hadoop catalog CATALOG, namespace NAMESPACE."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.jvm: Any = spark.sparkContext._jvm
+        self._gateway: Any = spark.sparkContext._gateway
+        self._delete_files = 0
+
+    def ident(self, name: str) -> str:
+        return f"{CATALOG}.{NAMESPACE}.{name}"
+
+    def sql(self, statement: str) -> None:
+        self.spark.sql(statement).collect()
+
+    def create(
+        self,
+        name: str,
+        columns: str,
+        partitioned_by: str | None = None,
+        properties: dict[str, str] | None = None,
+        format_version: int = 2,
+    ) -> None:
+        props = {"format-version": str(format_version), **(properties or {})}
+        tblprops = ", ".join(f"'{k}'='{v}'" for k, v in props.items())
+        partitioning = f" PARTITIONED BY ({partitioned_by})" if partitioned_by else ""
+        self.sql(f"CREATE TABLE {self.ident(name)} ({columns}) USING iceberg{partitioning} TBLPROPERTIES ({tblprops})")
+
+    def set_properties(self, name: str, properties: dict[str, str]) -> None:
+        tblprops = ", ".join(f"'{k}'='{v}'" for k, v in properties.items())
+        self.sql(f"ALTER TABLE {self.ident(name)} SET TBLPROPERTIES ({tblprops})")
+
+    def insert(self, name: str, rows: Sequence[Sequence[Any]], branch: str | None = None) -> None:
+        target = self.ident(name) + (f".branch_{branch}" if branch else "")
+        values = ", ".join("(" + ", ".join(sql_literal(v) for v in row) + ")" for row in rows)
+        self.sql(f"INSERT INTO {target} VALUES {values}")
+
+    def load(self, name: str) -> Any:
+        """The Java org.apache.iceberg.Table, freshly loaded."""
+        return self.jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+            self.spark._jsparkSession, self.ident(name)
+        )
+
+    def commit_equality_deletes(
+        self,
+        name: str,
+        spec_id: int,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        partition: dict[str, Any] | None = None,
+    ) -> None:
+        """Write a Parquet equality-delete file with Iceberg's own writer (field ids, metrics) and commit it.
+
+        The file is scoped to `partition` of spec `spec_id`; with an unpartitioned spec it is global.
+        """
+        jvm = self.jvm
+        iceberg = jvm.org.apache.iceberg
+        table = self.load(name)
+        spec = table.specs().get(spec_id)
+        schema = table.schema()
+        delete_schema = schema.select(list(columns))
+        field_ids = self._gateway.new_array(jvm.int, len(columns))
+        for i, column in enumerate(columns):
+            field_ids[i] = schema.findField(column).fieldId()
+        factory = iceberg.data.GenericAppenderFactory(schema, spec, field_ids, delete_schema, None)
+        partition_data = None
+        directory = f"{table.location()}/data"
+        if partition is not None:
+            partition_data = iceberg.data.GenericRecord.create(spec.partitionType())
+            for field, value in partition.items():
+                partition_data.setField(field, value)
+            directory += "/" + spec.partitionToPath(partition_data)
+        self._delete_files += 1
+        output = table.io().newOutputFile(f"{directory}/eq-delete-{self._delete_files:03d}.parquet")
+        writer = factory.newEqDeleteWriter(
+            iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(output),
+            iceberg.FileFormat.PARQUET,
+            partition_data,
+        )
+        try:
+            for row in rows:
+                record = iceberg.data.GenericRecord.create(delete_schema)
+                for column, value in zip(columns, row, strict=True):
+                    record.setField(column, value)
+                writer.write(record)
+        finally:
+            writer.close()
+        table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+
+
+# --- The tables -------------------------------------------------------------------------------------------
+
+
+def unpartitioned(w: Writer) -> None:
+    """Three appends, two files each (VALUES run as two Spark tasks)."""
+    w.create("unpartitioned", STD_COLUMNS)
+    for batch in range(3):
+        w.insert("unpartitioned", std_rows(seed=batch, start=batch * 20, count=20))
+
+
+def identity_part(w: Writer) -> None:
+    """identity(category), including a null partition; three appends."""
+    w.create("identity_part", STD_COLUMNS, "category")
+    for batch in range(3):
+        w.insert("identity_part", std_rows(seed=10 + batch, start=batch * 30, count=30))
+
+
+def day_part(w: Writer) -> None:
+    """days(ts) over four days."""
+    w.create("day_part", STD_COLUMNS, "days(ts)")
+    for batch in range(2):
+        w.insert("day_part", std_rows(seed=20 + batch, start=batch * 30, count=30))
+
+
+def bucket_part(w: Writer) -> None:
+    """bucket(8, id)."""
+    w.create("bucket_part", STD_COLUMNS, "bucket(8, id)")
+    for batch in range(2):
+        w.insert("bucket_part", std_rows(seed=30 + batch, start=batch * 40, count=40))
+
+
+def truncate_part(w: Writer) -> None:
+    """truncate(3, name): names share prefixes (apple/apricot, band/bandit, ...)."""
+    w.create("truncate_part", STD_COLUMNS, "truncate(3, name)")
+    for batch in range(2):
+        w.insert("truncate_part", std_rows(seed=40 + batch, start=batch * 25, count=25))
+
+
+def time_part(w: Writer) -> None:
+    """years(d), months(created), hours(ts) together."""
+    w.create("time_part", "id bigint, d date, created timestamp, ts timestamp", "years(d), months(created), hours(ts)")
+    rng = random.Random(50)
+    rows = [
+        (
+            i,
+            dt.date(2022 + rng.randrange(2), 1 + rng.randrange(12), 1 + rng.randrange(28)),
+            dt.datetime(2024, 1 + rng.randrange(2), 1 + rng.randrange(28), rng.randrange(24)),
+            _EPOCH + dt.timedelta(hours=rng.randrange(3), minutes=rng.randrange(60)),
+        )
+        for i in range(24)
+    ]
+    w.insert("time_part", rows)
+
+
+def spec_evolution(w: Writer) -> None:
+    """Spec 0 identity(category); spec 1 adds bucket(4, id); spec 2 drops category. Data under each."""
+    name = "spec_evolution"
+    w.create(name, STD_COLUMNS, "category")
+    w.insert(name, std_rows(seed=60, start=0, count=20))
+    w.sql(f"ALTER TABLE {w.ident(name)} ADD PARTITION FIELD bucket(4, id)")
+    w.insert(name, std_rows(seed=61, start=20, count=20))
+    w.sql(f"ALTER TABLE {w.ident(name)} DROP PARTITION FIELD category")
+    w.insert(name, std_rows(seed=62, start=40, count=20))
+
+
+def schema_evolution(w: Writer) -> None:
+    """identity(grp); then rename a column, promote int->bigint, add, drop and rename the partition source."""
+    name, t = "schema_evolution", w.ident("schema_evolution")
+    w.create(name, "id int, grp string, name string, value double", "grp")
+    rng = random.Random(70)
+
+    def rows(start: int, width: int) -> list[tuple[Any, ...]]:
+        return [(i, rng.choice("xy"), f"n{i}", float(i), f"e{i}")[:width] for i in range(start, start + 10)]
+
+    w.insert(name, rows(0, 4))
+    w.sql(f"ALTER TABLE {t} RENAME COLUMN name TO label")
+    w.sql(f"ALTER TABLE {t} ALTER COLUMN id TYPE bigint")
+    w.insert(name, rows(10, 4))
+    w.sql(f"ALTER TABLE {t} ADD COLUMN extra string")
+    w.insert(name, rows(20, 5))
+    w.sql(f"ALTER TABLE {t} DROP COLUMN value")
+    w.sql(f"ALTER TABLE {t} RENAME COLUMN grp TO grp2")
+    w.insert(name, [(i, g, label, extra) for i, g, label, _, extra in rows(30, 5)])
+
+
+def mor_position_deletes(w: Writer) -> None:
+    """Merge-on-read v2: partition-scoped, then (default) file-scoped position deletes, an UPDATE, more data."""
+    name, t = "mor_position_deletes", w.ident("mor_position_deletes")
+    w.create(name, STD_COLUMNS, "category", {**MERGE_ON_READ, "write.delete.granularity": "partition"})
+    w.insert(name, std_rows(seed=80, start=0, count=40))
+    w.insert(name, std_rows(seed=81, start=40, count=40))
+    w.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    # Spark's own default granularity from here on: file-scoped in Iceberg 1.10 (the smoke test checks it)
+    w.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('write.delete.granularity')")
+    w.sql(f"DELETE FROM {t} WHERE id % 5 = 1")
+    w.sql(f"UPDATE {t} SET amount = -1.0D WHERE id % 11 = 2")
+    w.insert(name, std_rows(seed=82, start=0, count=20))
+
+
+def equality_deletes(w: Writer) -> None:
+    """Spec 0 unpartitioned, spec 1 identity(category); global and partition-scoped equality deletes.
+
+    Sequence numbers: 1 data (spec 0), 2 data (spec 1), 3 global delete on id (spec 0; its id bounds
+    match only one file), 4 global delete on name, 5 delete on (id, name) in category=a, 6 data again
+    (newer than those deletes), 7 delete on id in category=b.
+    """
+    name, t = "equality_deletes", w.ident("equality_deletes")
+    w.create(name, "id int, category string, name string")
+    rng = random.Random(90)
+
+    def rows(start: int, count: int) -> list[tuple[Any, ...]]:
+        return [(i, rng.choice("abc"), f"n{i}") for i in range(start, start + count)]
+
+    w.insert(name, rows(0, 30))
+    w.sql(f"ALTER TABLE {t} ADD PARTITION FIELD category")
+    second = rows(30, 30)
+    w.insert(name, second)
+    w.commit_equality_deletes(name, 0, ["id"], [(3,), (12,)])
+    w.commit_equality_deletes(name, 0, ["name"], [("n45",), ("n46",)])
+    in_a = [(i, n) for i, c, n in second if c == "a"][:3]
+    w.commit_equality_deletes(name, 1, ["id", "name"], in_a, partition={"category": "a"})
+    w.insert(name, rows(0, 60))
+    w.commit_equality_deletes(name, 1, ["id"], [(1,), (2,), (50,)], partition={"category": "b"})
+
+
+def v3_dv(w: Writer) -> None:
+    """Format v3 merge-on-read: deletion vectors (Puffin), a second DELETE rewriting them, an UPDATE."""
+    name, t = "v3_dv", w.ident("v3_dv")
+    w.create(name, STD_COLUMNS, "category", MERGE_ON_READ, format_version=3)
+    w.insert(name, std_rows(seed=100, start=0, count=40))
+    w.insert(name, std_rows(seed=101, start=40, count=40))
+    w.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    w.sql(f"DELETE FROM {t} WHERE id % 5 = 1")
+    w.sql(f"UPDATE {t} SET amount = -1.0D WHERE id % 11 = 2")
+    w.insert(name, std_rows(seed=102, start=80, count=20))
+
+
+def upgrade_v3(w: Writer) -> None:
+    """v2 partition-scoped position deletes, then upgraded to v3 and deleted again in category=a only.
+
+    Files of category=a then have a DV (which hides the legacy deletes); the others keep the legacy ones.
+    """
+    name, t = "upgrade_v3", w.ident("upgrade_v3")
+    w.create(name, STD_COLUMNS, "category", {**MERGE_ON_READ, "write.delete.granularity": "partition"})
+    w.insert(name, std_rows(seed=110, start=0, count=40))
+    w.insert(name, std_rows(seed=111, start=40, count=40))
+    w.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    w.set_properties(name, {"format-version": "3"})
+    w.sql(f"DELETE FROM {t} WHERE id % 5 = 1 AND category = 'a'")
+    w.insert(name, std_rows(seed=112, start=80, count=20))
+
+
+def row_groups(w: Writer) -> None:
+    """8 KiB Parquet row groups: files with many split offsets."""
+    name = "row_groups"
+    w.create(
+        name,
+        "id bigint, payload string",
+        properties={
+            "write.parquet.row-group-size-bytes": "8192",
+            "write.parquet.row-group-check-min-record-count": "10",
+            "write.parquet.row-group-check-max-record-count": "50",
+        },
+    )
+    for start, end in ((0, 4000), (4000, 5000)):
+        w.sql(f"INSERT INTO {w.ident(name)} SELECT id, sha2(CAST(id AS STRING), 256) FROM range({start}, {end}, 1, 2)")
+
+
+def avro_format(w: Writer) -> None:
+    """Avro data files: no split offsets, so files are cut in fixed-size splits."""
+    name = "avro_format"
+    w.create(name, "id bigint, payload string", properties={"write.format.default": "avro"})
+    for start, end in ((0, 600), (600, 700)):
+        w.sql(f"INSERT INTO {w.ident(name)} SELECT id, sha2(CAST(id AS STRING), 256) FROM range({start}, {end}, 1, 2)")
+
+
+def many_manifests(w: Writer) -> None:
+    """16 appends, one manifest each: the manifests are read in Java HashSet order."""
+    w.create("many_manifests", "id bigint, name string")
+    for batch in range(16):
+        w.insert("many_manifests", [(batch * 3 + i, f"m{batch}-{i}") for i in range(3)])
+
+
+def snapshots(w: Writer) -> None:
+    """Main: append, append (tag_x), delete (copy-on-write; branch_x forks here), append, delete.
+
+    branch_x then gets its own append.
+    """
+    name, t = "snapshots", w.ident("snapshots")
+    w.create(name, STD_COLUMNS)
+    w.insert(name, std_rows(seed=120, start=0, count=20))
+    w.insert(name, std_rows(seed=121, start=20, count=20))
+    w.sql(f"ALTER TABLE {t} CREATE TAG tag_x")
+    w.sql(f"DELETE FROM {t} WHERE id % 3 = 0")
+    w.sql(f"ALTER TABLE {t} CREATE BRANCH branch_x")
+    w.insert(name, std_rows(seed=122, start=1000, count=15), branch="branch_x")
+    w.insert(name, std_rows(seed=123, start=40, count=20))
+    w.sql(f"DELETE FROM {t} WHERE id = 5")
+
+
+def empty(w: Writer) -> None:
+    """Created, never written: no snapshot."""
+    w.create("empty", STD_COLUMNS, "category")
+
+
+TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
+    builder.__name__: builder
+    for builder in (
+        unpartitioned,
+        identity_part,
+        day_part,
+        bucket_part,
+        truncate_part,
+        time_part,
+        spec_evolution,
+        schema_evolution,
+        mor_position_deletes,
+        equality_deletes,
+        v3_dv,
+        upgrade_v3,
+        row_groups,
+        avro_format,
+        many_manifests,
+        snapshots,
+        empty,
+    )
+}
