@@ -1,0 +1,1 @@
+"""Row filters: the expression tree, binding, literals, transforms, projections and residuals."""

@@ -1,0 +1,1 @@
+"""Pruning evaluators: manifest summaries, partition tuples and column metrics."""
