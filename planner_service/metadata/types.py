@@ -118,21 +118,32 @@ IcebergType = PrimitiveType | StructType | ListType | MapType
 
 @dataclass(frozen=True)
 class Schema:
-    """A table schema: a struct with an id. Field lookups by id cover nested fields."""
+    """A table schema: a struct with an id. Field lookups by id and by name cover nested fields."""
 
     schema_id: int
     struct: StructType
     identifier_field_ids: tuple[int, ...] = ()
     _by_id: dict[int, NestedField] = field(default_factory=dict, compare=False, repr=False)
-    _by_name: dict[str, NestedField] = field(default_factory=dict, compare=False, repr=False)
+    _by_name: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    _by_lower_name: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    _full_names: dict[int, str] = field(default_factory=dict, compare=False, repr=False)
     _parents: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        for path, fld, parent in _walk(self.struct, (), None):
+        short_names: dict[str, int] = {}
+        for path, short, fld, parent in _walk(self.struct, (), (), None):
             self._by_id[fld.field_id] = fld
-            self._by_name[".".join(path)] = fld
+            full = ".".join(path)
+            self._by_name[full] = fld.field_id
+            self._full_names[fld.field_id] = full
+            short_names.setdefault(".".join(short), fld.field_id)
             if parent is not None:
                 self._parents[fld.field_id] = parent
+        # Java IndexByName: short names ("points.x" for "points.element.x") unless they clash with a full name
+        for name, fid in short_names.items():
+            self._by_name.setdefault(name, fid)
+        for name, fid in self._by_name.items():
+            self._by_lower_name.setdefault(name.lower(), fid)
 
     @property
     def fields(self) -> tuple[NestedField, ...]:
@@ -142,17 +153,26 @@ class Schema:
         return self._by_id.get(field_id)
 
     def find_field_by_name(self, name: str, case_sensitive: bool = True) -> NestedField | None:
-        """Resolve a dotted full name ("a.b", list/map parts as "element", "key", "value")."""
-        if case_sensitive:
-            return self._by_name.get(name)
-        lowered = name.lower()
-        return next((f for n, f in self._by_name.items() if n.lower() == lowered), None)
+        """Resolve a dotted name ("a.b"; list/map parts as "element", "key", "value", or Java's short names)."""
+        index, key = (self._by_name, name) if case_sensitive else (self._by_lower_name, name.lower())
+        fid = index.get(key)
+        return None if fid is None else self._by_id[fid]
 
     def column_name(self, field_id: int) -> str | None:
-        return next((n for n, f in self._by_name.items() if f.field_id == field_id), None)
+        """The full (canonical) dotted name of a field."""
+        return self._full_names.get(field_id)
 
     def parent_id(self, field_id: int) -> int | None:
         return self._parents.get(field_id)
+
+    def ancestors(self, field_id: int) -> list[NestedField]:
+        """The fields enclosing a field, innermost first (Java TypeUtil.ancestorFields)."""
+        out = []
+        parent = self._parents.get(field_id)
+        while parent is not None:
+            out.append(self._by_id[parent])
+            parent = self._parents.get(parent)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         out = {"type": "struct", "schema-id": self.schema_id, "fields": [f.to_json() for f in self.fields]}
@@ -161,24 +181,43 @@ class Schema:
         return out
 
 
+def java_type_string(typ: IcebergType) -> str:
+    """Iceberg Java's Type.toString, for messages that read like Iceberg's."""
+    if isinstance(typ, PrimitiveType):
+        return typ.name
+    if isinstance(typ, StructType):
+        parts = [
+            f"{f.field_id}: {f.name}: {'required' if f.required else 'optional'} {java_type_string(f.type)}"
+            for f in typ.fields
+        ]
+        return f"struct<{', '.join(parts)}>"
+    if isinstance(typ, ListType):
+        return f"list<{java_type_string(typ.element)}>"
+    return f"map<{java_type_string(typ.key)}, {java_type_string(typ.value)}>"
+
+
 def _walk(
-    typ: IcebergType, path: tuple[str, ...], parent: int | None
-) -> Iterator[tuple[tuple[str, ...], NestedField, int | None]]:
+    typ: IcebergType, path: tuple[str, ...], short: tuple[str, ...], parent: int | None
+) -> Iterator[tuple[tuple[str, ...], tuple[str, ...], NestedField, int | None]]:
+    """(full name parts, short name parts, field, parent id) for every nested field, depth first."""
     if isinstance(typ, StructType):
         for f in typ.fields:
-            yield (*path, f.name), f, parent
-            yield from _walk(f.type, (*path, f.name), f.field_id)
+            yield (*path, f.name), (*short, f.name), f, parent
+            yield from _walk(f.type, (*path, f.name), (*short, f.name), f.field_id)
     elif isinstance(typ, ListType):
         elem = NestedField(typ.element_id, "element", typ.element, typ.element_required)
-        yield (*path, "element"), elem, parent
-        yield from _walk(typ.element, (*path, "element"), typ.element_id)
+        # short names skip "element" when the element is a struct (Java IndexByName)
+        elem_short = short if isinstance(typ.element, StructType) else (*short, "element")
+        yield (*path, "element"), (*short, "element"), elem, parent
+        yield from _walk(typ.element, (*path, "element"), elem_short, typ.element_id)
     elif isinstance(typ, MapType):
         key = NestedField(typ.key_id, "key", typ.key, True)
         value = NestedField(typ.value_id, "value", typ.value, typ.value_required)
-        yield (*path, "key"), key, parent
-        yield from _walk(typ.key, (*path, "key"), typ.key_id)
-        yield (*path, "value"), value, parent
-        yield from _walk(typ.value, (*path, "value"), typ.value_id)
+        yield (*path, "key"), (*short, "key"), key, parent
+        yield from _walk(typ.key, (*path, "key"), (*short, "key"), typ.key_id)
+        value_short = short if isinstance(typ.value, StructType) else (*short, "value")
+        yield (*path, "value"), (*short, "value"), value, parent
+        yield from _walk(typ.value, (*path, "value"), value_short, typ.value_id)
 
 
 def parse_type(obj: Any) -> IcebergType:
