@@ -1,0 +1,150 @@
+"""Binding: resolve names against a schema and convert literals (Java Binder / UnboundPredicate.bind).
+
+Binding can fold a predicate to a constant, exactly as Java does: a null test on a required column
+whose ancestors are all required, a literal outside the column type's range, an IN list that loses
+every value. The resulting tree is simplified with and_/or_/not_.
+"""
+
+from __future__ import annotations
+
+from planner_service.errors import BadRequestError
+from planner_service.expressions.expression import (
+    FALSE,
+    SET_OPS,
+    TRUE,
+    UNARY_OPS,
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BoundPredicate,
+    BoundReference,
+    BoundTerm,
+    BoundTransform,
+    Expression,
+    Not,
+    Op,
+    Or,
+    Reference,
+    UnboundPredicate,
+    UnboundTerm,
+    and_,
+    not_,
+    or_,
+)
+from planner_service.expressions.literals import ABOVE_MAX, BELOW_MIN, Literal, convert
+from planner_service.expressions.transforms import can_transform
+from planner_service.metadata.types import PrimitiveType, Schema, java_type_string
+
+
+class InvalidFilterError(BadRequestError):
+    """The filter does not fit the table: an unknown column, a literal the column's type cannot take."""
+
+    error_type = "ValidationException"
+
+
+def bind(schema: Schema, expr: Expression, case_sensitive: bool = True) -> Expression:
+    """Bind every predicate of `expr` against `schema`; raises InvalidFilterError naming the problem."""
+    if isinstance(expr, AlwaysTrue | AlwaysFalse):
+        return expr
+    if isinstance(expr, And):
+        return and_(bind(schema, expr.left, case_sensitive), bind(schema, expr.right, case_sensitive))
+    if isinstance(expr, Or):
+        return or_(bind(schema, expr.left, case_sensitive), bind(schema, expr.right, case_sensitive))
+    if isinstance(expr, Not):
+        return not_(bind(schema, expr.child, case_sensitive))
+    if isinstance(expr, UnboundPredicate):
+        return bind_predicate(schema, expr, case_sensitive)
+    if isinstance(expr, BoundPredicate):
+        raise ValueError(f"Found already bound predicate: {expr}")
+    raise TypeError(f"Cannot bind {expr!r}")
+
+
+def bind_term(schema: Schema, term: UnboundTerm, case_sensitive: bool = True) -> BoundTerm:
+    ref = term if isinstance(term, Reference) else term.ref
+    if not ref.name:
+        raise InvalidFilterError("Invalid column name: (empty)")
+    fld = schema.find_field_by_name(ref.name, case_sensitive)
+    if fld is None:
+        raise InvalidFilterError(f"Cannot find field '{ref.name}' in struct: {java_type_string(schema.struct)}")
+    bound = BoundReference(fld, ref.name)
+    if isinstance(term, Reference):
+        return bound
+    if not isinstance(fld.type, PrimitiveType) or not can_transform(term.transform, fld.type):
+        raise InvalidFilterError(
+            f"Cannot bind: {term.transform} cannot transform {java_type_string(fld.type)} values from '{ref.name}'"
+        )
+    return BoundTransform(bound, term.transform)
+
+
+def bind_predicate(schema: Schema, pred: UnboundPredicate, case_sensitive: bool = True) -> Expression:
+    term = bind_term(schema, pred.term, case_sensitive)
+    if pred.op in UNARY_OPS:
+        return _bind_unary(schema, pred.op, term)
+    if pred.op in SET_OPS:
+        return _bind_set(pred, term)
+    return _bind_literal(pred, term)
+
+
+def _bind_unary(schema: Schema, op: Op, term: BoundTerm) -> Expression:
+    kind = term.type.kind if isinstance(term.type, PrimitiveType) else None
+    if op in (Op.IS_NULL, Op.NOT_NULL):
+        # 1.10.1+: a required field folds only when every enclosing field is required too
+        if not term.produces_null and all(a.required for a in schema.ancestors(term.field_id)):
+            return FALSE if op is Op.IS_NULL else TRUE
+        if kind == "unknown":
+            return TRUE if op is Op.IS_NULL else FALSE
+        return BoundPredicate(op, term)
+    if kind not in ("float", "double"):
+        name = "IsNaN" if op is Op.IS_NAN else "NotNaN"
+        raise InvalidFilterError(f"{name} cannot be used with a non-floating-point column ('{term.ref.name}')")
+    return BoundPredicate(op, term)
+
+
+def _conversion_error(term: BoundTerm, lit: Literal) -> InvalidFilterError:
+    return InvalidFilterError(
+        f"Invalid value for conversion to type {java_type_string(term.type)}: {lit.value} ({lit.java_class})"
+        f" for column '{term.ref.name}'"
+    )
+
+
+def _bind_literal(pred: UnboundPredicate, term: BoundTerm) -> Expression:
+    op = pred.op
+    if op in (Op.STARTS_WITH, Op.NOT_STARTS_WITH) and not (
+        isinstance(term.type, PrimitiveType) and term.type.kind == "string"
+    ):
+        java_term = f"ref(id={term.field_id}, accessor-type={java_type_string(term.ref.type)})"  # Java's toString
+        raise InvalidFilterError(
+            f"Term for STARTS_WITH or NOT_STARTS_WITH must produce a string: {java_term}: {java_type_string(term.type)}"
+            f" (column '{term.ref.name}')"
+        )
+    converted = convert(pred.literal, term.type)
+    if converted is None:
+        raise _conversion_error(term, pred.literal)
+    if converted is ABOVE_MAX:
+        if op in (Op.LT, Op.LT_EQ, Op.NOT_EQ):
+            return TRUE
+        if op in (Op.GT, Op.GT_EQ, Op.EQ):
+            return FALSE
+    elif converted is BELOW_MIN:
+        if op in (Op.GT, Op.GT_EQ, Op.NOT_EQ):
+            return TRUE
+        if op in (Op.LT, Op.LT_EQ, Op.EQ):
+            return FALSE
+    assert isinstance(converted, Literal)
+    return BoundPredicate(op, term, converted.value)
+
+
+def _bind_set(pred: UnboundPredicate, term: BoundTerm) -> Expression:
+    values = []
+    for lit in pred.literals or ():
+        converted = convert(lit, term.type)
+        if converted is None:
+            raise _conversion_error(term, lit)
+        if isinstance(converted, Literal):  # out-of-range values are dropped
+            values.append(converted.value)
+    if not values:
+        return FALSE if pred.op is Op.IN else TRUE
+    distinct = tuple(dict.fromkeys(values))
+    if len(distinct) == 1:  # a single value: eq / not-eq
+        return BoundPredicate(Op.EQ if pred.op is Op.IN else Op.NOT_EQ, term, values[0])
+    return BoundPredicate(pred.op, term, literal_set=frozenset(distinct), values=distinct)
