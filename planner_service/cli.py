@@ -15,6 +15,9 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, PlannerError
+from planner_service.expressions.expression import TRUE, Expression
+from planner_service.expressions.expression_json import expression_from_json
+from planner_service.expressions.filter_string import parse_filter
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.planner import ScanPlanner, ScanRequest
@@ -53,6 +56,10 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("--ref", help="a branch or tag name")
     plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                       help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
+    rows = plan.add_mutually_exclusive_group()
+    rows.add_argument("--filter", help="a row filter string: \"region = 'eu' AND id < 10\"")
+    rows.add_argument("--filter-json", help='a row filter as REST JSON: \'{"type": "lt", "term": "id", "value": 10}\'')
+    plan.add_argument("--case-insensitive", action="store_true", help="resolve filter columns ignoring case")
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
     return parser
@@ -64,7 +71,12 @@ def _plan(args: argparse.Namespace) -> int:
     io = FileIO()
     table = _load_table(io, args)
     options = dict(_split_option(o) for o in args.option)
-    request = ScanRequest(SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref), options)
+    request = ScanRequest(
+        SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref),
+        options,
+        _row_filter(args),
+        case_sensitive=not args.case_insensitive,
+    )
     planner = ScanPlanner(io)
     try:
         plan = planner.plan(table, request)
@@ -98,6 +110,18 @@ def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:
     return catalog.load_table(TableIdentifier.parse(DEMO_TABLE))
 
 
+def _row_filter(args: argparse.Namespace) -> Expression:
+    if args.filter is not None:
+        return parse_filter(args.filter)
+    if args.filter_json is not None:
+        try:
+            node = json.loads(args.filter_json)
+        except ValueError as exc:
+            raise BadRequestError(f"--filter-json is not valid JSON: {exc}") from None
+        return expression_from_json(node)
+    return TRUE
+
+
 def _split_option(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
@@ -112,6 +136,7 @@ def _print_summary(body: dict[str, Any]) -> None:
     print(f"snapshot     {body['snapshot-id']}")
     print(f"tasks        {len(body['tasks'])} combined tasks, {files} file ranges")
     print(f"data files   {m['scanned-data-files']} ({m['total-file-size-bytes']:,} bytes)")
+    print(f"skipped      {m['skipped-data-files']} data files by the filter")
     print(f"delete files {m['total-delete-files']} ({m['total-delete-file-size-bytes']:,} bytes)")
     print(f"manifests    data {m['total-data-manifests']} (skipped {m['skipped-data-manifests']}), "
           f"deletes {m['total-delete-manifests']} (skipped {m['skipped-delete-manifests']})")  # fmt: skip

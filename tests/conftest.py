@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conformance.reference import Conformance, load_or_build
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -44,3 +46,9 @@ def s3_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def conformance(request: pytest.FixtureRequest) -> Conformance:
+    """Iceberg Java's recorded plans and the tables they were planned on (tests/conformance/reference.py)."""
+    return load_or_build(request.config)

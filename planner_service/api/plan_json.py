@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner_service.expressions.expression_json import expression_to_json
 from planner_service.metadata.content_file import CONTENT_NAMES, DATA, ContentFile
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import PartitionSpec
@@ -82,7 +83,7 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
                 "data-file": encoder.encode(t.file),
                 "start": t.start,
                 "length": t.length,
-                "residual-filter": t.residual,
+                "residual-filter": expression_to_json(t.residual),
                 "delete-file-references": [ref(d) for d in t.deletes],
             }
             for t in combined.tasks

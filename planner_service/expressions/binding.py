@@ -8,6 +8,7 @@ every value. The resulting tree is simplified with and_/or_/not_.
 from __future__ import annotations
 
 from planner_service.errors import BadRequestError
+from planner_service.expressions.evaluator import java_equality_key
 from planner_service.expressions.expression import (
     FALSE,
     SET_OPS,
@@ -144,7 +145,8 @@ def _bind_set(pred: UnboundPredicate, term: BoundTerm) -> Expression:
             values.append(converted.value)
     if not values:
         return FALSE if pred.op is Op.IN else TRUE
-    distinct = tuple(dict.fromkeys(values))
+    # a Java HashSet of the values: equal by Java's equals (1.5 != 1.50 for decimals, -0.0 != 0.0)
+    distinct = tuple({java_equality_key(v): v for v in reversed(values)}.values())[::-1]
     if len(distinct) == 1:  # a single value: eq / not-eq
         return BoundPredicate(Op.EQ if pred.op is Op.IN else Op.NOT_EQ, term, values[0])
     return BoundPredicate(pred.op, term, literal_set=frozenset(distinct), values=distinct)

@@ -8,7 +8,7 @@ import math
 import struct
 import uuid
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any
 
 from planner_service.metadata.types import IcebergType, PrimitiveType
@@ -46,8 +46,7 @@ def from_bytes(typ: IcebergType, data: bytes | None) -> Any:
     if kind in ("binary", "fixed"):
         return bytes(data)
     if kind == "decimal":
-        unscaled = int.from_bytes(data, "big", signed=True)
-        return Decimal(unscaled).scaleb(-(typ.scale or 0))
+        return decimal_of(int.from_bytes(data, "big", signed=True), typ.scale or 0)
     return None  # unknown, variant, geometry: no usable bound
 
 
@@ -72,9 +71,22 @@ def to_bytes(typ: IcebergType, value: Any) -> bytes:
     if kind in ("binary", "fixed"):
         return bytes(value)
     if kind == "decimal":
-        unscaled = int(Decimal(value).scaleb(typ.scale or 0))
+        unscaled = unscaled_value(Decimal(value), typ.scale or 0)
         return unscaled.to_bytes(max(1, (unscaled + (unscaled < 0)).bit_length() // 8 + 1), "big", signed=True)
     raise ValueError(f"Cannot serialize a value of type {typ}")
+
+
+_EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
+def decimal_of(unscaled: int, scale: int) -> Decimal:
+    """The exact decimal unscaled * 10^-scale (Decimal arithmetic would round to 28 digits)."""
+    return Decimal(unscaled).scaleb(-scale, context=_EXACT)
+
+
+def unscaled_value(value: Decimal, scale: int) -> int:
+    """The unscaled integer of a decimal at a scale (its digits beyond the scale truncated)."""
+    return int(value.scaleb(scale, context=_EXACT))
 
 
 def _java_double_key(v: float) -> tuple[int, float]:

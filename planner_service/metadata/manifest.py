@@ -17,6 +17,7 @@ from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.manifest_list import ManifestFile
+from planner_service.pruning.stats_columns import StatsColumns
 
 EXISTING, ADDED, DELETED = 0, 1, 2
 
@@ -55,6 +56,7 @@ class ManifestEntries:
     manifest: ManifestFile
     frame: pl.DataFrame
     _live_files: dict[bool, list[ContentFile]] = field(default_factory=dict, compare=False, repr=False)
+    _live_stats: list[StatsColumns] = field(default_factory=list, compare=False, repr=False)
 
     def __len__(self) -> int:
         return self.frame.height
@@ -68,6 +70,12 @@ class ManifestEntries:
         if files is None:
             files = self._live_files[with_stats] = self.content_files(self.live(), with_stats)
         return files
+
+    def live_stats(self) -> StatsColumns:
+        """Column statistics of the live entries (rows in live_files() order), decoded on demand, kept."""
+        if not self._live_stats:
+            self._live_stats.append(StatsColumns(self.live()))
+        return self._live_stats[0]
 
     def content_files(self, frame: pl.DataFrame, with_stats: bool = False) -> list[ContentFile]:
         """Materialize rows of this manifest's frame as ContentFile objects."""

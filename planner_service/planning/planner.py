@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
 from planner_service.errors import PlannerError, StorageError
+from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.manifest import ManifestEntries, read_manifest
@@ -24,6 +25,7 @@ from planner_service.metadata.types import Schema
 from planner_service.planning.cache import LruCache
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
+from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask
 from planner_service.splitting.combine import plan_tasks
 
@@ -32,6 +34,8 @@ from planner_service.splitting.combine import plan_tasks
 class ScanRequest:
     snapshot: SnapshotChoice = field(default_factory=SnapshotChoice)
     options: Mapping[str, object] | None = None
+    row_filter: Expression = TRUE  # unbound; bound against the table's current schema, as Java does
+    case_sensitive: bool = True
 
 
 @dataclass
@@ -76,6 +80,8 @@ class ScanPlanner:
         meta = table.metadata
         options = resolve_split_options(request.options, meta.properties)
         chosen = choose_snapshot(meta, request.snapshot)
+        # Java binds the filter to the specs' schema, the current one, even when time-travelling
+        row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         if chosen.snapshot is None:
             return ScanPlan(table, None, chosen.schema, options, [], [], metrics)
 
@@ -86,9 +92,10 @@ class ScanPlanner:
         metrics.total_data_manifests, metrics.total_delete_manifests = len(data_manifests), len(delete_manifests)
 
         with _timed(metrics, "delete_index"):
-            delete_index = DeleteFileIndex(meta.specs, meta.schema, self._delete_files(delete_manifests, metrics))
+            deletes = self._delete_files(delete_manifests, row_filter, metrics)
+            delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
-            file_tasks = list(self._file_tasks(data_manifests, delete_index, metrics))
+            file_tasks = list(self._file_tasks(data_manifests, delete_index, row_filter, metrics))
         with _timed(metrics, "split_and_pack"):
             tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
@@ -102,29 +109,36 @@ class ScanPlanner:
             raise PlannerError(f"Snapshot {snapshot.snapshot_id} has no manifest list (v1 manifests field)")
         return self._manifest_lists.get_or_load(location, lambda: read_manifest_list(self._read(location), location))
 
-    def _delete_files(self, manifests: list[ManifestFile], metrics: ScanMetrics) -> Iterator[ContentFile]:
-        """Live delete files of the kept delete manifests, in Java's load order."""
-        kept = [m for m in hashset_order(manifests, _path) if m.has_added_or_existing_files]
+    def _delete_files(
+        self, manifests: list[ManifestFile], row_filter: RowFilter, metrics: ScanMetrics
+    ) -> Iterator[ContentFile]:
+        """Live delete files of the kept delete manifests, in Java's load order; pruned by the filter with
+        their own partition and column stats, as DeleteFileIndex does."""
+        kept = [m for m in hashset_order(manifests, _path) if _may_have_files(m, row_filter)]
         metrics.skipped_delete_manifests = len(manifests) - len(kept)
         for entries in self._load_all(kept):
-            for f in entries.live_files(with_stats=True):
+            for f in row_filter.kept(entries, entries.live_files(with_stats=True)):
                 if (f.data_sequence_number or 0) > 0:  # DeleteFileIndex: seq > minSequenceNumber (0)
                     metrics.total_delete_files += 1
                     metrics.total_delete_file_size_bytes += f.file_size_in_bytes
                     yield f
 
     def _file_tasks(
-        self, manifests: list[ManifestFile], deletes: DeleteFileIndex, metrics: ScanMetrics
+        self, manifests: list[ManifestFile], deletes: DeleteFileIndex, row_filter: RowFilter, metrics: ScanMetrics
     ) -> Iterator[FileScanTask]:
-        kept = [m for m in hashset_order(manifests, _path) if m.has_added_or_existing_files]
+        kept = [m for m in hashset_order(manifests, _path) if _may_have_files(m, row_filter)]
         metrics.skipped_data_manifests = len(manifests) - len(kept)
         with_stats = deletes.has_equality_deletes  # equality-delete pruning compares data-file bounds
         for entries in self._load_all(kept):
-            for f in entries.live_files(with_stats=with_stats):
-                metrics.scanned_data_files += 1
+            live = entries.live_files(with_stats=with_stats)
+            scanned = 0
+            for f in row_filter.kept(entries, live):
+                scanned += 1
                 metrics.total_file_size_bytes += f.file_size_in_bytes
                 applied = tuple(deletes.for_data_file(f)) if not deletes.is_empty else ()
-                yield FileScanTask(f, applied, 0, f.file_size_in_bytes)
+                yield FileScanTask(f, applied, 0, f.file_size_in_bytes, row_filter.residual(f))
+            metrics.scanned_data_files += scanned
+            metrics.skipped_data_files += len(live) - scanned
 
     # -- I/O ------------------------------------------------------------------------------------------
 
@@ -146,6 +160,11 @@ class ScanPlanner:
 def _manifest_weight(entries: ManifestEntries) -> int:
     # the frame plus the ContentFile objects made from it (about twice the frame's size)
     return 3 * int(entries.frame.estimated_size())
+
+
+def _may_have_files(m: ManifestFile, row_filter: RowFilter) -> bool:
+    """ManifestGroup: live files (added or existing) whose partitions might match the filter."""
+    return m.has_added_or_existing_files and row_filter.manifest_might_match(m)
 
 
 def _path(m: ManifestFile) -> str:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from planner_service.expressions.expression import TRUE, Expression
 from planner_service.metadata.content_file import ContentFile
 
 
@@ -20,7 +20,7 @@ class FileScanTask:
     deletes: tuple[ContentFile, ...]
     start: int
     length: int
-    residual: Any = True  # an expression; `True` when nothing is left for the reader to evaluate
+    residual: Expression = TRUE  # what the reader must still evaluate on the rows
     is_split: bool = False
 
     @property

@@ -38,6 +38,8 @@ TABLES = (
     "avro_format",
     "many_manifests",
     "snapshots",
+    "nested_nan",
+    "pre_epoch",
     "empty",
 )
 
@@ -58,16 +60,197 @@ UNKNOWN_SNAPSHOT_ID = 123456789
 
 
 def case(
-    table: str, name: str, snapshot: dict[str, Any] | None = None, options: dict[str, str] | None = None
+    table: str,
+    name: str,
+    snapshot: dict[str, Any] | None = None,
+    options: dict[str, str] | None = None,
+    filter: Any = None,
+    case_sensitive: bool = True,
 ) -> dict[str, Any]:
     return {
         "id": f"{table}/{name}",
         "table": table,
         "snapshot": snapshot or {"kind": "current"},
         "options": options or {},
-        "filter": None,
-        "case_sensitive": True,
+        "filter": filter,
+        "case_sensitive": case_sensitive,
     }
+
+
+# --- Row filters (REST JSON expressions, parsed by Java's ExpressionParser) --------------------------------
+
+
+def p(op: str, term: Any, value: Any = None, values: list[Any] | None = None) -> dict[str, Any]:
+    """A predicate in the REST JSON form."""
+    out: dict[str, Any] = {"type": op, "term": term}
+    if value is not None:
+        out["value"] = value
+    if values is not None:
+        out["values"] = values
+    return out
+
+
+def and_(left: Any, right: Any) -> dict[str, Any]:
+    return {"type": "and", "left": left, "right": right}
+
+
+def or_(left: Any, right: Any) -> dict[str, Any]:
+    return {"type": "or", "left": left, "right": right}
+
+
+def not_(child: Any) -> dict[str, Any]:
+    return {"type": "not", "child": child}
+
+
+def transform(name: str, column: str) -> dict[str, Any]:
+    return {"type": "transform", "transform": name, "term": column}
+
+
+def ts(text: str) -> str:
+    """A timestamptz literal (Spark's TIMESTAMP is Iceberg's timestamptz)."""
+    return text + "+00:00"
+
+
+def _operator_cases(table: str, column: str, value: Any, prefix: str) -> list[dict[str, Any]]:
+    """Every comparison operator on one column."""
+    ops = ("lt", "lt-eq", "gt", "gt-eq", "eq", "not-eq")
+    return [case(table, f"{prefix}-{op}", filter=p(op, column, value)) for op in ops]
+
+
+def _filter_cases() -> list[dict[str, Any]]:
+    u, ip, dp, bp, tp = "unpartitioned", "identity_part", "day_part", "bucket_part", "truncate_part"
+    cases = []
+    cases += _operator_cases(u, "id", 25, "id")
+    cases += _operator_cases(u, "name", "banana-10", "name")
+    cases += _operator_cases(u, "amount", 500.5, "amount")
+    cases += _operator_cases(ip, "category", "b", "category")
+    cases += _operator_cases(ip, "id", 40, "id")
+    cases += _operator_cases(dp, "ts", ts("2024-01-02T12:00:00"), "ts")
+    cases += _operator_cases(bp, "id", 7, "id")
+    cases += _operator_cases(tp, "name", "band", "name")
+    cases += [
+        case(u, "true", filter=True),
+        case(u, "false", filter=False),
+        case(u, "in-1", filter=p("in", "id", values=[3])),
+        case(u, "in-5", filter=p("in", "id", values=[1, 7, 33, 48, 59])),
+        case(u, "in-300", filter=p("in", "id", values=list(range(1000, 1600, 2)))),
+        case(u, "in-300-hit", filter=p("in", "id", values=[*range(1000, 1299), 5])),
+        case(u, "not-in", filter=p("not-in", "id", values=[1, 2, 3])),
+        case(u, "in-strings", filter=p("in", "category", values=["a", "zz"])),
+        case(u, "is-null", filter=p("is-null", "category")),
+        case(u, "not-null", filter=p("not-null", "category")),
+        case(u, "is-nan", filter=p("is-nan", "amount")),
+        case(u, "not-nan", filter=p("not-nan", "amount")),
+        case(u, "starts-with", filter=p("starts-with", "name", "ban")),
+        case(u, "not-starts-with", filter=p("not-starts-with", "name", "ban")),
+        case(u, "and", filter=and_(p("gt-eq", "id", 10), p("lt", "id", 30))),
+        case(u, "or", filter=or_(p("lt", "id", 5), p("gt", "id", 55))),
+        case(u, "not", filter=not_(p("lt", "id", 30))),
+        case(
+            u, "not-and-or", filter=not_(and_(p("gt", "id", 10), or_(p("eq", "category", "a"), p("is-null", "name"))))
+        ),
+        case(
+            u,
+            "ts-range",
+            filter=and_(p("gt-eq", "ts", ts("2024-01-02T00:00:00")), p("lt", "ts", ts("2024-01-03T00:00:00"))),
+        ),
+        case(
+            u, "literal-wrapped", filter=p("eq", {"type": "reference", "term": "id"}, {"type": "literal", "value": 7})
+        ),
+        case(u, "id-above-int-range", filter=p("lt", "id", 9_000_000_000)),
+        case(u, "case-insensitive", filter=p("lt", "ID", 10), case_sensitive=False),
+        case(u, "error-case-sensitive", filter=p("lt", "ID", 10)),
+        case(u, "error-unknown-column", filter=p("eq", "nope", 1)),
+        case(u, "error-string-for-long", filter=p("eq", "id", "abc")),
+        case(u, "error-nan-on-string", filter=p("is-nan", "name")),
+        case(u, "error-starts-with-on-long", filter=p("starts-with", "id", "1")),
+        case(u, "split-1k-filtered", options={SPLIT_SIZE: "1024"}, filter=p("lt", "id", 30)),
+        case(ip, "in-partition", filter=p("in", "category", values=["a", "c"])),
+        case(ip, "not-in-partition", filter=p("not-in", "category", values=["a", "c"])),
+        case(ip, "is-null-partition", filter=p("is-null", "category")),
+        case(ip, "not-null-partition", filter=p("not-null", "category")),
+        case(ip, "starts-with-partition", filter=p("starts-with", "category", "a")),
+        case(ip, "partition-or-column", filter=or_(p("eq", "category", "a"), p("gt", "id", 80))),
+        case(ip, "not-partition", filter=not_(p("eq", "category", "b"))),
+        case(ip, "partition-and-column", filter=and_(p("eq", "category", "c"), p("lt", "id", 45))),
+        case(dp, "day-transform-term", filter=p("eq", transform("day", "ts"), "2024-01-02")),
+        case(
+            dp,
+            "ts-range",
+            filter=and_(p("gt", "ts", ts("2024-01-01T06:00:00")), p("lt-eq", "ts", ts("2024-01-03T00:00:00"))),
+        ),
+        case(bp, "in-5", filter=p("in", "id", values=[1, 2, 3, 4, 5])),
+        case(bp, "bucket-term", filter=p("eq", transform("bucket[8]", "id"), 3)),
+        case(bp, "not-in", filter=p("not-in", "id", values=[7, 8])),
+        case(tp, "starts-with-shorter", filter=p("starts-with", "name", "b")),
+        case(tp, "starts-with-equal", filter=p("starts-with", "name", "ban")),
+        case(tp, "starts-with-longer", filter=p("starts-with", "name", "bandit")),
+        case(tp, "not-starts-with-shorter", filter=p("not-starts-with", "name", "ap")),
+        case(tp, "not-starts-with-equal", filter=p("not-starts-with", "name", "app")),
+        case(tp, "not-starts-with-longer", filter=p("not-starts-with", "name", "apple")),
+        case(tp, "in", filter=p("in", "name", values=["apple-3", "cherry-12"])),
+        case("time_part", "date-lt", filter=p("lt", "d", "2023-01-01")),
+        case("time_part", "date-eq", filter=p("eq", "d", "2022-06-15")),
+        case("time_part", "month-gt-eq", filter=p("gt-eq", "created", ts("2024-02-01T00:00:00"))),
+        case("time_part", "hour-lt", filter=p("lt", "ts", ts("2024-01-01T01:30:00"))),
+        case("time_part", "hour-not-eq", filter=p("not-eq", "ts", ts("2024-01-01T01:00:00"))),
+        case("spec_evolution", "category", filter=p("eq", "category", "a")),
+        case("spec_evolution", "id", filter=p("eq", "id", 25)),
+        case("spec_evolution", "in", filter=p("in", "id", values=[3, 25, 47])),
+        case("schema_evolution", "renamed-column", filter=p("eq", "label", "n5")),
+        case("schema_evolution", "renamed-partition-source", filter=p("eq", "grp2", "x")),
+        case("schema_evolution", "promoted-id", filter=p("gt", "id", 15)),
+        case("schema_evolution", "added-column-null", filter=p("is-null", "extra")),
+        case("schema_evolution", "case-insensitive", filter=p("eq", "LABEL", "n12"), case_sensitive=False),
+        case(
+            "schema_evolution",
+            "time-travel-current-schema",
+            {"kind": "id", "value": "log:1"},
+            filter=p("eq", "label", "n5"),
+        ),
+        case("schema_evolution", "error-dropped-column", filter=p("eq", "value", 1.0)),
+        case("mor_position_deletes", "category", filter=p("eq", "category", "a")),
+        case("mor_position_deletes", "id", filter=p("lt", "id", 30)),
+        case("equality_deletes", "id", filter=p("eq", "id", 3)),
+        case("equality_deletes", "name", filter=p("eq", "name", "n45")),
+        case("equality_deletes", "category", filter=p("eq", "category", "a")),
+        case("equality_deletes", "id-range", filter=p("gt", "id", 40)),
+        case("v3_dv", "category", filter=p("eq", "category", "b")),
+        case("v3_dv", "id", filter=p("lt", "id", 50)),
+        case("upgrade_v3", "category", filter=p("eq", "category", "a")),
+        case("many_manifests", "id", filter=p("in", "id", values=[0, 20, 40])),
+        case("row_groups", "id-split", options={SPLIT_SIZE: "16384"}, filter=p("lt", "id", 4500)),
+        case("nested_nan", "nested-gt", filter=p("gt", "info.a", 5)),
+        case("nested_nan", "nested-eq-string", filter=p("eq", "info.b", "x")),
+        case("nested_nan", "nested-is-null", filter=p("is-null", "info.a")),
+        case("nested_nan", "float-is-nan", filter=p("is-nan", "f")),
+        case("nested_nan", "float-not-nan", filter=p("not-nan", "f")),
+        case("nested_nan", "double-is-nan", filter=p("is-nan", "d")),
+        case("nested_nan", "double-not-nan", filter=p("not-nan", "d")),
+        case("nested_nan", "float-lt", filter=p("lt", "f", 1.5)),
+        case("nested_nan", "double-gt-eq", filter=p("gt-eq", "d", 0)),
+        case("nested_nan", "double-eq-zero", filter=p("eq", "d", 0.0)),
+        case("nested_nan", "float-above-max", filter=p("gt", "f", 1e300)),
+        case("nested_nan", "double-is-null", filter=p("is-null", "d")),
+        case("empty", "filtered", filter=p("eq", "category", "a")),
+    ]
+    for column in ("ts_h", "ts_d", "ts_m", "ts_y"):
+        for op, value in (
+            ("lt", "1969-12-31T23:59:59.999999"), ("lt-eq", "1969-12-31T23:00:00.999999"),
+            ("gt", "1969-12-31T22:59:59.999999"), ("gt-eq", "1969-12-01T00:00:00.999999"),
+            ("eq", "1969-12-31T23:59:59.999999"), ("eq", "1969-01-01T00:00:00.999999"),
+            ("not-eq", "1969-12-31T00:00:00.999999"), ("lt", "1970-01-01T00:00:00"),
+            ("gt-eq", "1969-06-15T12:00:00"),
+        ):  # fmt: skip
+            cases.append(case("pre_epoch", f"{column}-{op}-{value}", filter=p(op, column, ts(value))))
+        cases.append(
+            case(
+                "pre_epoch",
+                f"{column}-in",
+                filter=p("in", column, values=[ts("1969-12-31T23:59:59.999999"), ts("1968-12-31T23:59:59.999999")]),
+            )
+        )
+    return cases
 
 
 def _option_matrix(table: str) -> list[dict[str, Any]]:
@@ -116,6 +299,7 @@ def _all_cases() -> list[dict[str, Any]]:
         case("schema_evolution", "id-first", {"kind": "id", "value": "log:1"}),
         case("spec_evolution", "id-first", {"kind": "id", "value": "log:1"}),
     ]
+    cases += _filter_cases()
     return cases
 
 

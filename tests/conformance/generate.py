@@ -8,7 +8,7 @@ catalog), then every case of cases.CASES is planned twice through the Java API (
 -Diceberg.scan.plan-in-worker-pool=false; the two plans must be identical. The result, DIR/expected.json,
 holds per table its identifier, location and metadata location, and per case the case itself (snapshot
 values resolved to numbers), then either Java's exception or the planFiles() tasks and the planTasks()
-CombinedScanTasks, in Java's order. See tests/conformance/conftest.py for how the suite caches it.
+CombinedScanTasks, in Java's order. See tests/conformance/reference.py for how the suite caches it.
 """
 
 from __future__ import annotations

@@ -351,6 +351,58 @@ def snapshots(w: Writer) -> None:
     w.sql(f"DELETE FROM {t} WHERE id = 5")
 
 
+def nested_nan(w: Writer) -> None:
+    """A struct column, NaN and null floating-point values; three appends with different stats."""
+    name = "nested_nan"
+    w.create(name, "id bigint, info struct<a: int, b: string>, f float, d double")
+    nan, inf = float("nan"), float("inf")
+    batches = (
+        [(1, (1, "x"), 1.0, 0.5), (2, (2, "y"), 2.5, None), (3, None, None, -1.0)],
+        [(4, (10, "z"), nan, nan), (5, (11, None), nan, nan)],
+        [(6, (None, "x"), 0.0, inf), (7, (20, "w"), -0.0, -inf), (8, (21, "x"), None, None)],
+    )
+    for rows in batches:
+        values = ", ".join(
+            f"({i}, {_struct_sql(st)}, {_float_sql(f, 'FLOAT')}, {_float_sql(d, 'DOUBLE')})" for i, st, f, d in rows
+        )
+        w.sql(f"INSERT INTO {w.ident(name)} VALUES {values}")
+
+
+def _struct_sql(value: tuple[Any, Any] | None) -> str:
+    if value is None:
+        return "NULL"
+    return f"named_struct('a', {sql_literal(value[0])}, 'b', {sql_literal(value[1])})"
+
+
+def _float_sql(value: float | None, typ: str) -> str:
+    if value is None:
+        return "NULL"
+    if value != value or value in (float("inf"), -float("inf")):
+        return f"CAST('{value}' AS {typ})"  # 'nan', 'inf', '-inf'
+    return f"CAST({value!r} AS {typ})"
+
+
+# Timestamps around 1970-01-01, including Java's DateTimeUtil quirk: x.999999 just before a unit boundary
+PRE_EPOCH_TIMES = (
+    "1969-12-31 23:00:00.999999", "1969-12-31 23:59:59.999999", "1969-12-31 00:00:00.999999",
+    "1969-12-01 00:00:00.999999", "1969-01-01 00:00:00.999999", "1969-12-31 22:59:59.999999",
+    "1969-11-30 23:59:59.999999", "1968-12-31 23:59:59.999999", "1970-01-01 00:00:00",
+    "1970-01-01 00:59:59.999999", "1969-06-15 12:00:00", "1971-03-01 01:00:00",
+)  # fmt: skip
+
+
+def pre_epoch(w: Writer) -> None:
+    """The same timestamps partitioned by hours, days, months and years (one column per transform)."""
+    name = "pre_epoch"
+    w.create(
+        name,
+        "id bigint, ts_h timestamp, ts_d timestamp, ts_m timestamp, ts_y timestamp",
+        "hours(ts_h), days(ts_d), months(ts_m), years(ts_y)",
+    )
+    values = ", ".join(f"({i}, " + ", ".join([f"TIMESTAMP '{t}'"] * 4) + ")" for i, t in enumerate(PRE_EPOCH_TIMES))
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES {values}")
+
+
 def empty(w: Writer) -> None:
     """Created, never written: no snapshot."""
     w.create("empty", STD_COLUMNS, "category")
@@ -375,6 +427,8 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         avro_format,
         many_manifests,
         snapshots,
+        nested_nan,
+        pre_epoch,
         empty,
     )
 }

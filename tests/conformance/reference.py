@@ -1,4 +1,4 @@
-"""The `conformance` fixture: Iceberg Java's recorded plans (expected.json) and the tables they were planned on.
+"""Iceberg Java's recorded plans (expected.json) and the tables they were planned on.
 
 They are built once per content of the generator and cached in
 $SCAN_PLANNER_CACHE/conformance/<sha256 of GENERATOR_FILES>/ (default ~/.cache/scan-planner): warehouse/
@@ -132,12 +132,12 @@ def generate(config: pytest.Config, java_env: ModuleType, target: Path) -> None:
         pytest.fail(f"generate.py failed (exit {returncode}): {' '.join(cmd)}\n" + "".join(tail), pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def conformance(request: pytest.FixtureRequest) -> Conformance:
+def load_or_build(config: pytest.Config) -> Conformance:
+    """The reference for the generator's current content: from the cache, or built now (locked)."""
     java_env = load_java_env()
     target = java_env.cache_root() / "conformance" / generator_digest()
     if not (target / "expected.json").exists():
         with _file_lock(target.with_name(target.name + ".lock")):
             if not (target / "expected.json").exists():  # another session may have built it meanwhile
-                generate(request.config, java_env, target)
+                generate(config, java_env, target)
     return Conformance.load(target)

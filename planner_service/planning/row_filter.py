@@ -1,0 +1,97 @@
+"""The row filter's three pruning steps and the residuals, as ManifestGroup applies them (Java 1.10).
+
+1. a manifest is skipped when its partition summaries cannot match the filter's inclusive projection;
+2. a live entry is dropped when its partition tuple cannot match that projection, or when its column
+   metrics cannot match the filter (which also drops files with record_count == 0);
+3. each kept data file carries the residual: what its partition does not already guarantee.
+With no filter (exactly TRUE) nothing is pruned and every residual is TRUE, as in Java.
+Evaluators are made once per partition spec and reused for every manifest of the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from planner_service.expressions.binding import bind
+from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
+from planner_service.expressions.expression import TRUE, Expression, rewrite_not
+from planner_service.expressions.projections import inclusive_projection
+from planner_service.expressions.residuals import ResidualEvaluator
+from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.manifest import ManifestEntries
+from planner_service.metadata.manifest_list import ManifestFile
+from planner_service.metadata.partitioning import PartitionSpec
+from planner_service.metadata.types import Schema, StructType
+from planner_service.pruning.manifest_evaluator import ManifestEvaluator
+from planner_service.pruning.metrics_evaluator import InclusiveMetricsEvaluator
+
+
+class RowFilter:
+    def __init__(self, row_filter: Expression, schema: Schema, specs: dict[int, PartitionSpec], case_sensitive: bool):
+        """Binds the filter against `schema` (the table's current schema) at once, so a bad filter fails here."""
+        self.expr = row_filter
+        self.is_true = row_filter is TRUE
+        self._schema, self._specs, self._cs = schema, specs, case_sensitive
+        self._metrics = None if self.is_true else InclusiveMetricsEvaluator(schema, row_filter, case_sensitive)
+        self._manifest: dict[int, ManifestEvaluator] = {}
+        self._partition: dict[int, tuple[Expression, StructType, dict[tuple[Any, ...], bool]]] = {}
+        self._residual: dict[int, ResidualEvaluator] = {}
+
+    def _spec(self, spec_id: int) -> PartitionSpec:
+        return self._specs[spec_id]
+
+    def manifest_might_match(self, manifest: ManifestFile) -> bool:
+        if self.is_true:
+            return True
+        spec_id = manifest.partition_spec_id
+        evaluator = self._manifest.get(spec_id)
+        if evaluator is None:
+            spec = self._spec(spec_id)
+            evaluator = self._manifest[spec_id] = ManifestEvaluator.for_row_filter(
+                self.expr, spec, self._schema, self._cs
+            )
+        return evaluator.eval(manifest)
+
+    def kept(self, entries: ManifestEntries, files: list[ContentFile]) -> Iterator[ContentFile]:
+        """The live files of a manifest that might match (`files` = entries.live_files(), same order)."""
+        if self.is_true:
+            yield from files
+            return
+        assert self._metrics is not None
+        might = self._partition_mask(entries.manifest.partition_spec_id, files)
+        if might.any():
+            might &= self._metrics.eval(entries.live_stats())
+        for i in np.flatnonzero(might):
+            yield files[i]
+
+    def _partition_mask(self, spec_id: int, files: list[ContentFile]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        cached = self._partition.get(spec_id)
+        if cached is None:
+            spec = self._spec(spec_id)
+            partition_type = spec.partition_type(self._schema)
+            projected = inclusive_projection(spec, self._schema, self.expr, self._cs)
+            bound = bind(Schema(0, partition_type), rewrite_not(projected), self._cs)
+            cached = self._partition[spec_id] = (bound, partition_type, {})
+        bound, partition_type, memo = cached
+        # a manifest holds few distinct partitions: evaluate each once
+        out = np.empty(len(files), dtype=bool)
+        for i, f in enumerate(files):
+            key = tuple(java_equality_key(v) for v in f.partition)  # Java equality: -0.0 is not 0.0
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = eval_on_struct(bound, f.partition, partition_type)
+            out[i] = hit
+        return out
+
+    def residual(self, f: ContentFile) -> Expression:
+        if self.is_true:
+            return TRUE
+        evaluator = self._residual.get(f.spec_id)
+        if evaluator is None:
+            evaluator = self._residual[f.spec_id] = ResidualEvaluator(
+                self._spec(f.spec_id), self._schema, self.expr, self._cs
+            )
+        return evaluator.residual_for(f.partition)

@@ -1,0 +1,149 @@
+"""Column statistics of many files at once: the per-file `value_counts`, `null_value_counts`,
+`nan_value_counts`, `lower_bounds` and `upper_bounds` maps of a manifest's entries, pulled out per field id
+into arrays so that the metrics evaluator prunes a whole manifest with a few vector operations.
+
+Bounds of fixed-width types are turned into integer sort keys that order exactly as Iceberg Java's
+comparators (Comparators.forType): floats by their IEEE bits so that -0.0 < 0.0 and NaN is greatest.
+Strings compare as polars strings (UTF-8 byte order, which is Unicode code-point order, as Java's
+CharSeqComparator). Other types (decimal, uuid, binary, boolean) fall back to Python values.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from planner_service.metadata.conversions import from_bytes, sort_key
+from planner_service.metadata.types import IcebergType, PrimitiveType
+
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+IntArray = np.ndarray[Any, np.dtype[np.int64]]
+
+_INT_KINDS = {"int": pl.Int32, "date": pl.Int32}
+_LONG_KINDS = {"long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"}
+_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+}  # fmt: skip
+
+
+def _map_value(column: str, field_id: int) -> pl.Expr:
+    """The value stored under `field_id` in a list<struct<key, value>> map column (null when absent)."""
+    return (
+        pl.col(column)
+        .list.eval(pl.element().filter(pl.element().struct.field("key") == field_id).struct.field("value").first())
+        .list.first()
+    )
+
+
+@dataclass
+class BoundColumn:
+    """The lower or upper bounds of one column over N files: comparable keys, or Python values."""
+
+    present: BoolArray
+    is_nan: BoolArray
+    keys: pl.Series | None  # integer or string keys when the type has a vector form
+    values: list[Any]  # decoded internal values (None where absent); filled lazily for the fallback
+    typ: PrimitiveType
+
+    def compare(self, op: str, literal: Any) -> BoolArray:
+        """`bound OP literal` under Java's comparator, False where the bound is absent."""
+        if self.keys is not None:
+            key = _vector_key(self.typ, literal)
+            return np.asarray(_OPS[op](self.keys, key).fill_null(False).to_numpy(), dtype=bool)
+        k = sort_key(self.typ)
+        lit = k(literal)
+        fn = _OPS[op]
+        return np.fromiter((v is not None and fn(k(v), lit) for v in self.values), dtype=bool, count=len(self.values))
+
+
+@dataclass
+class StatsColumns:
+    """Statistics of the files of one frame (rows = files), decoded per field id on first use."""
+
+    frame: pl.DataFrame
+    _cache: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @property
+    def record_count(self) -> IntArray:
+        return np.asarray(self.frame.get_column("record_count").to_numpy(), dtype=np.int64)
+
+    def map_present(self, column: str) -> BoolArray:
+        """Whether each file has the map at all (Java: `file.valueCounts() != null`)."""
+        key = (column, -1)
+        if key not in self._cache:
+            self._cache[key] = np.asarray(self.frame.get_column(column).is_not_null().to_numpy(), dtype=bool)
+        out: BoolArray = self._cache[key]
+        return out
+
+    def counts(self, column: str, field_id: int) -> tuple[IntArray, BoolArray]:
+        """(count, present) per file for a count map: value_counts, null_value_counts, nan_value_counts."""
+        key = (column, field_id)
+        if key not in self._cache:
+            series = self.frame.select(_map_value(column, field_id)).to_series()
+            present = np.asarray(series.is_not_null().to_numpy(), dtype=bool)
+            values = np.asarray(series.fill_null(0).to_numpy(), dtype=np.int64)
+            self._cache[key] = (values, present)
+        out: tuple[IntArray, BoolArray] = self._cache[key]
+        return out
+
+    def bounds(self, column: str, field_id: int, typ: IcebergType) -> BoundColumn:
+        """Decoded `lower_bounds` or `upper_bounds` of a column."""
+        key = (column, field_id)
+        if key not in self._cache:
+            self._cache[key] = _decode_bounds(self.frame.select(_map_value(column, field_id)).to_series(), typ)
+        out: BoundColumn = self._cache[key]
+        return out
+
+
+def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
+    assert isinstance(typ, PrimitiveType), typ
+    present = np.asarray(raw.is_not_null().to_numpy(), dtype=bool)
+    n = len(raw)
+    no_nan = np.zeros(n, dtype=bool)
+    kind = typ.kind
+    sizes = raw.bin.size().drop_nulls()
+    if kind in _INT_KINDS and sizes.eq(4).all():
+        keys = raw.bin.reinterpret(dtype=pl.Int32, endianness="little").cast(pl.Int64)
+        return BoundColumn(present, no_nan, keys, [], typ)
+    if kind in _LONG_KINDS and sizes.eq(8).all():
+        keys = raw.bin.reinterpret(dtype=pl.Int64, endianness="little")
+        return BoundColumn(present, no_nan, keys, [], typ)
+    if kind in ("float", "double") and sizes.eq(4 if kind == "float" else 8).all():
+        floats = raw.bin.reinterpret(dtype=pl.Float32 if kind == "float" else pl.Float64, endianness="little")
+        is_nan = np.asarray(floats.is_nan().fill_null(False).to_numpy(), dtype=bool)
+        return BoundColumn(present, is_nan, _float_keys(floats.cast(pl.Float64)), [], typ)
+    if kind == "string":
+        return BoundColumn(present, no_nan, raw.cast(pl.String), [], typ)
+    values = [from_bytes(typ, b) for b in raw.to_list()]
+    is_nan = np.fromiter((isinstance(v, float) and v != v for v in values), dtype=bool, count=n)
+    return BoundColumn(present, is_nan, None, values, typ)
+
+
+_SIGN_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
+_NAN_KEY = np.int64(0x7FF8000000000000)
+
+
+def _float_keys(values: pl.Series) -> pl.Series:
+    """Integer keys in Java's Double.compare order: -0.0 < 0.0, every NaN equal and above +Infinity."""
+    bits = values.fill_null(0.0).to_numpy().astype(np.float64).view(np.int64)
+    keys = np.where(bits < 0, bits ^ _SIGN_FLIP, bits)
+    keys = np.where(values.is_nan().fill_null(False).to_numpy(), _NAN_KEY, keys)
+    return pl.Series(keys).set(values.is_null(), None)
+
+
+def _vector_key(typ: PrimitiveType, literal: Any) -> Any:
+    """The key of a literal comparable with BoundColumn.keys."""
+    if typ.kind in ("float", "double"):
+        if literal != literal:
+            return int(_NAN_KEY)
+        bits = int(np.array([float(literal)], dtype=np.float64).view(np.int64)[0])
+        return bits ^ int(_SIGN_FLIP) if bits < 0 else bits
+    return literal
