@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,7 +63,60 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--case-insensitive", action="store_true", help="resolve filter columns ignoring case")
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
+
+    serve = sub.add_parser("serve", help="run the HTTP service (no catalog given: the demo warehouse)")
+    serve.add_argument("--warehouse", help="a directory of Hadoop-style tables: table ns.name is WAREHOUSE/ns/name")
+    serve.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
+    serve.add_argument("--catalog-name", help="catalog_name in the SQL catalog (default: default)")
+    serve.add_argument("--config", help="a TOML or JSON settings file (see planner_service/settings.py)")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default 8181)")
+    serve.add_argument("--workers", type=int, help="worker processes (default 1)")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(run=_serve)
     return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from planner_service.logs import configure_logging
+    from planner_service.settings import load_settings
+
+    settings = load_settings(
+        args.config,
+        warehouse=args.warehouse,
+        catalog_uri=args.catalog_uri,
+        catalog_name=args.catalog_name,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+    )
+    configure_logging(args.log_level.upper())
+    if settings.serves_demo:
+        from planner_service.demo import ensure_demo_warehouse
+
+        directory = ensure_demo_warehouse(Path(settings.demo_dir) if settings.demo_dir else None)
+        print(f"serving the demo warehouse {directory} (table demo.events)", file=sys.stderr)
+    print(f"scan-planner on http://{settings.host}:{settings.port} (docs at /docs)", file=sys.stderr)
+    if settings.workers > 1:
+        # worker processes import the app themselves: hand them the settings through the environment
+        os.environ.update(_settings_environment(settings))
+        uvicorn.run("planner_service.app:create_app", factory=True, host=settings.host, port=settings.port,
+                    workers=settings.workers, log_config=None)  # fmt: skip
+    else:
+        from planner_service.app import create_app
+
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None)
+    return 0
+
+
+def _settings_environment(settings: Any) -> dict[str, str]:
+    out = {}
+    for name, value in settings.model_dump(exclude_defaults=True).items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        out[f"SCAN_PLANNER_{name.upper()}"] = text
+    return out
 
 
 def _plan(args: argparse.Namespace) -> int:

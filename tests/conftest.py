@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +34,39 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
         except OSError:
             time.sleep(0.1)
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+@contextlib.contextmanager
+def running_service(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL."""
+    port = free_port()
+    cli = Path(sys.executable).with_name("scan-planner")
+    log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
+    environment = {**os.environ, **(env or {})}
+    proc = subprocess.Popen([str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+                            stdout=log, stderr=subprocess.STDOUT, env=environment)  # fmt: skip
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    except (RuntimeError, TimeoutError) as exc:
+        raise RuntimeError(f"{exc}; service log:\n{Path(log.name).read_text()[-3000:]}") from None
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def conformance_service(conformance: Conformance) -> Iterator[str]:
+    """The service over the conformance warehouse (tables db.<name>), allowed to read only there."""
+    warehouse = conformance.dir / "warehouse"
+    config = conformance.dir.parent / f"service-{conformance.dir.name}.toml"
+    config.write_text(f'allowed_roots = ["{warehouse}"]\nplan_task_page_size = 4\n')
+    with running_service("--warehouse", str(warehouse), "--config", str(config)) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
@@ -70,6 +71,10 @@ class ScanPlanner:
         self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
         self._manifests: LruCache[ManifestEntries] = LruCache(cache_bytes, _manifest_weight)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
+
+    def caches(self) -> dict[str, LruCache[Any]]:
+        """The planner's caches by name, for metrics."""
+        return {"manifest-lists": self._manifest_lists, "manifests": self._manifests}
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,95 @@
+"""Every error leaves the service as `{"error": {"type", "message", "code"}}` (the Iceberg REST error
+shape), mapped in one place: planner errors by their kind, malformed requests 400, unknown routes 404,
+oversized bodies 413, anything unexpected 500 without a stack trace (it is logged instead)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from planner_service.api.responses import json_response
+from planner_service.api.wire import describe_validation_errors
+from planner_service.errors import PlannerError
+
+log = logging.getLogger(__name__)
+
+_HTTP_TYPES = {
+    400: "BadRequestException", 404: "NotFoundException", 405: "MethodNotAllowedException",
+    406: "UnsupportedOperationException", 413: "RequestTooLargeException", 415: "UnsupportedMediaTypeException",
+}  # fmt: skip
+
+
+def error_body(error_type: str, message: str, code: int) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "code": code}}
+
+
+def error_response(error_type: str, message: str, code: int) -> Response:
+    return json_response(error_body(error_type, message, code), status_code=code)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(PlannerError)
+    async def planner_error(request: Request, exc: PlannerError) -> Response:
+        if exc.status_code >= 500:
+            log.warning("request failed", extra={"path": request.url.path, "error": exc.message})
+        return error_response(exc.error_type, exc.message, exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        return error_response("BadRequestException", describe_validation_errors(exc.errors()), 400)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = str(exc.detail) if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
+        return error_response(_HTTP_TYPES.get(exc.status_code, "HTTPException"), message, exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error", extra={"path": request.url.path})
+        message = f"Internal error ({type(exc).__name__}); the service log has the details"
+        return error_response("InternalServerError", message, 500)
+
+
+class BodySizeLimit:
+    """Refuse request bodies over `max_bytes` with 413, by Content-Length or while streaming."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"Request body over the limit of {self.max_bytes} bytes"
+        await error_response("RequestTooLargeException", message, 413)(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass

@@ -1,0 +1,76 @@
+"""Wire models of the native /plan endpoint (kebab-case, as the Iceberg REST spec names fields).
+They are parsed into domain objects (ScanRequest, expressions) by the routes; nothing else sees them."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import orjson
+from fastapi import Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from planner_service.errors import BadRequestError
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(alias_generator=_kebab, populate_by_name=True, extra="forbid")
+
+
+class PlanRequest(WireModel):
+    """POST /plan. Exactly one of `table` and `metadata-location`; at most one snapshot choice."""
+
+    table: str | None = Field(None, description="namespace.name, resolved through the configured catalog")
+    metadata_location: str | None = Field(None, description="a metadata.json location instead of a name")
+    snapshot_id: int | None = None
+    as_of_timestamp_ms: int | None = Field(None, description="the last snapshot committed at or before this time")
+    ref: str | None = Field(None, description="a branch or tag")
+    start_snapshot_id: int | None = Field(None, description="incremental scans: not supported yet")
+    end_snapshot_id: int | None = Field(None, description="incremental scans: not supported yet")
+    select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
+    filter: Any = Field(None, description="a filter string or a REST JSON expression")
+    case_sensitive: bool = True
+    options: dict[str, int | str] = Field(
+        default_factory=dict, description="split-size, lookback, file-open-cost (or read.split.* names)"
+    )
+    explain: bool = Field(False, description="say why each manifest and data file was kept or skipped")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def parse_body(request: Request, model: type[M]) -> M:
+    """The JSON body as `model`, whatever the Content-Type (curl -d sends form encoding by default)."""
+    raw = await request.body()
+    if not raw.strip():
+        raise BadRequestError(f"Missing JSON body: expected a {model.__name__} object")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequestError(f"Invalid JSON body: {exc}") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequestError(describe_validation_errors(exc.errors())) from None
+
+
+def json_body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`openapi_extra` for a route that parses its body with parse_body()."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+
+
+def describe_validation_errors(errors: Any) -> str:
+    """pydantic's errors as one readable line: `snapshot-id: Input should be a valid integer`."""
+    parts = []
+    for err in errors:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+        if err.get("type") == "json_invalid":
+            parts.append(f"Invalid JSON body: {err.get('ctx', {}).get('error', err.get('msg'))}")
+        elif err.get("type") == "extra_forbidden":
+            parts.append(f"{loc}: unknown field")
+        else:
+            parts.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+    return "; ".join(parts) or "Invalid request"

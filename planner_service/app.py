@@ -1,0 +1,69 @@
+"""create_app(settings) -> the FastAPI application: routes, error handlers, request logging and metrics,
+and the runtime (catalog, planner, caches) made at startup and closed at shutdown."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from starlette.responses import Response
+
+from planner_service import __version__
+from planner_service.api import native
+from planner_service.api.errors import BodySizeLimit, install_error_handlers
+from planner_service.runtime import Runtime
+from planner_service.settings import Settings, get_settings
+
+log = logging.getLogger("planner_service.requests")
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime.from_settings(settings)
+        app.state.runtime = runtime
+        log.info("ready", extra={"catalog-sources": len(runtime.catalog.sources), "demo": settings.serves_demo})
+        try:
+            yield
+        finally:
+            runtime.close()
+
+    app = FastAPI(
+        title="scan-planner",
+        version=__version__,
+        description="Scan planning for Apache Iceberg: Iceberg Java 1.10's planFiles()/planTasks() as a service, "
+        "with the Iceberg REST catalog's scan-planning endpoints.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(native.router)
+
+    @app.middleware("http")
+    async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        elapsed = time.perf_counter() - started
+        route = getattr(request.scope.get("route"), "path", "unmatched")
+        runtime: Runtime | None = getattr(request.app.state, "runtime", None)
+        if runtime is not None:
+            runtime.metrics.inc(
+                "scan_planner_requests_total", "HTTP requests", method=request.method, route=str(route),
+                status=str(response.status_code),
+            )  # fmt: skip
+            runtime.metrics.observe(
+                "scan_planner_request_seconds", "HTTP request latency", elapsed, method=request.method, route=str(route)
+            )
+        log.info(
+            "request",
+            extra={"method": request.method, "path": request.url.path, "status": response.status_code,
+                   "ms": round(elapsed * 1000, 2)},
+        )  # fmt: skip
+        return response
+
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    return app

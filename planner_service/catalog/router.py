@@ -1,0 +1,88 @@
+"""One catalog over the configured sources: explicit table locations, a SQL catalog, a warehouse of
+Hadoop-style tables (or the embedded demo). A name resolves in that order; listings are their union."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from planner_service.catalog.base import Catalog, LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.hadoop import HadoopCatalog
+from planner_service.catalog.sql import SqlCatalog
+from planner_service.errors import NoSuchNamespaceError, NoSuchTableError
+from planner_service.io.fileio import FileIO
+
+
+class ExplicitTables:
+    """Tables named in the settings: `{"ns.name": "<metadata.json location>"}`."""
+
+    def __init__(self, io: FileIO, tables: dict[str, str]) -> None:
+        self.io = io
+        self._tables = {TableIdentifier.parse(name): location for name, location in tables.items()}
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        location = self._tables.get(identifier)
+        if location is None:
+            raise NoSuchTableError(f"Table does not exist: {identifier}")
+        loaded = load_by_metadata_location(self.io, location)
+        return LoadedTable(str(identifier), loaded.metadata_location, loaded.metadata)
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        return sorted({t.namespace for t in self._tables})
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        found = sorted(t for t in self._tables if t.namespace == namespace)
+        if not found:
+            raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+        return found
+
+
+class CatalogRouter:
+    """Resolves names through `sources` in order; the first that has the table wins."""
+
+    def __init__(self, sources: Sequence[Catalog]) -> None:
+        self.sources = list(sources)
+
+    @classmethod
+    def of(
+        cls,
+        io: FileIO,
+        tables: dict[str, str] | None = None,
+        catalog_uri: str | None = None,
+        catalog_name: str = "default",
+        warehouse: str | None = None,
+    ) -> CatalogRouter:
+        sources: list[Catalog] = []
+        if tables:
+            sources.append(ExplicitTables(io, tables))
+        if catalog_uri:
+            sources.append(SqlCatalog(io, catalog_uri, catalog_name))
+        if warehouse:
+            sources.append(HadoopCatalog(io, warehouse))
+        return cls(sources)
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        for source in self.sources:
+            try:
+                return source.load_table(identifier)
+            except NoSuchTableError:
+                continue
+        raise NoSuchTableError(f"Table does not exist: {identifier}")
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        return sorted({ns for source in self.sources for ns in source.list_namespaces()})
+
+    def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
+        return namespace in self.list_namespaces()
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        found: set[TableIdentifier] = set()
+        exists = False
+        for source in self.sources:
+            try:
+                found.update(source.list_tables(namespace))
+                exists = True
+            except NoSuchNamespaceError:
+                continue
+        if not exists:
+            raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+        return sorted(found)

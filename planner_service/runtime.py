@@ -1,0 +1,66 @@
+"""What a running service holds: its settings, storage, catalog, planner (with its caches) and metrics.
+Built once per process from Settings; routes reach it through a FastAPI dependency."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner_service.api.metrics import MetricsRegistry
+from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.router import CatalogRouter
+from planner_service.catalog.sql import SqlCatalog
+from planner_service.errors import BadRequestError
+from planner_service.io.fileio import FileIO, S3Config
+from planner_service.io.locations import AllowList
+from planner_service.planning.planner import ScanPlanner
+from planner_service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    io: FileIO
+    catalog: CatalogRouter
+    planner: ScanPlanner
+    metrics: MetricsRegistry
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Runtime:
+        s3 = S3Config(
+            endpoint=settings.s3_endpoint,
+            region=settings.s3_region,
+            access_key_id=settings.s3_access_key_id,
+            secret_access_key=settings.s3_secret_access_key,
+            session_token=settings.s3_session_token,
+            path_style=settings.s3_path_style,
+        )
+        io = FileIO(s3, AllowList.of(settings.allowed_roots))
+        catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse)
+        if settings.serves_demo:
+            catalog.sources.append(_demo_catalog(io, settings))
+        planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
+        return cls(settings, io, catalog, planner, MetricsRegistry())
+
+    def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
+        """A table by catalog name or by its metadata.json location (exactly one of them)."""
+        if (name is None) == (metadata_location is None):
+            raise BadRequestError("Give exactly one of 'table' (namespace.name) and 'metadata-location'")
+        if metadata_location is not None:
+            return load_by_metadata_location(self.io, metadata_location)
+        assert name is not None
+        return self.catalog.load_table(TableIdentifier.parse(name))
+
+    def close(self) -> None:
+        self.planner.close()
+
+
+def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:
+    from planner_service.demo import DEMO_CATALOG_NAME, demo_catalog_uri, ensure_demo_warehouse
+
+    directory = ensure_demo_warehouse(Path(settings.demo_dir) if settings.demo_dir else None)
+    log.info("serving the demo warehouse", extra={"directory": str(directory)})
+    return SqlCatalog(io, demo_catalog_uri(directory), DEMO_CATALOG_NAME)

@@ -1,0 +1,126 @@
+"""Service settings: environment variables (SCAN_PLANNER_*), a TOML or JSON config file, CLI flags.
+
+Precedence: CLI flags > environment > config file > defaults. With no catalog configured at all, the
+service serves the embedded demo warehouse (created on first start).
+
+    SCAN_PLANNER_WAREHOUSE=/data/warehouse          Hadoop-style tables at WAREHOUSE/ns/name
+    SCAN_PLANNER_CATALOG_URI=sqlite:////data/cat.db  a SQL catalog (iceberg_tables); a PostgreSQL URL too
+    SCAN_PLANNER_TABLES='{"db.events": "s3://b/t/metadata/v3.metadata.json"}'   explicit locations
+    SCAN_PLANNER_ALLOWED_ROOTS='["/data", "s3://lake"]'   locations outside are refused (403)
+    SCAN_PLANNER_S3_ENDPOINT=http://127.0.0.1:9000 (and _S3_REGION, _S3_ACCESS_KEY_ID, _S3_SECRET_ACCESS_KEY)
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from contextvars import ContextVar
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from planner_service.errors import BadRequestError
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid")
+
+    # where tables come from (any combination; explicit tables first, then the SQL catalog, then the warehouse)
+    warehouse: str | None = None
+    catalog_uri: str | None = None
+    catalog_name: str = "default"
+    tables: dict[str, str] = Field(default_factory=dict)
+    demo: bool | None = None  # None: serve the demo warehouse when no catalog is configured
+    demo_dir: str | None = None
+
+    # storage
+    allowed_roots: list[str] = Field(default_factory=list)
+    s3_endpoint: str | None = None
+    s3_region: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+    s3_session_token: str | None = None
+    s3_path_style: bool = True
+
+    # serving
+    host: str = "127.0.0.1"
+    port: int = 8181
+    workers: int = 1
+    max_body_bytes: int = 1024 * 1024
+    cache_bytes: int = 512 * 1024 * 1024
+    manifest_threads: int = 4
+
+    # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
+    # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled
+    plan_task_page_size: int = 1000
+    async_plan_min_files: int = 100_000
+    plan_ttl_seconds: int = 600
+    advertise_server_planning: bool = True  # table config scan-planning-mode=server
+
+    @property
+    def serves_demo(self) -> bool:
+        if self.demo is not None:
+            return self.demo
+        return not (self.warehouse or self.catalog_uri or self.tables)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, _ConfigFileSource(settings_cls)
+
+
+_config_file: ContextVar[str | None] = ContextVar("scan_planner_config_file", default=None)
+
+
+class _ConfigFileSource(PydanticBaseSettingsSource):
+    """The config file named by load_settings(), below the environment."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = _config_file.get()
+        return read_config_file(path) if path else {}
+
+
+def read_config_file(path: str) -> dict[str, Any]:
+    """A TOML or JSON file of settings (keys as the field names, e.g. `warehouse = "/data"`)."""
+    file = Path(path)
+    try:
+        text = file.read_bytes()
+    except OSError as exc:
+        raise BadRequestError(f"Cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text) if file.suffix == ".json" else tomllib.loads(text.decode())
+    except ValueError as exc:  # tomllib.TOMLDecodeError is a ValueError
+        raise BadRequestError(f"Invalid config file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise BadRequestError(f"Invalid config file {path}: expected a table of settings")
+    return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+def load_settings(config_file: str | None = None, **overrides: Any) -> Settings:
+    """Defaults < config file < environment < overrides (CLI flags; None values are ignored)."""
+    token = _config_file.set(config_file)
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise BadRequestError(f"Invalid settings: {exc}") from None
+    finally:
+        _config_file.reset(token)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process's settings (tests override the dependency instead)."""
+    return load_settings()
