@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from planner_service import __version__
 from planner_service.api import native
-from planner_service.api.errors import BodySizeLimit, install_error_handlers
+from planner_service.api.errors import BodySizeLimit, install_error_handlers, unexpected_error_response
 from planner_service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
 
@@ -46,7 +46,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.middleware("http")
     async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         started = time.perf_counter()
-        response = await call_next(request)
+        try:
+            response = await call_next(request)
+        except Exception as exc:  # answered here, so that the server does not log it a second time
+            response = unexpected_error_response(request, exc)
         elapsed = time.perf_counter() - started
         route = getattr(request.scope.get("route"), "path", "unmatched")
         runtime: Runtime | None = getattr(request.app.state, "runtime", None)

@@ -49,11 +49,12 @@ def install_error_handlers(app: FastAPI) -> None:
         message = str(exc.detail) if exc.status_code != 404 else f"No route for {request.method} {request.url.path}"
         return error_response(_HTTP_TYPES.get(exc.status_code, "HTTPException"), message, exc.status_code)
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unexpected error", extra={"path": request.url.path})
-        message = f"Internal error ({type(exc).__name__}); the service log has the details"
-        return error_response("InternalServerError", message, 500)
+
+def unexpected_error_response(request: Request, exc: Exception) -> Response:
+    """A 500 without internals; the traceback goes to the log."""
+    log.error("unexpected error", exc_info=exc, extra={"path": request.url.path})
+    message = f"Internal error ({type(exc).__name__}); the service log has the details"
+    return error_response("InternalServerError", message, 500)
 
 
 class BodySizeLimit:

@@ -58,6 +58,7 @@ def plan_response(runtime: Runtime, body: PlanRequest) -> dict[str, Any]:
         body.options,
         row_filter,
         body.case_sensitive,
+        explain=body.explain,
     )
     plan = runtime.planner.plan(table, request)
     _record_plan_metrics(runtime, plan)

@@ -106,6 +106,7 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
         "tasks": tasks,
         "delete-files": delete_files,
         "metrics": metrics_to_json(plan.metrics, len(plan.tasks)),
+        **({"explain": plan.explain.to_json()} if plan.explain else {}),
     }
 
 

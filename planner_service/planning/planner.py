@@ -24,6 +24,7 @@ from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snap
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.cache import LruCache
+from planner_service.planning.explain import Explain, file_reasons, manifest_reason
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
 from planner_service.planning.row_filter import RowFilter
@@ -37,6 +38,7 @@ class ScanRequest:
     options: Mapping[str, object] | None = None
     row_filter: Expression = TRUE  # unbound; bound against the table's current schema, as Java does
     case_sensitive: bool = True
+    explain: bool = False  # record why each manifest and data file was kept or skipped
 
 
 @dataclass
@@ -63,6 +65,7 @@ class ScanPlan:
     file_tasks: list[FileScanTask]
     tasks: list[CombinedScanTask]
     metrics: ScanMetrics
+    explain: Explain | None = None
 
 
 class ScanPlanner:
@@ -100,11 +103,12 @@ class ScanPlanner:
             deletes = self._delete_files(delete_manifests, row_filter, metrics)
             delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
-            file_tasks = list(self._file_tasks(data_manifests, delete_index, row_filter, metrics))
+            explain = Explain(request.row_filter) if request.explain else None
+            file_tasks = list(self._file_tasks(data_manifests, delete_index, row_filter, metrics, explain))
         with _timed(metrics, "split_and_pack"):
             tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan(table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics)
+        return ScanPlan(table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics, explain)
 
     # -- stages ---------------------------------------------------------------------------------------
 
@@ -129,13 +133,25 @@ class ScanPlanner:
                     yield f
 
     def _file_tasks(
-        self, manifests: list[ManifestFile], deletes: DeleteFileIndex, row_filter: RowFilter, metrics: ScanMetrics
+        self,
+        manifests: list[ManifestFile],
+        deletes: DeleteFileIndex,
+        row_filter: RowFilter,
+        metrics: ScanMetrics,
+        explain: Explain | None = None,
     ) -> Iterator[FileScanTask]:
-        kept = [m for m in hashset_order(manifests, _path) if _may_have_files(m, row_filter)]
+        ordered = hashset_order(manifests, _path)
+        kept = [m for m in ordered if _may_have_files(m, row_filter)]
         metrics.skipped_data_manifests = len(manifests) - len(kept)
+        if explain is not None:
+            for m in ordered:
+                explain.manifest(m, *manifest_reason(m, row_filter))
         with_stats = deletes.has_equality_deletes  # equality-delete pruning compares data-file bounds
         for entries in self._load_all(kept):
             live = entries.live_files(with_stats=with_stats)
+            if explain is not None:
+                for f, (kept_file, reason) in zip(live, file_reasons(entries, live, row_filter), strict=True):
+                    explain.data_file(f, kept_file, reason)
             scanned = 0
             for f in row_filter.kept(entries, live):
                 scanned += 1

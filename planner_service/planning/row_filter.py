@@ -61,13 +61,18 @@ class RowFilter:
             yield from files
             return
         assert self._metrics is not None
-        might = self._partition_mask(entries.manifest.partition_spec_id, files)
+        might = self.partition_mask(entries.manifest.partition_spec_id, files)
         if might.any():
             might &= self._metrics.eval(entries.live_stats())
         for i in np.flatnonzero(might):
             yield files[i]
 
-    def _partition_mask(self, spec_id: int, files: list[ContentFile]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    def partition_filter(self, spec_id: int) -> tuple[Expression, StructType]:
+        """The filter's inclusive projection onto a spec, bound to its partition type."""
+        bound, partition_type, _ = self._partition_state(spec_id)
+        return bound, partition_type
+
+    def _partition_state(self, spec_id: int) -> tuple[Expression, StructType, dict[tuple[Any, ...], bool]]:
         cached = self._partition.get(spec_id)
         if cached is None:
             spec = self._spec(spec_id)
@@ -75,7 +80,11 @@ class RowFilter:
             projected = inclusive_projection(spec, self._schema, self.expr, self._cs)
             bound = bind(Schema(0, partition_type), rewrite_not(projected), self._cs)
             cached = self._partition[spec_id] = (bound, partition_type, {})
-        bound, partition_type, memo = cached
+        return cached
+
+    def partition_mask(self, spec_id: int, files: list[ContentFile]) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """Might each file's partition tuple match? (Java's partition Evaluator, nulls first.)"""
+        bound, partition_type, memo = self._partition_state(spec_id)
         # a manifest holds few distinct partitions: evaluate each once
         out = np.empty(len(files), dtype=bool)
         for i, f in enumerate(files):
@@ -85,6 +94,10 @@ class RowFilter:
                 hit = memo[key] = eval_on_struct(bound, f.partition, partition_type)
             out[i] = hit
         return out
+
+    @property
+    def metrics_evaluator(self) -> InclusiveMetricsEvaluator | None:
+        return self._metrics
 
     def residual(self, f: ContentFile) -> Expression:
         if self.is_true:

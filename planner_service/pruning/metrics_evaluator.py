@@ -48,6 +48,17 @@ class InclusiveMetricsEvaluator:
         # Java: record_count == 0 cannot match; < 0 (unknown, imported Avro) might
         return np.where(records == 0, False, np.where(records < 0, True, might))
 
+    def eval_conjuncts(self, stats: StatsColumns) -> list[tuple[Expression, BoolArray]]:
+        """Each top-level conjunct of the bound filter with its own might-match mask (for explanations)."""
+        visit = _Visit(stats)
+        return [(c, visit.visit(c)) for c in _conjuncts(self.expr)]
+
+
+def _conjuncts(expr: Expression) -> list[Expression]:
+    if isinstance(expr, And):
+        return [*_conjuncts(expr.left), *_conjuncts(expr.right)]
+    return [expr]
+
 
 class _Visit:
     """One evaluation over one manifest's files (no state kept on the shared evaluator)."""
