@@ -12,7 +12,7 @@ from fastapi import FastAPI, Request
 from starlette.responses import Response
 
 from planner_service import __version__
-from planner_service.api import native
+from planner_service.api import native, rest_catalog, rest_scan
 from planner_service.api.errors import BodySizeLimit, install_error_handlers, unexpected_error_response
 from planner_service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
@@ -42,6 +42,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     install_error_handlers(app)
     app.include_router(native.router)
+    app.include_router(rest_catalog.router)
+    app.include_router(rest_scan.router)
 
     @app.middleware("http")
     async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -65,3 +65,22 @@ class StorageError(PlannerError):
 
     status_code = 503
     error_type = "StorageException"
+
+
+class NoSuchPlanIdError(NotFoundError):
+    """A REST scan plan id that is unknown, expired or belongs to another table."""
+
+    error_type = "NoSuchPlanIdException"
+
+
+class NoSuchPlanTaskError(NotFoundError):
+    """A REST plan task token that is unknown, expired, cancelled or belongs to another table."""
+
+    error_type = "NoSuchPlanTaskException"
+
+
+class UnsupportedOperationError(PlannerError):
+    """A valid request the service does not implement (the REST spec's 406)."""
+
+    status_code = 406
+    error_type = "UnsupportedOperationException"

@@ -1,0 +1,213 @@
+"""The state of REST scan plans between requests: their status, and a completed plan's file scan tasks
+in pages that clients fetch with plan-task tokens.
+
+A plan lives `ttl_seconds` after it was submitted or last changed state; a plan still being planned does
+not expire. The store is bounded: past `max_plans` plans or `max_tasks` retained file scan tasks, the
+oldest plans are dropped (their ids then answer 404, as expired ones do). Pages are kept as the planner's
+FileScanTask objects, not as JSON, and encoded when fetched: a task costs a few hundred bytes held, where
+its JSON would cost kilobytes as Python objects.
+
+Every method takes the lock and records are immutable, so worker threads and the event loop can share
+one store.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from planner_service.catalog.base import TableIdentifier
+from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
+from planner_service.metadata.partitioning import PartitionSpec
+from planner_service.metadata.types import Schema
+from planner_service.planning.scan_tasks import FileScanTask
+
+MAX_PLANS = 1000
+MAX_RETAINED_TASKS = 1_000_000  # about half a GiB of tasks and their content files at most
+_TOKEN_SEPARATOR = ":"
+
+
+class PlanStatus(StrEnum):
+    SUBMITTED = "submitted"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class PlannedTasks:
+    """A completed plan: its file scan tasks in `page_size` pages, and what encoding them needs."""
+
+    tasks: Sequence[FileScanTask]
+    specs: dict[int, PartitionSpec]
+    schema: Schema
+    page_size: int
+
+    def __post_init__(self) -> None:
+        if self.page_size <= 0:
+            raise ValueError(f"Page size must be > 0, got {self.page_size}")
+
+    @property
+    def page_count(self) -> int:
+        """At least one page, so that an empty plan still has a (empty) first page."""
+        return max(1, -(-len(self.tasks) // self.page_size))
+
+    def page(self, number: int) -> Sequence[FileScanTask]:
+        return self.tasks[number * self.page_size : (number + 1) * self.page_size]
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    plan_id: str
+    table: TableIdentifier
+    status: PlanStatus
+    expires_at: float  # monotonic seconds; inf while submitted
+    result: PlannedTasks | None = None
+    error: PlannerError | None = None
+
+    def task_tokens(self) -> list[str]:
+        """Plan-task tokens of the pages after the first (the first is answered inline)."""
+        pages = self.result.page_count if self.result is not None else 0
+        return [plan_task_token(self.plan_id, page) for page in range(1, pages)]
+
+
+def plan_task_token(plan_id: str, page: int) -> str:
+    return f"{plan_id}{_TOKEN_SEPARATOR}{page}"
+
+
+class PlanStore:
+    def __init__(
+        self,
+        ttl_seconds: float,
+        max_plans: int = MAX_PLANS,
+        max_tasks: int = MAX_RETAINED_TASKS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if ttl_seconds <= 0 or max_plans <= 0 or max_tasks < 0:
+            raise ValueError("PlanStore needs ttl_seconds > 0, max_plans > 0 and max_tasks >= 0")
+        self.ttl_seconds, self.max_plans, self.max_tasks = ttl_seconds, max_plans, max_tasks
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._plans: OrderedDict[str, PlanRecord] = OrderedDict()  # oldest first
+        self._retained_tasks = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire()
+            return len(self._plans)
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def submit(self, table: TableIdentifier) -> PlanRecord:
+        """A new plan, being planned."""
+        with self._lock:
+            return self._submit(table)
+
+    def add_completed(self, table: TableIdentifier, result: PlannedTasks) -> PlanRecord:
+        """A plan that was planned at once."""
+        with self._lock:
+            return self._complete(self._submit(table), result)
+
+    def complete(self, plan_id: str, result: PlannedTasks) -> PlanRecord | None:
+        """Record a submitted plan's tasks; None when it was cancelled or dropped meanwhile."""
+        with self._lock:
+            record = self._plans.get(plan_id)
+            if record is None or record.status is not PlanStatus.SUBMITTED:
+                return None
+            return self._complete(record, result)
+
+    def fail(self, plan_id: str, error: PlannerError) -> None:
+        with self._lock:
+            record = self._plans.get(plan_id)
+            if record is not None and record.status is PlanStatus.SUBMITTED:
+                self._update(record, PlanStatus.FAILED, None, error)
+
+    def cancel(self, plan_id: str, table: TableIdentifier) -> None:
+        """Cancel a plan and drop its tasks; it answers `cancelled` until it expires."""
+        with self._lock:
+            record = self._get(plan_id, table)
+            self._release(record)
+            self._update(record, PlanStatus.CANCELLED, None, None)
+
+    # -- reads -----------------------------------------------------------------------------------------
+
+    def get(self, plan_id: str, table: TableIdentifier) -> PlanRecord:
+        with self._lock:
+            return self._get(plan_id, table)
+
+    def is_submitted(self, plan_id: str) -> bool:
+        with self._lock:
+            record = self._plans.get(plan_id)
+            return record is not None and record.status is PlanStatus.SUBMITTED
+
+    def page(self, token: str, table: TableIdentifier) -> tuple[PlannedTasks, int]:
+        """The completed plan and page number a plan-task token names."""
+        plan_id, _, number = token.rpartition(_TOKEN_SEPARATOR)
+        with self._lock:
+            self._expire()
+            record = self._plans.get(plan_id)
+            if (
+                record is None
+                or record.table != table
+                or record.result is None
+                or not number.isdigit()
+                or not 0 < int(number) < record.result.page_count
+            ):
+                raise NoSuchPlanTaskError(f"No such plan task for table {table}: {token}")
+            return record.result, int(number)
+
+    # -- internals (the lock is held) ------------------------------------------------------------------
+
+    def _submit(self, table: TableIdentifier) -> PlanRecord:
+        self._expire()
+        record = PlanRecord(uuid.uuid4().hex, table, PlanStatus.SUBMITTED, float("inf"))
+        self._plans[record.plan_id] = record
+        self._bound(keep=record.plan_id)
+        return record
+
+    def _complete(self, record: PlanRecord, result: PlannedTasks) -> PlanRecord:
+        done = self._update(record, PlanStatus.COMPLETED, result, None)
+        self._retained_tasks += len(result.tasks)
+        self._bound(keep=record.plan_id)
+        return done
+
+    def _get(self, plan_id: str, table: TableIdentifier) -> PlanRecord:
+        self._expire()
+        record = self._plans.get(plan_id)
+        if record is None or record.table != table:
+            raise NoSuchPlanIdError(f"No such plan for table {table}: {plan_id}")
+        return record
+
+    def _update(
+        self, record: PlanRecord, status: PlanStatus, result: PlannedTasks | None, error: PlannerError | None
+    ) -> PlanRecord:
+        expires_at = self._clock() + self.ttl_seconds
+        updated = replace(record, status=status, expires_at=expires_at, result=result, error=error)
+        self._plans[record.plan_id] = updated
+        return updated
+
+    def _release(self, record: PlanRecord) -> None:
+        if record.result is not None:
+            self._retained_tasks -= len(record.result.tasks)
+
+    def _drop(self, plan_id: str) -> None:
+        record = self._plans.pop(plan_id)
+        self._release(record)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for plan_id in [p for p, r in self._plans.items() if r.expires_at <= now]:
+            self._drop(plan_id)
+
+    def _bound(self, keep: str | None = None) -> None:
+        """Drop the oldest plans (never `keep`) while over either bound."""
+        for plan_id in list(self._plans):
+            if len(self._plans) <= self.max_plans and self._retained_tasks <= self.max_tasks:
+                return
+            if plan_id != keep:
+                self._drop(plan_id)

@@ -1,0 +1,152 @@
+"""The read side of the Iceberg REST catalog: `/v1/config`, namespaces and tables, enough for a REST
+client (PyIceberg, Iceberg Java 1.11) to load a table and plan its scans here (api/rest_scan.py).
+
+Namespaces are those of the configured catalog sources; a namespace exists when it or a namespace under it
+holds tables (as Java's JdbcCatalog answers). Nothing here writes: create, drop, rename and commit are
+not served, and not advertised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from planner_service.api import rest_scan
+from planner_service.api.native import PrettyDep, RuntimeDep
+from planner_service.api.responses import json_response
+from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
+from planner_service.catalog.base import LoadedTable, TableIdentifier
+from planner_service.errors import NoSuchNamespaceError, NotFoundError
+from planner_service.runtime import Runtime
+
+SCAN_PLANNING_MODE = "scan-planning-mode"  # Iceberg 1.11 / PyIceberg 0.12: "client" | "server"
+
+router = APIRouter(tags=["iceberg-rest-catalog"])
+routes = V1Routes(router)
+
+
+@router.get("/v1/config", summary="Catalog configuration and the endpoints this service serves")
+async def config(
+    runtime: RuntimeDep,
+    pretty: PrettyDep,
+    warehouse: Annotated[str | None, Query(description="accepted and ignored: the service is one catalog")] = None,
+) -> Response:
+    defaults = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
+    body = {"defaults": defaults, "overrides": {}, "endpoints": advertised_endpoints()}
+    return json_response(body, pretty=pretty)
+
+
+def advertised_endpoints() -> list[str]:
+    """Exactly the routes registered through V1Routes, here and in rest_scan."""
+    return [*routes.endpoints, *rest_scan.routes.endpoints]
+
+
+# --- Namespaces ------------------------------------------------------------------------------------------
+
+
+def _namespaces(runtime: Runtime) -> list[tuple[str, ...]]:
+    return runtime.catalog.list_namespaces()
+
+
+def _exists(namespace: tuple[str, ...], known: list[tuple[str, ...]]) -> bool:
+    return any(ns[: len(namespace)] == namespace for ns in known)
+
+
+def _require_namespace(runtime: Runtime, namespace: tuple[str, ...]) -> None:
+    if not _exists(namespace, _namespaces(runtime)):
+        raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+
+
+def _children(runtime: Runtime, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
+    known = _namespaces(runtime)
+    if parent and not _exists(parent, known):
+        raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(parent)}")
+    depth = len(parent) + 1
+    return sorted({ns[:depth] for ns in known if len(ns) >= depth and ns[: len(parent)] == parent})
+
+
+@routes.route("GET", "/namespaces", summary="List namespaces (top level, or the children of `parent`)")
+async def list_namespaces(
+    runtime: RuntimeDep,
+    pretty: PrettyDep,
+    parent: Annotated[str | None, Query(description="a namespace, levels joined by %1F")] = None,
+    page_token: Annotated[str | None, Query(alias="pageToken", description="ignored: one page")] = None,
+    page_size: Annotated[int | None, Query(alias="pageSize", description="ignored: one page")] = None,
+) -> Response:
+    parent_levels = parse_namespace(parent) if parent is not None else ()
+    found = await run_in_threadpool(_children, runtime, parent_levels)
+    return json_response({"namespaces": [list(ns) for ns in found]}, pretty=pretty)
+
+
+@routes.route("GET", "/namespaces/{namespace}", summary="Load a namespace (it has no properties)")
+async def load_namespace(namespace: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    levels = parse_namespace(namespace)
+    await run_in_threadpool(_require_namespace, runtime, levels)
+    return json_response({"namespace": list(levels), "properties": {}}, pretty=pretty)
+
+
+@routes.route("HEAD", "/namespaces/{namespace}", summary="Whether a namespace exists: 204 or 404")
+async def namespace_exists(namespace: str, runtime: RuntimeDep) -> Response:
+    levels = parse_namespace(namespace)
+    return await _exists_response(_require_namespace, runtime, levels)
+
+
+# --- Tables ----------------------------------------------------------------------------------------------
+
+
+def _list_tables(runtime: Runtime, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+    _require_namespace(runtime, namespace)
+    try:
+        return runtime.catalog.list_tables(namespace)
+    except NoSuchNamespaceError:  # a namespace that only holds namespaces
+        return []
+
+
+@routes.route("GET", "/namespaces/{namespace}/tables", summary="List the tables of a namespace")
+async def list_tables(
+    namespace: str,
+    runtime: RuntimeDep,
+    pretty: PrettyDep,
+    page_token: Annotated[str | None, Query(alias="pageToken", description="ignored: one page")] = None,
+    page_size: Annotated[int | None, Query(alias="pageSize", description="ignored: one page")] = None,
+) -> Response:
+    found = await run_in_threadpool(_list_tables, runtime, parse_namespace(namespace))
+    identifiers = [{"namespace": list(t.namespace), "name": t.name} for t in found]
+    return json_response({"identifiers": identifiers}, pretty=pretty)
+
+
+def load_table_result(runtime: Runtime, table: LoadedTable) -> dict[str, Any]:
+    """The spec's LoadTableResult: the metadata.json as read, and the table's client config."""
+    table_config = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
+    return {"metadata-location": table.metadata_location, "metadata": table.metadata.raw, "config": table_config}
+
+
+@routes.route("GET", "/namespaces/{namespace}/tables/{table}", summary="Load a table (LoadTableResult)")
+async def load_table(
+    namespace: str,
+    table: str,
+    runtime: RuntimeDep,
+    pretty: PrettyDep,
+    snapshots: Annotated[str | None, Query(description="all | refs: ignored, every snapshot is returned")] = None,
+) -> Response:
+    identifier = table_identifier(namespace, table)
+    loaded = await run_in_threadpool(runtime.catalog.load_table, identifier)
+    return json_response(load_table_result(runtime, loaded), pretty=pretty)
+
+
+@routes.route("HEAD", "/namespaces/{namespace}/tables/{table}", summary="Whether a table exists: 204 or 404")
+async def table_exists(namespace: str, table: str, runtime: RuntimeDep) -> Response:
+    return await _exists_response(runtime.catalog.load_table, table_identifier(namespace, table))
+
+
+async def _exists_response(check: Callable[..., object], *args: Any) -> Response:
+    """204 when `check(*args)` succeeds, a bare 404 when it raises NotFoundError (HEAD has no body)."""
+    try:
+        await run_in_threadpool(check, *args)
+    except NotFoundError:
+        return Response(status_code=404)
+    return Response(status_code=204)

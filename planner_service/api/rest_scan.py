@@ -1,0 +1,307 @@
+"""Iceberg REST scan planning (spec 1.11 forms): plan, poll, cancel, fetch plan tasks.
+
+POST .../plan answers with Java's planFiles() tasks (unsplit: REST has no CombinedScanTask):
+- `completed` with the first `plan_task_page_size` file scan tasks inline, and one opaque plan-task token
+  per further page, all listed at once so a client may fetch them in parallel (POST .../tasks);
+- `submitted` when the snapshot has more than `async_plan_min_files` data files: the plan runs in the
+  background and GET .../plan/{plan-id} answers `submitted`, `completed` (as above), `failed` or
+  `cancelled`; DELETE cancels it.
+Every response lists each delete file its tasks use once, in its own `delete-files`, and tasks refer to
+them by index (so no response carries delete files without the tasks that use them, which clients reject).
+Plans and their pages live in a PlanStore (api/plan_store.py) for `plan_ttl_seconds`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from pydantic import ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from planner_service.api.errors import error_body
+from planner_service.api.native import PrettyDep, RuntimeDep, _record_plan_metrics
+from planner_service.api.plan_json import ContentFileEncoder
+from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
+from planner_service.api.responses import json_response
+from planner_service.api.rest_routes import V1Routes, table_identifier
+from planner_service.api.wire import WireModel, json_body_schema, parse_body
+from planner_service.catalog.base import LoadedTable, TableIdentifier
+from planner_service.errors import BadRequestError, PlannerError, UnsupportedOperationError
+from planner_service.expressions.binding import bind
+from planner_service.expressions.expression import TRUE
+from planner_service.expressions.expression_json import expression_from_json, expression_to_json
+from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.manifest_list import DATA, read_manifest_list
+from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
+from planner_service.metadata.table_metadata import Snapshot
+from planner_service.metadata.types import Schema
+from planner_service.planning.planner import ScanRequest
+from planner_service.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+BACKGROUND_PLANS = 2  # submitted plans planned at once (each also reads manifests in parallel)
+
+# --- Wire models ------------------------------------------------------------------------------------------
+
+
+class RestWireModel(WireModel):
+    """Strict types (a string is no snapshot id), but unknown fields are ignored: the spec adds optional
+    hints over time, and Iceberg's own parsers ignore what they do not know."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class PlanTableScanRequest(RestWireModel):
+    snapshot_id: int | None = Field(None, description="the snapshot to scan; default: the current one")
+    select: list[str] | None = Field(None, description="column names; checked, they do not change the files")
+    filter: Any = Field(None, description="a REST JSON expression")
+    case_sensitive: bool = True
+    use_snapshot_schema: bool = Field(False, description="accepted; the filter binds to the current schema")
+    start_snapshot_id: int | None = Field(None, description="incremental scans: not supported (406)")
+    end_snapshot_id: int | None = Field(None, description="incremental scans: not supported (406)")
+    stats_fields: list[str] | None = Field(None, description="accepted; column stats are not returned")
+    min_rows_requested: int | None = Field(None, description="a hint; every task is returned")
+
+
+class FetchScanTasksRequest(RestWireModel):
+    plan_task: str = Field(description="a token from `plan-tasks`")
+
+
+# --- Planning (worker threads) ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """A checked request: what planning needs, and the size estimate that decides sync or async."""
+
+    table: LoadedTable
+    request: ScanRequest
+    estimated_files: int
+
+
+def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableScanRequest) -> _Scan:
+    """Load the table and check the request, so that a bad one is a 4xx now, not a failed plan later."""
+    _check_snapshot_fields(body)
+    table = runtime.catalog.load_table(identifier)
+    meta = table.metadata
+    row_filter = TRUE if body.filter is None else expression_from_json(body.filter)
+    choice = SnapshotChoice(snapshot_id=body.snapshot_id)
+    chosen = choose_snapshot(meta, choice)
+    bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
+    _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
+    request = ScanRequest(choice, None, row_filter, body.case_sensitive)
+    return _Scan(table, request, _estimated_data_files(runtime, chosen.snapshot))
+
+
+def _check_snapshot_fields(body: PlanTableScanRequest) -> None:
+    start, end = body.start_snapshot_id, body.end_snapshot_id
+    if start is None and end is None:
+        return
+    # the spec: a point-in-time scan (snapshot-id) or an incremental one (start + end), never both
+    if body.snapshot_id is not None:
+        raise BadRequestError("Invalid scan: give snapshot-id or start-snapshot-id/end-snapshot-id, not both")
+    if end is None:
+        raise BadRequestError("Invalid scan: end-snapshot-id is required with start-snapshot-id")
+    raise UnsupportedOperationError("Incremental scans (start-snapshot-id, end-snapshot-id) are not supported")
+
+
+def _check_select(select: list[str] | None, schemas: Sequence[Schema], case_sensitive: bool) -> None:
+    """Each name must exist in the scan's schema or the current one (PyIceberg selects by the snapshot's
+    schema without setting use-snapshot-schema)."""
+    for name in select or ():
+        if name != "*" and all(s.find_field_by_name(name, case_sensitive) is None for s in schemas):
+            raise BadRequestError(f"Cannot select unknown column '{name}'")
+
+
+def _estimated_data_files(runtime: Runtime, snapshot: Snapshot | None) -> int:
+    """The snapshot summary's total-data-files (Java writes it), else the manifest list's live counts."""
+    if snapshot is None or snapshot.manifest_list is None:
+        return 0
+    total = snapshot.summary.get("total-data-files", "")
+    if total.isdigit():
+        return int(total)
+    location = snapshot.manifest_list
+    manifests = read_manifest_list(runtime.io.read(location), location)
+    return sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests if m.content == DATA)
+
+
+def plan_scan(runtime: Runtime, scan: _Scan) -> PlannedTasks:
+    plan = runtime.planner.plan(scan.table, scan.request)
+    _record_plan_metrics(runtime, plan)
+    meta = scan.table.metadata
+    return PlannedTasks(plan.file_tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size)
+
+
+def plan_now(runtime: Runtime, store: PlanStore, identifier: TableIdentifier, scan: _Scan) -> dict[str, Any]:
+    """Plan, keep the pages, and answer `completed` with the first one."""
+    record = store.add_completed(identifier, plan_scan(runtime, scan))
+    return completed_body(record)
+
+
+# --- JSON -------------------------------------------------------------------------------------------------
+
+
+def encode_page(result: PlannedTasks, number: int) -> dict[str, Any]:
+    """One page as the spec's ScanTasks: `delete-files` and `file-scan-tasks` that index into them."""
+    encoder = ContentFileEncoder(result.specs, result.schema)
+    indexes: dict[int, int] = {}  # id(delete file) -> its index in delete_files
+    delete_files: list[dict[str, Any]] = []
+
+    def index(d: ContentFile) -> int:
+        found = indexes.get(id(d))
+        if found is None:
+            found = indexes[id(d)] = len(delete_files)
+            delete_files.append(encoder.encode(d))
+        return found
+
+    tasks = []
+    for task in result.page(number):
+        out: dict[str, Any] = {"data-file": encoder.encode(task.file)}
+        if task.deletes:  # Java's RESTFileScanTaskParser leaves out an empty list
+            out["delete-file-references"] = [index(d) for d in task.deletes]
+        out["residual-filter"] = expression_to_json(task.residual)
+        tasks.append(out)
+    return {"delete-files": delete_files, "file-scan-tasks": tasks}
+
+
+def completed_body(record: PlanRecord) -> dict[str, Any]:
+    assert record.result is not None
+    body: dict[str, Any] = {"status": PlanStatus.COMPLETED.value, "plan-id": record.plan_id}
+    body.update(encode_page(record.result, 0))
+    body["plan-tasks"] = record.task_tokens()
+    return body
+
+
+def _failed_body(error: PlannerError | None) -> dict[str, Any]:
+    error = error or PlannerError("Planning failed")
+    return {"status": PlanStatus.FAILED.value, **error_body(error.error_type, error.message, error.status_code)}
+
+
+# --- Background planning ----------------------------------------------------------------------------------
+
+
+class BackgroundPlans:
+    """Plans submitted scans in worker threads, `limit` at a time, and records the outcome in the store.
+    A plan cancelled while it runs finishes, and its result is dropped (the planner cannot be interrupted)."""
+
+    def __init__(self, store: PlanStore, limit: int) -> None:
+        self._store = store
+        self._slots = asyncio.Semaphore(limit)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def start(self, plan_id: str, work: Callable[[], PlannedTasks]) -> None:
+        task = asyncio.get_running_loop().create_task(self._run(plan_id, work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run(self, plan_id: str, work: Callable[[], PlannedTasks]) -> None:
+        async with self._slots:
+            if not self._store.is_submitted(plan_id):  # cancelled or dropped while it waited
+                return
+            try:
+                result = await run_in_threadpool(work)
+            except PlannerError as exc:
+                self._store.fail(plan_id, exc)
+            except Exception as exc:
+                log.exception("background planning failed", extra={"plan-id": plan_id})
+                message = f"Internal error ({type(exc).__name__}); the service log has the details"
+                self._store.fail(plan_id, PlannerError(message))
+            else:
+                self._store.complete(plan_id, result)
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+@dataclass(frozen=True)
+class ScanPlanning:
+    store: PlanStore
+    background: BackgroundPlans
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    runtime: Runtime = app.state.runtime  # made by the application's lifespan, which runs first
+    store = PlanStore(runtime.settings.plan_ttl_seconds)
+    state = ScanPlanning(store, BackgroundPlans(store, BACKGROUND_PLANS))
+    app.state.scan_planning = state
+    try:
+        yield
+    finally:
+        await state.background.close()
+
+
+def get_scan_planning(request: Request) -> ScanPlanning:
+    state: ScanPlanning = request.app.state.scan_planning
+    return state
+
+
+PlanningDep = Annotated[ScanPlanning, Depends(get_scan_planning)]
+
+router = APIRouter(tags=["iceberg-rest-scan-planning"], lifespan=_lifespan)
+routes = V1Routes(router)
+_TABLE = "/namespaces/{namespace}/tables/{table}"
+
+
+# --- Routes -----------------------------------------------------------------------------------------------
+
+
+@routes.route(
+    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest)
+)
+async def plan_table_scan(
+    namespace: str, table: str, request: Request, runtime: RuntimeDep, planning: PlanningDep, pretty: PrettyDep
+) -> Response:
+    identifier = table_identifier(namespace, table)
+    body = await parse_body(request, PlanTableScanRequest)
+    scan = await run_in_threadpool(prepare_scan, runtime, identifier, body)
+    if scan.estimated_files > runtime.settings.async_plan_min_files:
+        record = planning.store.submit(identifier)
+        planning.background.start(record.plan_id, partial(plan_scan, runtime, scan))
+        return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
+    answer = await run_in_threadpool(plan_now, runtime, planning.store, identifier, scan)
+    return json_response(answer, pretty=pretty)
+
+
+@routes.route("GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled")
+async def fetch_planning_result(
+    namespace: str, table: str, plan_id: str, planning: PlanningDep, pretty: PrettyDep
+) -> Response:
+    record = planning.store.get(plan_id, table_identifier(namespace, table))
+    if record.status is PlanStatus.COMPLETED:
+        body = await run_in_threadpool(completed_body, record)
+    elif record.status is PlanStatus.FAILED:
+        body = _failed_body(record.error)
+    else:
+        body = {"status": record.status.value}
+    return json_response(body, pretty=pretty)
+
+
+@routes.route("DELETE", f"{_TABLE}/plan/{{plan_id}}", summary="Cancel a plan and drop its tasks", status_code=204)
+async def cancel_planning(namespace: str, table: str, plan_id: str, planning: PlanningDep) -> Response:
+    planning.store.cancel(plan_id, table_identifier(namespace, table))
+    return Response(status_code=204)
+
+
+@routes.route(
+    "POST", f"{_TABLE}/tasks", summary="Fetch a plan task's file scan tasks",
+    openapi_extra=json_body_schema(FetchScanTasksRequest),
+)  # fmt: skip
+async def fetch_scan_tasks(
+    namespace: str, table: str, request: Request, planning: PlanningDep, pretty: PrettyDep
+) -> Response:
+    identifier = table_identifier(namespace, table)
+    body = await parse_body(request, FetchScanTasksRequest)
+    result, number = planning.store.page(body.plan_task, identifier)
+    return json_response(await run_in_threadpool(encode_page, result, number), pretty=pretty)
