@@ -61,7 +61,7 @@ def plan_response(runtime: Runtime, body: PlanRequest) -> dict[str, Any]:
         explain=body.explain,
     )
     plan = runtime.planner.plan(table, request)
-    _record_plan_metrics(runtime, plan)
+    record_plan_metrics(runtime, plan)
     out = plan_to_json(plan)
     if body.select is not None:
         filter_ids = referenced_field_ids(table.metadata.schema, row_filter, body.case_sensitive)
@@ -69,7 +69,7 @@ def plan_response(runtime: Runtime, body: PlanRequest) -> dict[str, Any]:
     return out
 
 
-def _record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
+def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
     m, registry = plan.metrics, runtime.metrics
     for stage, ms in m.stage_ms.items():
         registry.observe("scan_planner_stage_seconds", "Planning time per stage", ms / 1000, stage=stage)

@@ -6,8 +6,10 @@ content and format, partition as a list), so one vocabulary serves /plan and the
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.metadata.content_file import CONTENT_NAMES, DATA, ContentFile
 from planner_service.metadata.json_values import to_json_value
@@ -98,6 +100,8 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
         "schema": plan.schema.to_json(),
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
+        # what a reader needs besides the files: Parquet files without field ids are read by this mapping
+        **({"name-mapping": _name_mapping(meta.properties)} if NAME_MAPPING in meta.properties else {}),
         "split-options": {
             "split-size": plan.options.split_size,
             "lookback": plan.options.lookback,
@@ -108,6 +112,16 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
         "metrics": metrics_to_json(plan.metrics, len(plan.tasks)),
         **({"explain": plan.explain.to_json()} if plan.explain else {}),
     }
+
+
+NAME_MAPPING = "schema.name-mapping.default"
+
+
+def _name_mapping(properties: dict[str, str]) -> Any:
+    try:
+        return json.loads(properties[NAME_MAPPING])
+    except ValueError:
+        raise CorruptMetadataError(f"Table property {NAME_MAPPING} is not valid JSON") from None
 
 
 def metrics_to_json(m: ScanMetrics, task_count: int) -> dict[str, Any]:

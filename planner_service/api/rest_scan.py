@@ -27,7 +27,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api.errors import error_body
-from planner_service.api.native import PrettyDep, RuntimeDep, _record_plan_metrics
+from planner_service.api.native import PrettyDep, RuntimeDep, record_plan_metrics
 from planner_service.api.plan_json import ContentFileEncoder
 from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
 from planner_service.api.responses import json_response
@@ -98,7 +98,7 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     chosen = choose_snapshot(meta, choice)
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
-    request = ScanRequest(choice, None, row_filter, body.case_sensitive)
+    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False)  # REST: planFiles()
     return _Scan(table, request, _estimated_data_files(runtime, chosen.snapshot))
 
 
@@ -136,7 +136,7 @@ def _estimated_data_files(runtime: Runtime, snapshot: Snapshot | None) -> int:
 
 def plan_scan(runtime: Runtime, scan: _Scan) -> PlannedTasks:
     plan = runtime.planner.plan(scan.table, scan.request)
-    _record_plan_metrics(runtime, plan)
+    record_plan_metrics(runtime, plan)
     meta = scan.table.metadata
     return PlannedTasks(plan.file_tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size)
 

@@ -39,6 +39,7 @@ class ScanRequest:
     row_filter: Expression = TRUE  # unbound; bound against the table's current schema, as Java does
     case_sensitive: bool = True
     explain: bool = False  # record why each manifest and data file was kept or skipped
+    combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
 
 
 @dataclass
@@ -105,8 +106,10 @@ class ScanPlanner:
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
             file_tasks = list(self._file_tasks(data_manifests, delete_index, row_filter, metrics, explain))
-        with _timed(metrics, "split_and_pack"):
-            tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
+        tasks: list[CombinedScanTask] = []
+        if request.combine:
+            with _timed(metrics, "split_and_pack"):
+                tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics, explain)
 
