@@ -25,6 +25,7 @@ from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.cache import LruCache
 from planner_service.planning.explain import Explain, file_reasons, manifest_reason
+from planner_service.planning.gc_pause import gc_paused
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
 from planner_service.planning.row_filter import RowFilter
@@ -84,6 +85,10 @@ class ScanPlanner:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def plan(self, table: LoadedTable, request: ScanRequest) -> ScanPlan:
+        with gc_paused():
+            return self._plan(table, request)
+
+    def _plan(self, table: LoadedTable, request: ScanRequest) -> ScanPlan:
         started = time.perf_counter()
         metrics = ScanMetrics()
         meta = table.metadata
