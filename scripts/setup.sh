@@ -25,4 +25,8 @@ if ! command -v java >/dev/null 2>&1; then
   echo "[setup] installing Java 17 (needed by the Iceberg Java conformance suite)" >&2
   apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
 fi
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  echo "[setup] installing PostgreSQL (the SQL-catalog tests run a server on loopback)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+fi
 echo "[setup] ready: .venv/bin/scan-planner" >&2
