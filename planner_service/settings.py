@@ -4,7 +4,7 @@ Precedence: CLI flags > environment > config file > defaults. With no catalog co
 service serves the embedded demo warehouse (created on first start).
 
     SCAN_PLANNER_WAREHOUSE=/data/warehouse          Hadoop-style tables at WAREHOUSE/ns/name
-    SCAN_PLANNER_CATALOG_URI=sqlite:////data/cat.db  a SQL catalog (iceberg_tables); a PostgreSQL URL too
+    SCAN_PLANNER_CATALOG_URI=sqlite:////data/cat.db  a SQL catalog (iceberg_tables); or postgresql+psycopg://...
     SCAN_PLANNER_TABLES='{"db.events": "s3://b/t/metadata/v3.metadata.json"}'   explicit locations
     SCAN_PLANNER_ALLOWED_ROOTS='["/data", "s3://lake"]'   locations outside are refused (403)
     SCAN_PLANNER_S3_ENDPOINT=http://127.0.0.1:9000 (and _S3_REGION, _S3_ACCESS_KEY_ID, _S3_SECRET_ACCESS_KEY)
