@@ -65,18 +65,26 @@ class ContentFileEncoder:
         return out
 
 
+class DeleteFileTable:
+    """A response's `delete-files`: each delete file encoded once, referred to by its index."""
+
+    def __init__(self, encoder: ContentFileEncoder) -> None:
+        self._encoder = encoder
+        self._index: dict[int, int] = {}  # id(delete file) -> its index in `files`
+        self.files: list[dict[str, Any]] = []
+
+    def ref(self, d: ContentFile) -> int:
+        index = self._index.get(id(d))
+        if index is None:
+            index = self._index[id(d)] = len(self.files)
+            self.files.append(self._encoder.encode(d))
+        return index
+
+
 def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
     meta = plan.table.metadata
     encoder = ContentFileEncoder(meta.specs, meta.schema)
-    delete_refs: dict[int, int] = {}  # id(delete file) -> index in "delete-files"
-    delete_files: list[dict[str, Any]] = []
-
-    def ref(d: ContentFile) -> int:
-        idx = delete_refs.get(id(d))
-        if idx is None:
-            idx = delete_refs[id(d)] = len(delete_files)
-            delete_files.append(encoder.encode(d))
-        return idx
+    deletes = DeleteFileTable(encoder)
 
     tasks = []
     for combined in plan.tasks:
@@ -86,7 +94,7 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
                 "start": t.start,
                 "length": t.length,
                 "residual-filter": expression_to_json(t.residual),
-                "delete-file-references": [ref(d) for d in t.deletes],
+                "delete-file-references": [deletes.ref(d) for d in t.deletes],
             }
             for t in combined.tasks
         ]
@@ -108,7 +116,7 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
             "file-open-cost": plan.options.open_file_cost,
         },
         "tasks": tasks,
-        "delete-files": delete_files,
+        "delete-files": deletes.files,
         "metrics": metrics_to_json(plan.metrics, len(plan.tasks)),
         **({"explain": plan.explain.to_json()} if plan.explain else {}),
     }

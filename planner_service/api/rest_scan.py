@@ -28,7 +28,7 @@ from starlette.responses import Response
 
 from planner_service.api.errors import error_body
 from planner_service.api.native import PrettyDep, RuntimeDep, record_plan_metrics
-from planner_service.api.plan_json import ContentFileEncoder
+from planner_service.api.plan_json import ContentFileEncoder, DeleteFileTable
 from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
@@ -38,7 +38,6 @@ from planner_service.errors import BadRequestError, PlannerError, UnsupportedOpe
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.manifest_list import DATA, read_manifest_list
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
@@ -153,24 +152,16 @@ def plan_now(runtime: Runtime, store: PlanStore, identifier: TableIdentifier, sc
 def encode_page(result: PlannedTasks, number: int) -> dict[str, Any]:
     """One page as the spec's ScanTasks: `delete-files` and `file-scan-tasks` that index into them."""
     encoder = ContentFileEncoder(result.specs, result.schema)
-    indexes: dict[int, int] = {}  # id(delete file) -> its index in delete_files
-    delete_files: list[dict[str, Any]] = []
-
-    def index(d: ContentFile) -> int:
-        found = indexes.get(id(d))
-        if found is None:
-            found = indexes[id(d)] = len(delete_files)
-            delete_files.append(encoder.encode(d))
-        return found
+    deletes = DeleteFileTable(encoder)
 
     tasks = []
     for task in result.page(number):
         out: dict[str, Any] = {"data-file": encoder.encode(task.file)}
         if task.deletes:  # Java's RESTFileScanTaskParser leaves out an empty list
-            out["delete-file-references"] = [index(d) for d in task.deletes]
+            out["delete-file-references"] = [deletes.ref(d) for d in task.deletes]
         out["residual-filter"] = expression_to_json(task.residual)
         tasks.append(out)
-    return {"delete-files": delete_files, "file-scan-tasks": tasks}
+    return {"delete-files": deletes.files, "file-scan-tasks": tasks}
 
 
 def completed_body(record: PlanRecord) -> dict[str, Any]:
