@@ -72,3 +72,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     return app
+
+
+def create_worker_app() -> FastAPI:
+    """The app of one uvicorn worker process (`--workers N`): settings and logging from the environment."""
+    from planner_service.logs import configure_logging
+
+    settings = get_settings()
+    configure_logging(settings.log_level.upper())
+    return create_app(settings)

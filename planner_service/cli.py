@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8181)")
     serve.add_argument("--workers", type=int, help="worker processes (default 1)")
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
     serve.set_defaults(run=_serve)
     return parser
 
@@ -91,8 +91,9 @@ def _serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         workers=args.workers,
+        log_level=args.log_level,
     )
-    configure_logging(args.log_level.upper())
+    configure_logging(settings.log_level.upper())
     if settings.serves_demo:
         from planner_service.demo import ensure_demo_warehouse
 
@@ -102,7 +103,7 @@ def _serve(args: argparse.Namespace) -> int:
     if settings.workers > 1:
         # worker processes import the app themselves: hand them the settings through the environment
         os.environ.update(_settings_environment(settings))
-        uvicorn.run("planner_service.app:create_app", factory=True, host=settings.host, port=settings.port,
+        uvicorn.run("planner_service.app:create_worker_app", factory=True, host=settings.host, port=settings.port,
                     workers=settings.workers, log_config=None)  # fmt: skip
     else:
         from planner_service.app import create_app

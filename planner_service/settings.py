@@ -50,6 +50,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8181
     workers: int = 1
+    log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
     cache_bytes: int = 512 * 1024 * 1024
     manifest_threads: int = 4
