@@ -1,12 +1,14 @@
 """Time Iceberg Java 1.10.2's planTasks() on one table: the cold plan of a fresh JVM, then warm repeats.
 
-    <java venv python> bench/java_plan.py --metadata-location LOC [--repeat 5] [--budget 60] [--no-worker-pool]
+    <java venv python> bench/java_plan.py --metadata-location LOC [--filter-json JSON] [--repeat 5]
+        [--budget 60] [--no-worker-pool]
 
 Runs in the pyspark venv of scripts/java_env.py and drives a bare JVM through py4j (bench/jvm.py). Each plan
 loads the table afresh from its metadata file (StaticTableOperations + BaseTable, as a new query would),
-then materializes `table.newScan().planTasks()` into a Java list, in Java: a py4j call per task would
-cost more than the planning. Only newScan() .. the list's size() is timed; the table load is reported
-apart. The JVM's start is not timed. Java's default plans manifests on its worker pool;
+then materializes `table.newScan().filter(expr).planTasks()` into a Java list, in Java: a py4j call per
+task would cost more than the planning. The filter is `ExpressionParser.fromJson(--filter-json)`, parsed
+once (no filter: no filter() call). Only newScan() .. the list's size() is timed; the table load is
+reported apart. The JVM's start is not timed. Java's default plans manifests on its worker pool;
 --no-worker-pool passes -Diceberg.scan.plan-in-worker-pool=false. The data files are counted once more at
 the end with planFiles() (untimed). Prints one JSON object on stdout; progress goes to stderr.
 
@@ -34,6 +36,7 @@ def heap_pools_peak_bytes(jvm: Any) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--metadata-location", required=True)
+    parser.add_argument("--filter-json", help="a row filter, as a REST JSON expression (default: none)")
     parser.add_argument("--repeat", type=int, default=5, help="warm plans after the cold one (default 5)")
     parser.add_argument("--budget", type=float, default=60.0, help="stop warm plans after this many seconds")
     parser.add_argument("--no-worker-pool", action="store_true", help="-Diceberg.scan.plan-in-worker-pool=false")
@@ -55,11 +58,17 @@ def main() -> int:
         def load() -> Any:
             return iceberg.BaseTable(iceberg.StaticTableOperations(location, hadoop_file_io(gateway)), location)
 
+        row_filter = iceberg.expressions.ExpressionParser.fromJson(args.filter_json) if args.filter_json else None
+
+        def new_scan(table: Any) -> Any:
+            scan = table.newScan()
+            return scan if row_filter is None else scan.filter(row_filter)
+
         def plan_once() -> Sample:
             started = time.perf_counter()
             table = load()
             loaded = time.perf_counter()
-            tasks = table.newScan().planTasks()
+            tasks = new_scan(table).planTasks()
             try:
                 planned = new_list(tasks).size()
             finally:
@@ -69,7 +78,7 @@ def main() -> int:
 
         varying = () if args.no_worker_pool else ("tasks",)  # the pool's manifest order changes the packing
         result = measure(name, plan_once, args.repeat, args.budget, lambda: peak_rss_bytes(pid), varying)
-        files = load().newScan().planFiles()
+        files = new_scan(load()).planFiles()
         try:
             result["files"] = count(files)
         finally:
@@ -77,6 +86,8 @@ def main() -> int:
         result.update(
             {
                 "implementation": name,
+                "filter_json": json.loads(args.filter_json) if args.filter_json else None,
+                "filter_java": None if row_filter is None else row_filter.toString(),
                 "worker_pool": not args.no_worker_pool,
                 "memory_reported": "JVM peak RSS (VmHWM); heap_pools_peak_bytes is the heap pools' peak use",
                 "heap_pools_peak_bytes": heap_pools_peak_bytes(jvm),

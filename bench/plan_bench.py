@@ -1,24 +1,29 @@
 """The planning benchmark: ours vs Iceberg Java 1.10.2 planTasks() vs PyIceberg 0.12 plan_files().
 
-    .venv/bin/python bench/plan_bench.py [--repeat 5] [--files 200000 --manifests 400]
+    .venv/bin/python bench/plan_bench.py [--scenarios full,ids,days] [--repeat 5] [--files 200000 --manifests 400]
 
-Plans the full scan (no filter) of one metadata-only table (bench/make_table.py builds and caches it) with
-each implementation in its own fresh process, one after the other:
+Plans scans of one metadata-only table (bench/make_table.py builds and caches it), one scenario after the
+other (bench/scenarios.py): `full` (no filter), `ids` (an id range selecting 1% of the files by their
+column bounds; every manifest is read) and `days` (a ts range whose partition summaries rule out all but
+a few manifests). Each scenario's filter is one REST JSON expression given to every implementation, and
+each implementation plans each scenario in its own fresh process, one after the other:
 
-* ours        bench/py_plan.py ours       ScanPlanner.plan(): files, splits, bin packing
-* java        bench/java_plan.py          table.newScan().planTasks(), Java's default worker pool
+* ours        bench/py_plan.py ours       ScanPlanner.plan(ScanRequest(row_filter=expression_from_json(f)))
+* java        bench/java_plan.py          table.newScan().filter(ExpressionParser.fromJson(f)).planTasks()
 * java_no_pool                            the same with -Diceberg.scan.plan-in-worker-pool=false
-* pyiceberg   bench/py_plan.py pyiceberg  StaticTable.from_metadata().scan().plan_files()
+* pyiceberg   bench/py_plan.py pyiceberg  StaticTable.from_metadata().scan(row_filter=...).plan_files()
 
 "cold" is the first plan in the process (imports, JIT, caches all cold; the OS page cache is warm),
-"warm" the median of --repeat further plans in the same process. Only the planning call is timed, not the
-process start or the table load. Memory is each process's peak RSS (for Java, the JVM's), read after the
-cold plan and at the end of the run.
+"warm" the median of --repeat further plans in the same process (fewer, but at least one, once they
+have taken --budget seconds: PyIceberg's). Only the planning call is timed, not the process start or
+the table load. Memory is each process's peak RSS (for Java, the JVM's), read after the cold plan and
+at the end of the run. The default run takes about 4 minutes on 2 cores.
 
-The runs must agree: every one plans all the table's data files, and ours forms exactly as many
+The runs must agree, per scenario: every one plans the data files the scenario selects (table.json says
+how many), ours reads only the manifests the filter cannot rule out, and ours forms exactly as many
 CombinedScanTasks as Java without its worker pool (with the pool, Java's manifest order and so its task
 count varies from plan to plan). Otherwise the exit status is 1. The results go to --out as JSON
-(default bench/results/latest.json) and to stdout as a table.
+(default bench/results/latest.json) and to stdout as one table per scenario and a summary of ratios.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any
 
 from common import BENCH, REPO, load_java_env, progress, read_marker, table_dir, write_json
 from report import ratios, render
+from scenarios import NAMES, Scenario, parse_names, scenarios
 
 PY_PLAN, JAVA_PLAN, MAKE_TABLE = BENCH / "py_plan.py", BENCH / "java_plan.py", BENCH / "make_table.py"
 
@@ -78,9 +84,13 @@ def ensure_table(args: argparse.Namespace, java: dict[str, Any]) -> dict[str, An
     return described
 
 
-def plan_all(args: argparse.Namespace, java: dict[str, Any], location: str) -> dict[str, dict[str, Any]]:
+def plan_all(
+    args: argparse.Namespace, java: dict[str, Any], location: str, scenario: Scenario
+) -> dict[str, dict[str, Any]]:
     """Each implementation in its own process, one at a time (they would compete for the cores)."""
     common = ["--metadata-location", location, "--repeat", str(args.repeat), "--budget", str(args.budget)]
+    if scenario.filter_json is not None:
+        common += ["--filter-json", json.dumps(scenario.filter_json)]
     java_cmd = [java["python"], str(JAVA_PLAN), *common, "--jars", ",".join(java["jars"])]
     python_env = python_environment(args.src.resolve())
     runs = {
@@ -91,22 +101,47 @@ def plan_all(args: argparse.Namespace, java: dict[str, Any], location: str) -> d
     }
     results = {}
     for name, (cmd, env) in runs.items():
-        progress("bench", f"--- {name}")
-        results[name] = run_json(name, cmd, env, args.timeout)
+        progress("bench", f"--- {scenario.name}: {name}")
+        results[name] = run_json(f"{scenario.name}: {name}", cmd, env, args.timeout)
     return results
 
 
-def check(table: dict[str, Any], results: dict[str, dict[str, Any]]) -> list[str]:
-    """What the implementations disagree on (empty if nothing)."""
+def check(scenario: Scenario, results: dict[str, dict[str, Any]]) -> list[str]:
+    """What the implementations disagree on, with each other or with the table (empty if nothing)."""
     problems = [
-        f"{name} planned {r['files']:,} data files, the table has {table['data_files']:,}"
+        f"{name} planned {r['files']:,} data files, the scenario selects {scenario.expected_files:,}"
         for name, r in results.items()
-        if r["files"] != table["data_files"]
+        if r["files"] != scenario.expected_files
     ]
     ours, java = results["ours"]["tasks"], results["java_no_pool"]["tasks"]
     if ours != java:
         problems.append(f"ours formed {ours:,} CombinedScanTasks, Java (no worker pool) {java:,}")
-    return problems
+    read = results["ours"]["cold"]["manifests_read"]
+    if read != scenario.expected_manifests:
+        problems.append(f"ours read {read:,} data manifests, the filter keeps {scenario.expected_manifests:,}")
+    return [f"{scenario.name}: {p}" for p in problems]
+
+
+def run_scenarios(args: argparse.Namespace, java: dict[str, Any], table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every chosen scenario, planned by every implementation, checked as soon as it is done."""
+    out = {}
+    for name in args.scenarios:
+        scenario = scenarios(table)[name]
+        progress("bench", f"=== scenario {name}: {scenario.title}")
+        results = plan_all(args, java, table["metadata_location"], scenario)
+        problems = check(scenario, results)
+        for problem in problems:
+            print(f"[bench] MISMATCH: {problem}", file=sys.stderr, flush=True)
+        out[name] = {
+            "title": scenario.title,
+            "filter_json": scenario.filter_json,
+            "expected_files": scenario.expected_files,
+            "expected_manifests": scenario.expected_manifests,
+            "results": results,
+            "ratios": ratios(results),
+            "problems": problems,
+        }
+    return out
 
 
 def _git(src: Path, *args: str) -> str | None:
@@ -144,14 +179,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=200_000, help="data files of the table (default 200000)")
     parser.add_argument("--manifests", type=int, default=400, help="data manifests of the table (default 400)")
+    parser.add_argument("--scenarios", default=",".join(NAMES), help=f"comma-separated (default {','.join(NAMES)})")
     parser.add_argument("--repeat", type=int, default=5, help="warm plans per implementation (default 5)")
-    parser.add_argument("--budget", type=float, default=60.0, help="fewer warm plans past this many seconds")
+    parser.add_argument("--budget", type=float, default=30.0, help="fewer warm plans past this (default 30 s)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each step may take (default 600)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.json", help="the JSON results")
     parser.add_argument("--src", type=Path, default=REPO, help="checkout whose planner_service to time (default: this)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    try:
+        args.scenarios = parse_names(args.scenarios)
+    except ValueError as err:
+        parser.error(str(err))
     started = time.monotonic()
     report: dict[str, Any] = environment(args.src.resolve())
     java_env = load_java_env()
@@ -159,18 +199,17 @@ def main() -> int:
         env = java_env.ensure_java_env()
         java = {**env, "env": java_environment(env["java_home"])}
         table = ensure_table(args, java)
-        results = plan_all(args, java, table["metadata_location"])
+        results = run_scenarios(args, java, table)
     except (BenchError, java_env.JavaEnvError) as err:
         print(f"[bench] error: {err}", file=sys.stderr)
         return 1
-    problems = check(table, results)
+    problems = [p for scenario in results.values() for p in scenario["problems"]]
     report["machine"]["load_average_at_end"] = os.getloadavg()
     report.update(
         {
-            "settings": {"repeat": args.repeat, "budget_s": args.budget},
+            "settings": {"repeat": args.repeat, "budget_s": args.budget, "scenarios": args.scenarios},
             "table": table,
-            "results": results,
-            "ratios": ratios(results),
+            "scenarios": results,
             "problems": problems,
             "elapsed_s": time.monotonic() - started,
         }

@@ -1,8 +1,12 @@
-"""The planning benchmark still runs end to end, on a tiny table, so that bench/ cannot rot unnoticed.
+"""The benchmarks still run end to end, at a tiny size, so that bench/ cannot rot unnoticed.
 
-It runs bench/plan_bench.py as a user would, on 2,000 data files in 4 manifests (its own cached table,
-apart from the full-size one), with one warm repeat: about 25 seconds, most of it starting JVMs. The Java
-environment is the conformance suite's (scripts/java_env.py), built on first use.
+* bench/plan_bench.py as a user would run it, on 2,000 data files in 4 manifests (its own cached table,
+  apart from the full-size one), with one warm repeat, in all three scenarios: the full scan, the
+  selective id filter (20 files by their bounds) and the day filter (1 of 4 manifests by their partition
+  summaries). About 25 seconds, most of it starting JVMs. The Java environment is the conformance
+  suite's (scripts/java_env.py), built on first use.
+* bench/service_bench.py on the demo table alone: a real `scan-planner serve`, one client for one
+  second. About 5 seconds; it needs neither Java nor the bench table.
 """
 
 from __future__ import annotations
@@ -15,26 +19,55 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FILES, MANIFESTS = 2000, 4
 IMPLEMENTATIONS = {"ours", "java", "java_no_pool", "pyiceberg"}
+# the scenarios' data files on the tiny table: 1% of the files by id; 1 day = 1 of the 4 manifests
+EXPECTED_FILES = {"full": FILES, "ids": FILES // 100, "days": FILES // MANIFESTS}
+EXPECTED_MANIFESTS = {"full": MANIFESTS, "ids": MANIFESTS, "days": 1}
 
 
 def test_plan_bench_runs_and_the_implementations_agree(tmp_path: Path) -> None:
     out = tmp_path / "latest.json"
     cmd = [sys.executable, str(REPO / "bench" / "plan_bench.py"), "--files", str(FILES), "--manifests"]
     cmd += [str(MANIFESTS), "--repeat", "1", "--timeout", "240", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
 
     report = json.loads(out.read_text())
     assert report["problems"] == []
     assert report["table"]["data_files"] == FILES
     assert report["table"]["data_manifests"] == report["table"]["snapshots"] == MANIFESTS
-    results = report["results"]
-    assert set(results) == IMPLEMENTATIONS
-    for name, result in results.items():
-        assert result["files"] == FILES, name
-        assert result["cold"]["plan_ms"] > 0 and result["warm"]["median_ms"] > 0, name
-        assert result["peak_rss_bytes"] > 10 * 1024 * 1024, name
-    assert results["ours"]["tasks"] == results["java_no_pool"]["tasks"] > 0
-    assert results["java"]["iceberg_version"] == "1.10.2"
-    assert set(report["ratios"]) == IMPLEMENTATIONS - {"ours"}
+    assert list(report["scenarios"]) == ["full", "ids", "days"]
+    for scenario, planned in report["scenarios"].items():
+        results = planned["results"]
+        assert set(results) == IMPLEMENTATIONS, scenario
+        assert (planned["filter_json"] is None) == (scenario == "full")
+        for name, result in results.items():
+            assert result["files"] == EXPECTED_FILES[scenario], (scenario, name)
+            assert result["filter_json"] == planned["filter_json"], (scenario, name)
+            assert result["cold"]["plan_ms"] > 0 and result["warm"]["median_ms"] > 0, (scenario, name)
+            assert result["peak_rss_bytes"] > 10 * 1024 * 1024, (scenario, name)
+        assert results["ours"]["tasks"] == results["java_no_pool"]["tasks"] > 0, scenario
+        assert results["ours"]["cold"]["manifests_read"] == EXPECTED_MANIFESTS[scenario]
+        assert results["java"]["iceberg_version"] == "1.10.2"
+        assert set(planned["ratios"]) == IMPLEMENTATIONS - {"ours"}
     assert "ours (scan-planner) plan()" in proc.stdout
+    assert "== days: ts in [" in proc.stdout
+
+
+def test_service_bench_runs_on_the_demo_table(tmp_path: Path) -> None:
+    out = tmp_path / "service.json"
+    cmd = [sys.executable, str(REPO / "bench" / "service_bench.py"), "--scenarios", "demo", "--clients", "1"]
+    cmd += ["--duration", "1", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+
+    report = json.loads(out.read_text())
+    assert report["errors"] == 0
+    assert list(report["scenarios"]) == ["demo"]
+    demo = report["scenarios"]["demo"]
+    assert demo["warm_up"]["files"] > 0 and demo["warm_up"]["tasks"] > 0
+    [level] = demo["levels"]
+    assert level["clients"] == 1 and level["errors"] == 0
+    assert level["requests"] > 0 and level["requests_per_s"] > 0
+    assert 0 < level["p50_ms"] <= level["p99_ms"]
+    assert level["service_peak_rss_bytes"] > 10 * 1024 * 1024
+    assert "demo" in proc.stdout and "req/s" in proc.stdout
