@@ -8,7 +8,10 @@ catalog), then every case of cases.CASES is planned twice through the Java API (
 -Diceberg.scan.plan-in-worker-pool=false; the two plans must be identical. The result, DIR/expected.json,
 holds per table its identifier, location and metadata location, and per case the case itself (snapshot
 values resolved to numbers), then either Java's exception or the planFiles() tasks and the planTasks()
-CombinedScanTasks, in Java's order. See tests/conformance/reference.py for how the suite caches it.
+CombinedScanTasks, in Java's order. Then every read case of read_cases.READ_CASES is read with Spark's
+Iceberg source; its rows go to DIR/reads/<case id>.parquet and expected.json's "reads" records the case,
+its row count and Spark's schema (see read_expectations). See tests/conformance/reference.py for how the
+suite caches it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import shutil
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +37,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cases import CASES, TABLES  # noqa: E402
+from read_cases import READ_CASES, READ_TABLES  # noqa: E402
 from reference_tables import CATALOG, NAMESPACE, TABLE_BUILDERS, Writer  # noqa: E402
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 PLANS_PER_CASE = 2
+READ_THREADS = 3
 
 
 def log(message: str) -> None:
@@ -211,6 +217,90 @@ def plan_cases(writer: Writer) -> list[dict[str, Any]]:
     return results
 
 
+# --- Reads ----------------------------------------------------------------------------------------------
+
+_READ_OPTIONS = {"id": "snapshot-id", "as_of": "as-of-timestamp", "branch": "branch", "tag": "tag"}
+
+
+def spark_read(writer: Writer, case: dict[str, Any]) -> Any:
+    """The case's DataFrame: Spark's Iceberg source with the snapshot and split options, filtered, projected."""
+    reader = writer.spark.read.format("iceberg")
+    snapshot = case["snapshot"]
+    if snapshot["kind"] != "current":
+        reader = reader.option(_READ_OPTIONS[snapshot["kind"]], str(snapshot["value"]))
+    if case["split_size"] is not None:
+        reader = reader.option("split-size", str(case["split_size"]))
+    df = reader.load(writer.ident(case["table"]))
+    if case["spark_filter"] is not None:
+        df = df.where(case["spark_filter"])
+    return df.select(*case["columns"]) if case["columns"] is not None else df
+
+
+def parquet_row_count(writer: Writer, path: Path) -> int:
+    """The row count in a Parquet footer, read by parquet-mr in the driver JVM (no Spark job)."""
+    jvm = writer.jvm
+    conf = writer.spark._jsc.hadoopConfiguration()
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(str(path))
+    reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
+        jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(hadoop_path, conf)
+    )
+    try:
+        return int(reader.getRecordCount())
+    finally:
+        reader.close()
+
+
+def read_one(writer: Writer, out: Path, index: int, case: dict[str, Any]) -> dict[str, Any]:
+    """Read one case with Spark + Iceberg and write its rows, in one Parquet file, to out/reads/<id>.parquet."""
+    resolved = {**case, "snapshot": resolve_snapshot(writer.load(case["table"]), case["snapshot"])}
+    df = spark_read(writer, resolved)
+    target = out / "reads" / f"{case['id']}.parquet"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    scratch = out / "reads-scratch" / str(index)
+    df.coalesce(1).write.parquet(str(scratch))
+    (part,) = scratch.glob("part-*.parquet")
+    os.replace(part, target)
+    shutil.rmtree(scratch)
+    rows = parquet_row_count(writer, target)
+    log(f"read {case['id']}: {rows} rows")
+    return {
+        **resolved,
+        "path": str(target.relative_to(out)),
+        "rows": rows,
+        "spark_schema": df.schema.json(),
+        **spark_filtering(df),
+    }
+
+
+_PUSHED = re.compile(r"\[filters=(.*?), groupedBy=")
+
+
+def spark_filtering(df: Any) -> dict[str, Any]:
+    """What Spark did with the read's filter: the filters its Iceberg scan received (as Spark prints them)
+    and whether a Filter above the scan evaluated rows again (Iceberg keeps the ones it answers from
+    partitions alone)."""
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    pushed = _PUSHED.search(plan)
+    return {
+        "spark_pushed_filters": pushed[1] if pushed else None,
+        "spark_filters_rows": any(line.lstrip(" +-:*()0123456789").startswith("Filter ") for line in plan.splitlines()),
+    }
+
+
+def read_expectations(writer: Writer, out: Path) -> list[dict[str, Any]]:
+    """Read every read case with Spark + Iceberg; the rows go to out/reads/<id>.parquet.
+
+    Spark's Parquet writer keeps its types: timestamps as TIMESTAMP_MICROS (UTC-adjusted for Spark's
+    TIMESTAMP, Iceberg's timestamptz; not for TIMESTAMP_NTZ), decimals, lists, maps and structs as such.
+    The jobs are tiny, so a few run at once to overlap the driver's per-job latency.
+    """
+    writer.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
+    with ThreadPoolExecutor(READ_THREADS) as pool:
+        results = list(pool.map(lambda item: read_one(writer, out, *item), enumerate(READ_CASES)))
+    shutil.rmtree(out / "reads-scratch", ignore_errors=True)
+    return results
+
+
 # --- Output -----------------------------------------------------------------------------------------------
 
 
@@ -240,14 +330,14 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="output directory (its warehouse/ is replaced)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
     args = parser.parse_args()
-    if set(TABLES) != set(TABLE_BUILDERS):
-        raise SystemExit(
-            f"cases.TABLES and reference_tables.TABLE_BUILDERS differ: {set(TABLES) ^ set(TABLE_BUILDERS)}"
-        )
+    differ = {*TABLES, *READ_TABLES} ^ set(TABLE_BUILDERS)
+    if differ:
+        raise SystemExit(f"cases.TABLES + read_cases.READ_TABLES and reference_tables.TABLE_BUILDERS differ: {differ}")
     out: Path = args.out.resolve()
     warehouse = out / "warehouse"
-    if warehouse.exists():
-        shutil.rmtree(warehouse)
+    for stale in (warehouse, out / "reads", out / "reads-scratch"):
+        if stale.exists():
+            shutil.rmtree(stale)
     (out / "expected.json").unlink(missing_ok=True)
     warehouse.mkdir(parents=True)
 
@@ -260,11 +350,13 @@ def main() -> int:
         raise RuntimeError("-Diceberg.scan.plan-in-worker-pool=false did not reach the driver JVM")
     try:
         writer = Writer(spark)
-        for name in TABLES:
+        for name in (*TABLES, *READ_TABLES):
             TABLE_BUILDERS[name](writer)
             log(f"table {name}: {len(list(writer.load(name).snapshots()))} snapshots")
         log(f"tables written in {time.monotonic() - started:.0f}s")
         cases = plan_cases(writer)
+        log(f"plans recorded in {time.monotonic() - started:.0f}s")
+        reads = read_expectations(writer, out)
         expected = {
             "generator_version": GENERATOR_VERSION,
             "iceberg_version": jvm.org.apache.iceberg.IcebergBuild.version(),
@@ -273,11 +365,16 @@ def main() -> int:
             "determinism": {"plans_per_case": PLANS_PER_CASE, "verified": True},
             "tables": {name: table_json(writer, name) for name in TABLES},
             "cases": cases,
+            "read_tables": {name: table_json(writer, name) for name in READ_TABLES},
+            "reads": reads,
         }
     finally:
         spark.stop()
     write_json(out / "expected.json", expected)
-    log(f"wrote {out / 'expected.json'}: {len(TABLES)} tables, {len(cases)} cases in {time.monotonic() - started:.0f}s")
+    log(
+        f"wrote {out / 'expected.json'}: {len(TABLES) + len(READ_TABLES)} tables, {len(cases)} cases, "
+        f"{len(reads)} reads in {time.monotonic() - started:.0f}s"
+    )
     return 0
 
 

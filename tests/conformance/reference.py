@@ -35,7 +35,7 @@ REPO = HERE.parent.parent
 GENERATE = HERE / "generate.py"
 JAVA_ENV = REPO / "scripts" / "java_env.py"
 # Whatever decides the tables and the plans; a change to any of them rebuilds the cache.
-GENERATOR_FILES = (GENERATE, HERE / "cases.py", HERE / "reference_tables.py", JAVA_ENV)
+GENERATOR_FILES = (GENERATE, HERE / "cases.py", HERE / "read_cases.py", HERE / "reference_tables.py", JAVA_ENV)
 _TAIL_LINES = 40
 
 
@@ -65,6 +65,14 @@ class Conformance:
     def case(self, case_id: str) -> dict[str, Any]:
         """The recorded case: cases.py's entry with its snapshot resolved, plus error/files/tasks."""
         return self._cases[case_id]
+
+    @property
+    def reads(self) -> list[dict[str, Any]]:
+        """The recorded read cases: read_cases.py's entries, snapshot resolved, plus path, rows, spark_schema."""
+        return self.expected["reads"]
+
+    def read(self, read_id: str) -> dict[str, Any]:
+        return next(r for r in self.reads if r["id"] == read_id)
 
 
 def generator_digest() -> str:

@@ -408,6 +408,76 @@ def empty(w: Writer) -> None:
     w.create("empty", STD_COLUMNS, "category")
 
 
+# --- Tables for the read cases (read_cases.py): every type Spark writes, and files without field ids ---
+
+ALL_TYPES_COLUMNS = (
+    "b boolean, i int, l bigint, f float, d double, dec9 decimal(9,2), dec38 decimal(38,10), dt date, "
+    "ts_ntz timestamp_ntz, ts timestamp, s string, bin binary, st struct<x: int, y: string>, "
+    "lst array<struct<k: string, v: double>>, m map<string, int>"
+)
+
+
+def _all_types_row(i: int, b: str, f: str, d: str) -> str:
+    """One row of ALL_TYPES_COLUMNS as SQL; i = 0 gives nulls in every nullable column but b."""
+    if i == 0:
+        return f"({b}, " + ", ".join(["NULL"] * 14) + ")"
+    return (
+        f"({b}, {i * 7 - 20}, {i * 10_000_000_000 - 1}, {f}, {d}, CAST('{i * 11 - 30}.{i:02d}' AS DECIMAL(9,2)), "
+        f"CAST('-{i}2345678901234567890.01234567{i:02d}' AS DECIMAL(38,10)), DATE '1969-12-{20 + i:02d}', "
+        f"TIMESTAMP_NTZ '2024-01-0{i} 1{i}:30:00.00000{i}', TIMESTAMP '1969-12-31 23:5{i}:59.99999{i}', "
+        f"'s{i}-é', X'0{i}FF', named_struct('x', {i if i % 3 else 'NULL'}, 'y', 'y{i}'), "
+        f"array(named_struct('k', 'k{i}', 'v', {i}.5D), named_struct('k', NULL, 'v', NULL)), "
+        f"map('a', {i}, 'b', NULL))"
+    )
+
+
+def all_types(w: Writer) -> None:
+    """Every Iceberg type Spark writes, with nulls, NaN and infinities next to numbers; identity(b)."""
+    name = "all_types"
+    w.create(name, ALL_TYPES_COLUMNS, "b")
+    floats = ("CAST('NaN' AS FLOAT)", "CAST(1.5 AS FLOAT)", "CAST('-Infinity' AS FLOAT)", "CAST(-0.0 AS FLOAT)")
+    doubles = ("CAST('NaN' AS DOUBLE)", "2.25D", "CAST('Infinity' AS DOUBLE)", "0.0D")
+    rows = [_all_types_row(i, ("TRUE", "FALSE", "NULL")[i % 3], floats[i % 4], doubles[(i + 1) % 4]) for i in range(9)]
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES {', '.join(rows)}")
+
+
+def identity_types(w: Writer) -> None:
+    """identity() partitions on one column of each type with a JSON single-value form; a null partition."""
+    name = "identity_types"
+    w.create(
+        name,
+        "id int, l bigint, dec9 decimal(9,2), dt date, ts_ntz timestamp_ntz, ts timestamp, s string, bin binary",
+        "l, dec9, dt, ts_ntz, ts, s, bin",
+    )
+    w.sql(
+        f"INSERT INTO {w.ident(name)} VALUES "
+        "(1, -5, CAST('-0.50' AS DECIMAL(9,2)), DATE '1969-12-31', TIMESTAMP_NTZ '1969-12-31 23:59:59.999999', "
+        "TIMESTAMP '1969-12-31 23:59:59.999999', 'a/b c=d', X'00FF'), "
+        "(2, 9000000000, CAST('1234567.89' AS DECIMAL(9,2)), DATE '2024-02-29', "
+        "TIMESTAMP_NTZ '2024-02-29 12:00:00.000001', TIMESTAMP '2024-02-29 12:00:00.000001', 'ü', X''), "
+        "(3, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+    )
+
+
+def name_mapped(w: Writer) -> None:
+    """Parquet written by plain Spark (no field ids, columns in another order, one column the table lacks)
+    added with add_files, which sets schema.name-mapping.default; then a rename (the mapping keeps the old
+    name) and an Iceberg append (with field ids). identity(category) comes only from the partition path."""
+    name, t = "name_mapped", w.ident("name_mapped")
+    w.create(name, "id bigint, category string, score double, info struct<a: int, b: string>, tags array<string>",
+             "category")  # fmt: skip
+    source = f"{w.load(name).location()}/imported"
+    rows = [(float(i) / 4, i, (i, f"b{i}") if i % 4 else None, [f"t{i}", None] if i % 3 else None, f"x{i}",
+             "ab"[i % 2]) for i in range(12)]  # fmt: skip
+    schema = (
+        "score double, id bigint, info struct<a: int, b: string>, tags array<string>, extra string, category string"
+    )
+    w.spark.createDataFrame(rows, schema).coalesce(1).write.partitionBy("category").parquet(source)
+    w.sql(f"CALL {CATALOG}.system.add_files(table => '{NAMESPACE}.{name}', source_table => '`parquet`.`{source}`')")
+    w.sql(f"ALTER TABLE {t} RENAME COLUMN score TO points")
+    w.sql(f"INSERT INTO {t} VALUES (100, 'a', 1.5D, named_struct('a', 100, 'b', 'b100'), array('t100'))")
+
+
 TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
     builder.__name__: builder
     for builder in (
@@ -430,5 +500,8 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         nested_nan,
         pre_epoch,
         empty,
+        all_types,
+        identity_types,
+        name_mapped,
     )
 }

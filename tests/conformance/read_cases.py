@@ -1,0 +1,223 @@
+"""The read cases: which reads of the conformance tables generate.py records with Spark + Iceberg Java.
+
+Plain data, no third-party imports (like cases.py). Each read case is
+    {"id": "<table>/<name>", "table": <table>, "columns": [...] | None, "spark_filter": <Spark SQL> | None,
+     "filter": <REST JSON expression> | None, "snapshot": <choice>, "split_size": int | None}
+`spark_filter` is what `.where()` gets, `filter` the same condition as the planner's /plan takes it (with
+the IS NOT NULL Spark infers where Iceberg's partition-level answer differs without it; expected.json
+records the filters Spark pushed to Iceberg and whether Spark filtered the scan's rows again).
+Snapshot choices are those of cases.py ({"kind": "current" | "id" | "as_of", ...}, symbolic "log:N" values
+resolved by the generator) plus {"kind": "branch" | "tag", "value": name}, as Spark's read options name them.
+
+The generator reads each case with
+    spark.read.format("iceberg").option(<snapshot option>)[.option("split-size")].load(t).where(f).select(cols)
+and writes the rows to DIR/reads/<id>.parquet (Spark's own Parquet writer, timestamps as TIMESTAMP_MICROS);
+expected.json's "reads" holds per case the case itself (snapshot resolved), the row count and Spark's schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+if __package__:  # imported by the tests (tests.conformance.read_cases)
+    from .cases import TABLES, and_, not_, or_, p, ts
+else:  # imported by generate.py, which puts this directory on sys.path
+    from cases import TABLES, and_, not_, or_, p, ts
+
+# Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
+READ_TABLES = ("all_types", "identity_types", "name_mapped")
+
+
+def read(
+    table: str,
+    name: str,
+    columns: list[str] | None = None,
+    spark_filter: str | None = None,
+    filter: Any = None,
+    snapshot: dict[str, Any] | None = None,
+    split_size: int | None = None,
+) -> dict[str, Any]:
+    if (spark_filter is None) != (filter is None):
+        raise ValueError(f"{table}/{name}: give the filter both as Spark SQL and as a REST expression")
+    return {
+        "id": f"{table}/{name}",
+        "table": table,
+        "columns": columns,
+        "spark_filter": spark_filter,
+        "filter": filter,
+        "snapshot": snapshot or {"kind": "current"},
+        "split_size": split_size,
+    }
+
+
+def _projections() -> list[dict[str, Any]]:
+    return [
+        read("unpartitioned", "projection-reordered", ["amount", "id"]),
+        read("identity_part", "projection-partition-source", ["name", "category"]),
+        read("schema_evolution", "projection", ["extra", "label", "id"]),
+        read("nested_nan", "projection-struct", ["info", "id"]),
+        read("all_types", "projection-nested", ["m", "lst", "st", "b"]),
+        read("name_mapped", "projection", ["points", "category", "id"]),
+        read("mor_position_deletes", "projection-no-delete-columns", ["amount"]),
+        read("equality_deletes", "projection-without-equality-columns", ["category"]),
+    ]
+
+
+def _filters() -> list[dict[str, Any]]:
+    u, ip = "unpartitioned", "identity_part"
+    return [
+        read(u, "id-lt", spark_filter="id < 25", filter=p("lt", "id", 25)),
+        read(u, "name-gt-eq", spark_filter="name >= 'banana-10'", filter=p("gt-eq", "name", "banana-10")),
+        read(u, "category-not-eq", spark_filter="category != 'a'", filter=p("not-eq", "category", "a")),
+        read(u, "in", spark_filter="id IN (1, 7, 33, 48, 59)", filter=p("in", "id", values=[1, 7, 33, 48, 59])),
+        read(u, "not-in", spark_filter="category NOT IN ('a', 'b')", filter=p("not-in", "category", values=["a", "b"])),
+        read(u, "starts-with", spark_filter="name LIKE 'ban%'", filter=p("starts-with", "name", "ban")),
+        read(u, "not-starts-with", spark_filter="NOT name LIKE 'ban%'", filter=p("not-starts-with", "name", "ban")),
+        read(u, "is-null", spark_filter="category IS NULL", filter=p("is-null", "category")),
+        read(
+            u,
+            "not-and-or",
+            spark_filter="NOT (id > 10 AND (category = 'a' OR name IS NULL))",
+            filter=not_(and_(p("gt", "id", 10), or_(p("eq", "category", "a"), p("is-null", "name")))),
+        ),
+        read(
+            u,
+            "ts-range-projected",
+            ["id"],
+            spark_filter="ts >= TIMESTAMP '2024-01-02 00:00:00' AND ts < TIMESTAMP '2024-01-03 00:00:00'",
+            filter=and_(p("gt-eq", "ts", ts("2024-01-02T00:00:00")), p("lt", "ts", ts("2024-01-03T00:00:00"))),
+        ),
+        read(ip, "category-eq", spark_filter="category = 'b'", filter=p("eq", "category", "b")),
+        # Spark adds the IS NOT NULL it infers from a null-intolerant predicate (InferFiltersFromConstraints) to
+        # the filters it pushes, and Iceberg evaluates these on identity partitions without Spark filtering
+        # again: the null partition goes by `not-null`, since Java's not-eq of a null partition is true.
+        read(
+            ip,
+            "category-not-eq",
+            spark_filter="category != 'b'",
+            filter=and_(p("not-null", "category"), p("not-eq", "category", "b")),
+        ),
+        read(
+            ip,
+            "partition-or-column",
+            spark_filter="category = 'a' OR id > 80",
+            filter=or_(p("eq", "category", "a"), p("gt", "id", 80)),
+        ),
+        read(
+            "day_part",
+            "ts-gt",
+            spark_filter="ts > TIMESTAMP '2024-01-02 12:00:00'",
+            filter=p("gt", "ts", ts("2024-01-02T12:00:00")),
+        ),
+        read("bucket_part", "in", spark_filter="id IN (1, 2, 3, 4, 5)", filter=p("in", "id", values=[1, 2, 3, 4, 5])),
+        read("truncate_part", "starts-with", spark_filter="name LIKE 'band%'", filter=p("starts-with", "name", "band")),
+        read("time_part", "date-lt", spark_filter="d < DATE '2023-01-01'", filter=p("lt", "d", "2023-01-01")),
+        read("spec_evolution", "category", spark_filter="category = 'a'", filter=p("eq", "category", "a")),
+        read("spec_evolution", "id", spark_filter="id = 25", filter=p("eq", "id", 25)),
+        read("schema_evolution", "renamed-partition-source", spark_filter="grp2 = 'x'", filter=p("eq", "grp2", "x")),
+        read("schema_evolution", "promoted-id", spark_filter="id > 15", filter=p("gt", "id", 15)),
+        read("schema_evolution", "added-column-null", spark_filter="extra IS NULL", filter=p("is-null", "extra")),
+        read("mor_position_deletes", "category", spark_filter="category = 'a'", filter=p("eq", "category", "a")),
+        read("equality_deletes", "id-gt", spark_filter="id > 40", filter=p("gt", "id", 40)),
+        read("v3_dv", "id-lt", spark_filter="id < 50", filter=p("lt", "id", 50)),
+        read("nested_nan", "nested-gt", spark_filter="info.a > 5", filter=p("gt", "info.a", 5)),
+        read("nested_nan", "float-lt", spark_filter="f < 1.5", filter=p("lt", "f", 1.5)),
+        read("nested_nan", "double-gt-eq", spark_filter="d >= 0", filter=p("gt-eq", "d", 0)),
+        read("nested_nan", "float-is-nan", spark_filter="isnan(f)", filter=p("is-nan", "f")),
+        read("nested_nan", "double-not-nan", spark_filter="NOT isnan(d)", filter=p("not-nan", "d")),
+        read("nested_nan", "float-eq-zero", spark_filter="f = 0.0", filter=p("eq", "f", 0.0)),
+        # NaN next to numbers in one file: Spark orders NaN above every number, and NaN = NaN
+        read("all_types", "float-gt", spark_filter="f > 1.0", filter=p("gt", "f", 1.0)),
+        read("all_types", "double-not-eq", spark_filter="d != 2.25", filter=p("not-eq", "d", 2.25)),
+        read("all_types", "double-lt-eq", spark_filter="d <= 2.25", filter=p("lt-eq", "d", 2.25)),
+        read("all_types", "decimal-gt", spark_filter="dec9 > 10.50", filter=p("gt", "dec9", "10.50")),
+        read("all_types", "date-lt", spark_filter="dt < DATE '1969-12-25'", filter=p("lt", "dt", "1969-12-25")),
+        read(
+            "all_types",
+            "timestamp-ntz-gt-eq",
+            spark_filter="ts_ntz >= TIMESTAMP_NTZ '2024-01-04 00:00:00'",
+            filter=p("gt-eq", "ts_ntz", "2024-01-04T00:00:00"),
+        ),
+        read("all_types", "bool-partition", spark_filter="b = true", filter=p("eq", "b", True)),
+        read(
+            "all_types", "string-in", spark_filter="s IN ('s1-é', 's5-é')", filter=p("in", "s", values=["s1-é", "s5-é"])
+        ),
+        read("identity_types", "decimal-partition", spark_filter="dec9 < 0", filter=p("lt", "dec9", "0.00")),
+        read(
+            "identity_types",
+            "ts-partition",
+            spark_filter="ts < TIMESTAMP '1970-01-01 00:00:00'",
+            filter=p("lt", "ts", ts("1970-01-01T00:00:00")),
+        ),
+        read("name_mapped", "points", spark_filter="points >= 1.0", filter=p("gt-eq", "points", 1.0)),
+        read("name_mapped", "category", spark_filter="category = 'b'", filter=p("eq", "category", "b")),
+        read("name_mapped", "nested", spark_filter="info.a > 4", filter=p("gt", "info.a", 4)),
+        read(
+            "row_groups",
+            "id-split",
+            spark_filter="id < 4500",
+            filter=p("lt", "id", 4500),
+            split_size=16 * 1024,
+        ),
+        read(
+            "row_groups",
+            "id-range-skips-row-groups",
+            spark_filter="id >= 1000 AND id < 1100",
+            filter=and_(p("gt-eq", "id", 1000), p("lt", "id", 1100)),
+            split_size=16 * 1024,
+        ),
+    ] + [
+        # Java's pre-epoch transform quirk: the partition can say yes where the row says no
+        read(
+            "pre_epoch",
+            f"{column}-{op}",
+            spark_filter=f"{column} {sql} TIMESTAMP '{value}'",
+            filter=p(op, column, ts(value.replace(" ", "T"))),
+        )
+        for column in ("ts_h", "ts_d", "ts_m", "ts_y")
+        for op, sql, value in (
+            ("lt", "<", "1969-12-31 23:59:59.999999"),
+            ("eq", "=", "1969-12-31 23:59:59.999999"),
+            ("gt-eq", ">=", "1969-12-01 00:00:00.999999"),
+        )
+    ]
+
+
+def _time_travel() -> list[dict[str, Any]]:
+    s = "snapshots"
+    return [
+        read(s, "id-first", snapshot={"kind": "id", "value": "log:1"}),
+        read(s, "as-of-between-2-and-3", snapshot={"kind": "as_of", "value": "log:2+"}),
+        read(s, "tag", snapshot={"kind": "tag", "value": "tag_x"}),
+        read(s, "branch", snapshot={"kind": "branch", "value": "branch_x"}),
+        read(
+            s,
+            "branch-filtered",
+            spark_filter="id >= 1000",
+            filter=p("gt-eq", "id", 1000),
+            snapshot={"kind": "branch", "value": "branch_x"},
+        ),
+        read("schema_evolution", "id-first-old-schema", snapshot={"kind": "id", "value": "log:1"}),
+        read("equality_deletes", "id-after-global-deletes", snapshot={"kind": "id", "value": "log:4"}),
+        read("mor_position_deletes", "id-after-partition-deletes", snapshot={"kind": "id", "value": "log:3"}),
+        read("upgrade_v3", "id-before-upgrade", snapshot={"kind": "id", "value": "log:3"}),
+    ]
+
+
+def _splits() -> list[dict[str, Any]]:
+    """Files cut into several tasks: the rows must not change."""
+    return [
+        read("row_groups", "split-16k", split_size=16 * 1024),
+        read("row_groups", "split-1k", split_size=1024),
+        read("mor_position_deletes", "split-1k", split_size=1024),
+        read("v3_dv", "split-1k", split_size=1024),
+    ]
+
+
+def _all_reads() -> list[dict[str, Any]]:
+    reads = [read(table, "full") for table in (*TABLES, *READ_TABLES)]
+    return reads + _projections() + _filters() + _time_travel() + _splits()
+
+
+READ_CASES: list[dict[str, Any]] = _all_reads()
+assert len({c["id"] for c in READ_CASES}) == len(READ_CASES), "read case ids must be unique"
