@@ -22,8 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         print("read_demo: spark_client is not written yet (issue 5); nothing to read with", file=sys.stderr)
         return 2
 
-    import spark_client
     from pyspark.sql import SparkSession
+
+    import spark_client
 
     spark = SparkSession.builder.master("local[*]").appName("scan-planner read_demo").getOrCreate()
     try:

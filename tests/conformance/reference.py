@@ -56,7 +56,8 @@ class Conformance:
 
     @property
     def tables(self) -> dict[str, dict[str, Any]]:
-        return self.expected["tables"]
+        """Every table of the warehouse: those the planning cases use, then those only the read cases use."""
+        return {**self.expected["tables"], **self.expected.get("read_tables", {})}
 
     @property
     def cases(self) -> list[dict[str, Any]]:
