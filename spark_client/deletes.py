@@ -164,8 +164,8 @@ def equality_mask(keys: list[pa.Array], deletes: EqualityDeletes) -> pa.Array:
         for side, values in ((left, key), (right, deleted)):
             side[f"v{i}"] = pc.is_valid(values)  # a null matches a null: compare (is valid, value or filler)
             side[f"k{i}"] = pc.fill_null(values, _filler(values.type)) if values.null_count else values
-    keys_names = [n for n in right]
-    matched = pa.table(left).join(pa.table(right).group_by(keys_names).aggregate([]), keys_names, join_type="left semi")
+    # a semi join keeps each data row at most once, however many delete rows match it
+    matched = pa.table(left).join(pa.table(right), list(right), join_type="left semi")
     mask = np.ones(length, dtype=bool)
     mask[matched.column("__row").to_numpy()] = False
     return pa.array(mask)
