@@ -40,6 +40,7 @@ TABLES = (
     "snapshots",
     "nested_nan",
     "pre_epoch",
+    "v1_gzip",
     "empty",
 )
 
@@ -54,7 +55,7 @@ OPEN_FILE_COSTS = (0, 4 * 1024 * 1024)
 # Tables planned with every combination of split size, lookback and open-file cost.
 OPTION_MATRIX_TABLES = ("row_groups", "avro_format", "many_manifests", "unpartitioned", "mor_position_deletes")
 # Tables planned once more with small splits (deletes are charged to every split; DVs by content size).
-SMALL_SPLIT_TABLES = ("equality_deletes", "v3_dv", "upgrade_v3", "spec_evolution", "identity_part")
+SMALL_SPLIT_TABLES = ("equality_deletes", "v3_dv", "upgrade_v3", "spec_evolution", "identity_part", "v1_gzip")
 
 UNKNOWN_SNAPSHOT_ID = 123456789
 
@@ -298,6 +299,8 @@ def _all_cases() -> list[dict[str, Any]]:
         case("upgrade_v3", "id-before-upgrade", {"kind": "id", "value": "log:3"}),
         case("schema_evolution", "id-first", {"kind": "id", "value": "log:1"}),
         case("spec_evolution", "id-first", {"kind": "id", "value": "log:1"}),
+        case("v1_gzip", "id-first", {"kind": "id", "value": "log:1"}),
+        case("v1_gzip", "filtered", filter={"type": "in", "term": "category", "values": ["b", "c"]}),
     ]
     cases += _filter_cases()
     return cases

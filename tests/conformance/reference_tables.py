@@ -403,6 +403,16 @@ def pre_epoch(w: Writer) -> None:
     w.sql(f"INSERT INTO {w.ident(name)} VALUES {values}")
 
 
+def v1_gzip(w: Writer) -> None:
+    """Format v1 (no sequence numbers: everything inherits 0) with gzip-compressed metadata.json files
+    (v<N>.gz.metadata.json); identity(category), two appends and a copy-on-write delete."""
+    name = "v1_gzip"
+    w.create(name, STD_COLUMNS, "category", {"write.metadata.compression-codec": "gzip"}, format_version=1)
+    w.insert(name, std_rows(seed=130, start=0, count=30))
+    w.insert(name, std_rows(seed=131, start=30, count=30))
+    w.sql(f"DELETE FROM {w.ident(name)} WHERE category = 'a'")
+
+
 def empty(w: Writer) -> None:
     """Created, never written: no snapshot."""
     w.create("empty", STD_COLUMNS, "category")
@@ -499,6 +509,7 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         snapshots,
         nested_nan,
         pre_epoch,
+        v1_gzip,
         empty,
         all_types,
         identity_types,

@@ -31,9 +31,11 @@ def test_every_table_has_metadata(conformance: Conformance) -> None:
         assert table["identifier"] == f"db.{name}"
         assert Path(table["metadata_location"]).is_file(), name
         assert table["metadata_location"].startswith(table["location"] + "/metadata/")
-        assert table["format_version"] in (2, 3)
+        assert table["format_version"] in (1, 2, 3)
     assert conformance.tables["empty"]["current_snapshot_id"] is None
     assert conformance.tables["v3_dv"]["format_version"] == 3
+    v1 = conformance.tables["v1_gzip"]
+    assert v1["format_version"] == 1 and v1["metadata_location"].endswith(".gz.metadata.json")
 
 
 def test_cases_are_recorded_in_order_with_snapshots_resolved(conformance: Conformance) -> None:
