@@ -109,11 +109,15 @@ def test_spark_struct_type() -> None:
 def test_batches_for_spark_convert_what_spark_cannot_hold() -> None:
     s = schema(field(1, "u", "uuid"), field(2, "t", "time"), field(3, "fx", "fixed[2]"), field(4, "ns", "timestamp_ns"))
     u = uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7")
-    batch = pa.RecordBatch.from_pylist(
-        [{"u": u.bytes, "t": dt.time(0, 0, 1), "fx": b"ab", "ns": pa.scalar(1001, pa.timestamp("ns")).as_py()},
-         {"u": None, "t": None, "fx": None, "ns": None}],
-        schema=arrow_schema(s),
-    )  # fmt: skip
+    columns = {
+        "u": pa.array([u.bytes, None], pa.binary(16)),
+        "t": pa.array([dt.time(0, 0, 1), None], pa.time64("us")),
+        "fx": pa.array([b"ab", None], pa.binary(2)),
+        "ns": pa.array([1001, None], pa.timestamp("ns")),  # built from ints: datetime has no nanoseconds
+    }
+    target = arrow_schema(s)
+    arrays = [c.cast(t) for c, t in zip(columns.values(), target.types, strict=True)]
+    batch = pa.RecordBatch.from_arrays(arrays, schema=target)
     out = to_spark_batch(batch, s)
     assert out.schema.types == [spark_arrow_type(f["type"]) for f in s["fields"]]
     assert out.to_pylist() == [
