@@ -1,0 +1,197 @@
+"""PlannerClient: ask the scan-planning service for a plan over HTTP (httpx).
+
+The contract with the service is its JSON, nothing else: this module imports nothing from planner_service,
+so a Spark driver needs only httpx to plan. Planning is read-only, so a request that failed for a reason
+that may pass (503: storage unreachable or a manifest briefly missing; the connection refused or dropped)
+is retried a bounded number of times with exponential backoff; any other error raises
+PlannerServiceError at once, carrying the service's status, error type and message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+__all__ = ["DEFAULT_SERVICE_URL", "PlannerClient", "PlannerServiceError", "plan_request"]
+
+DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"
+RETRY_STATUSES = frozenset({503})
+# Errors on the way to the service that a later attempt may not meet; a read timeout is not one of them:
+# the service is planning (and would plan again), so waiting longer is the caller's decision (timeout=).
+RETRY_EXCEPTIONS: tuple[type[Exception], ...] = (
+    httpx.ConnectError,
+    httpx.ConnectTimeout,
+    httpx.RemoteProtocolError,
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.PoolTimeout,
+)
+MAX_RETRY_AFTER_SECONDS = 30.0
+
+
+class PlannerServiceError(Exception):
+    """The service refused or failed a request (`status` None: it could not be reached at all)."""
+
+    def __init__(self, status: int | None, error_type: str, message: str, url: str = "") -> None:
+        self.status = status
+        self.type = error_type
+        self.message = message
+        self.url = url
+        where = f" ({url})" if url else ""
+        code = f"HTTP {status} " if status is not None else ""
+        super().__init__(f"{code}{error_type}: {message}{where}")
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable with its fields (Spark ships exceptions around)
+        return (type(self), (self.status, self.type, self.message, self.url))
+
+
+class PlannerClient:
+    """A client of one scan-planner service; use it as a context manager, or call close().
+
+    retries: how many times a 503 or a connection error is retried (0: never); the n-th retry waits
+    backoff * 2**(n-1) seconds, or what a 503's Retry-After asks (at most 30 s).
+    """
+
+    def __init__(
+        self,
+        service_url: str = DEFAULT_SERVICE_URL,
+        timeout: float = 120.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, not {retries}")
+        if backoff < 0:
+            raise ValueError(f"backoff must be >= 0, not {backoff}")
+        self.service_url = service_url.rstrip("/")
+        self.retries = retries
+        self.backoff = backoff
+        self._sleep = sleep
+        self._http = httpx.Client(base_url=self.service_url, timeout=timeout, transport=transport)
+
+    def __enter__(self) -> PlannerClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def plan(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST /plan: the plan (snapshot-id, schema, tasks, delete-files, ...) for a PlanRequest body."""
+        result = self._post("/plan", dict(body))
+        if not isinstance(result, dict) or "tasks" not in result:
+            raise PlannerServiceError(None, "InvalidResponse", "the /plan response has no tasks", self._url("/plan"))
+        return result
+
+    def _post(self, path: str, body: dict[str, Any]) -> Any:
+        url = self._url(path)
+        attempt = 0
+        while True:
+            try:
+                response = self._http.post(path, json=body)
+            except RETRY_EXCEPTIONS as exc:
+                if attempt >= self.retries:
+                    raise PlannerServiceError(
+                        None, "ConnectionError", f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", url
+                    ) from exc
+                self._sleep(self._delay(attempt, None))
+            except httpx.TimeoutException as exc:
+                raise PlannerServiceError(None, "Timeout", f"{type(exc).__name__}: {exc}", url) from exc
+            else:
+                if response.is_success:
+                    return _json(response, url)
+                if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
+                    raise _error_of(response, url, attempt + 1)
+                self._sleep(self._delay(attempt, response.headers.get("retry-after")))
+            attempt += 1
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        if retry_after is not None:
+            try:
+                return min(max(float(retry_after), 0.0), MAX_RETRY_AFTER_SECONDS)
+            except ValueError:
+                pass  # an HTTP date: rare from a planner, fall back to our own backoff
+        return float(self.backoff * 2**attempt)
+
+    def _url(self, path: str) -> str:
+        return f"{self.service_url}{path}"
+
+
+def _json(response: httpx.Response, url: str) -> Any:
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise PlannerServiceError(response.status_code, "InvalidResponse", f"not JSON: {exc}", url) from None
+
+
+def _error_of(response: httpx.Response, url: str, attempts: int) -> PlannerServiceError:
+    """The service's `{"error": {"message", "type", "code"}}`, or what the response has instead."""
+    error_type, message = "HTTPError", response.text.strip()[:1000] or response.reason_phrase
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        error = None
+    if isinstance(error, dict):
+        error_type = str(error.get("type") or error_type)
+        message = str(error.get("message") or message)
+    if attempts > 1:
+        message = f"{message} (after {attempts} attempts)"
+    return PlannerServiceError(response.status_code, error_type, message, url)
+
+
+def plan_request(
+    table: str,
+    *,
+    filter: str | Mapping[str, Any] | bool | None = None,
+    columns: list[str] | tuple[str, ...] | None = None,
+    snapshot_id: int | None = None,
+    as_of: int | datetime | None = None,
+    ref: str | None = None,
+    options: Mapping[str, int | str] | None = None,
+    case_sensitive: bool = True,
+) -> dict[str, Any]:
+    """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC)."""
+    chosen = [
+        name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
+    ]
+    if len(chosen) > 1:
+        raise ValueError(f"choose at most one snapshot: {', '.join(chosen)} were all given")
+    body: dict[str, Any] = {"table": table}
+    if snapshot_id is not None:
+        body["snapshot-id"] = int(snapshot_id)
+    if as_of is not None:
+        body["as-of-timestamp-ms"] = epoch_millis(as_of)
+    if ref is not None:
+        body["ref"] = ref
+    if columns is not None:
+        if isinstance(columns, str):
+            raise TypeError("columns is a list of column names, not a string")
+        body["select"] = list(columns)
+    if filter is not None:
+        body["filter"] = filter if isinstance(filter, str | bool) else dict(filter)
+    if not case_sensitive:
+        body["case-sensitive"] = False
+    if options:
+        body["options"] = dict(options)
+    return body
+
+
+def epoch_millis(value: int | datetime) -> int:
+    """Milliseconds since the epoch; a naive datetime is taken as UTC."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        delta = value - datetime(1970, 1, 1, tzinfo=UTC)
+        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"as_of is epoch milliseconds (int) or a datetime, not {type(value).__name__}")
+    return value

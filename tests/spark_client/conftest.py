@@ -1,0 +1,86 @@
+"""Fixtures of the PySpark client tests: the demo service, and one local SparkSession for the whole run
+(a Spark JVM takes ~10 s to start, so every module shares it; tests set the SQL confs they need)."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from tests.conftest import running_service
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SCAN_PLANNER_HOME of its own: the service writes the demo warehouse there on first start."""
+    return tmp_path_factory.mktemp("planner-home")
+
+
+@pytest.fixture(scope="session")
+def demo_service(demo_home: Path) -> Iterator[str]:
+    """`scan-planner serve` with no configuration: the demo warehouse (demo.events), written afresh."""
+    with running_service(env={"SCAN_PLANNER_HOME": str(demo_home)}) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def demo_table(demo_home: Path, demo_service: str) -> Any:
+    """demo.events as PyIceberg sees it (an oracle independent of the planner and of spark_client)."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    from planner_service.demo import DEMO_CATALOG_NAME, DEMO_TABLE, demo_catalog_uri
+
+    warehouse = demo_home / "demo-warehouse"
+    catalog = SqlCatalog(DEMO_CATALOG_NAME, uri=demo_catalog_uri(warehouse), warehouse=f"file://{warehouse}")
+    return catalog.load_table(DEMO_TABLE)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A small local Spark 4 session (pyspark from the project's venv), UTC, no UI."""
+    pyspark_sql = pytest.importorskip("pyspark.sql")
+    # the Python workers must be this interpreter (it has pyarrow, httpx and spark_client), not `python3`
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    for name in ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR"):  # another Spark's settings
+        os.environ.pop(name, None)
+    session = (
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .appName("scan-planner tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def canonical(value: Any) -> Any:
+    """A hashable, NaN-equal form of a value from Arrow's to_pylist (a map's entries compare as a set)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "<NaN>"
+    if isinstance(value, dict):
+        return tuple((k, canonical(v)) for k, v in value.items())
+    if isinstance(value, list):
+        items = [canonical(v) for v in value]
+        if items and all(isinstance(v, tuple) and len(v) == 2 and not isinstance(v[0], tuple) for v in value):
+            return ("<map>", tuple(sorted(items, key=repr)))
+        return tuple(items)
+    return value
+
+
+def rows(table: pa.Table) -> Counter[tuple[Any, ...]]:
+    """The rows of an Arrow table as a multiset."""
+    return Counter(tuple(canonical(v) for v in row.values()) for row in table.to_pylist())
