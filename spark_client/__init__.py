@@ -1,10 +1,43 @@
 """The PySpark client of the scan planner: plan on the service, read each task on an executor with pyarrow.
 
+    from spark_client import plan_and_read
+    df = plan_and_read(spark, "demo.events", filter="region = 'eu'", service_url="http://127.0.0.1:8181")
+
+`plan_and_read` (dataframe.py) plans with `PlannerClient` (client.py) and makes one Spark partition per
+CombinedScanTask; on Spark 4, `ScanPlannerDataSource` (datasource.py) is `spark.read.format("scan-planner")`.
 `read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response into Arrow batches of the
 plan's schema. It needs only pyarrow (and pyroaring for deletion vectors), not pyspark, and knows the
-planner only through its JSON.
+planner only through its JSON. Importing this package imports no pyspark: the client's names load on first
+use (pyspark 3.5 has no pyspark.sql.datasource).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from spark_client.reader import read_task
 
-__all__ = ["read_task"]
+if TYPE_CHECKING:
+    from spark_client.client import PlannerClient, PlannerServiceError
+    from spark_client.dataframe import plan_and_read, read_plan
+    from spark_client.datasource import ScanPlannerDataSource
+
+__all__ = ["PlannerClient", "PlannerServiceError", "ScanPlannerDataSource", "plan_and_read", "read_plan", "read_task"]
+
+_LAZY = {
+    "PlannerClient": "spark_client.client",
+    "PlannerServiceError": "spark_client.client",
+    "plan_and_read": "spark_client.dataframe",
+    "read_plan": "spark_client.dataframe",
+    "ScanPlannerDataSource": "spark_client.datasource",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'spark_client' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,130 @@
+"""plan_and_read: a Spark DataFrame of an Iceberg table, planned by the service, read by the executors.
+
+The driver asks the service for the plan, then builds an RDD of task payloads with exactly one element per
+partition (`parallelize(payloads, numSlices=len(tasks))`), so that each CombinedScanTask becomes one Spark
+partition, and `mapInArrow` turns each payload into the task's rows as Arrow batches. Works on pyspark 3.5
+and 4.x (mapInArrow needs pandas installed, as every pyspark Arrow feature does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from spark_client.partitions import DEFAULT_MAX_ROWS, read_payload, task_payloads
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+__all__ = ["arrow_schema", "output_schema", "plan_and_read", "read_plan"]
+
+MAX_ROWS_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+def plan_and_read(
+    spark: SparkSession,
+    table: str,
+    filter: str | Mapping[str, Any] | None = None,
+    columns: Sequence[str] | None = None,
+    snapshot_id: int | None = None,
+    as_of: int | datetime | None = None,
+    ref: str | None = None,
+    options: Mapping[str, int | str] | None = None,
+    service_url: str = DEFAULT_SERVICE_URL,
+    storage: Mapping[str, Any] | None = None,
+    *,
+    case_sensitive: bool = True,
+    client: PlannerClient | None = None,
+) -> DataFrame:
+    """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
+
+    filter: a filter string ("region = 'eu' AND id < 100") or a REST JSON expression; the rows read are
+      exactly those matching it (the executors apply each file's residual).
+    columns: the columns to read (top-level or nested names), in the DataFrame's order; all by default.
+    snapshot_id / as_of (epoch ms or a datetime; naive is UTC) / ref (branch or tag): at most one.
+    options: split-size, lookback, file-open-cost (Iceberg's read-option names).
+    storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
+    client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
+    """
+    body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
+                        snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
+                        case_sensitive=case_sensitive)  # fmt: skip
+    if client is not None:
+        plan = client.plan(body)
+    else:
+        with PlannerClient(service_url) as own:
+            plan = own.plan(body)
+    return read_plan(spark, plan, columns=columns, storage=storage)
+
+
+def read_plan(
+    spark: SparkSession,
+    plan: Mapping[str, Any],
+    columns: Sequence[str] | None = None,
+    storage: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """A DataFrame reading a /plan response's tasks, one partition each (an empty plan: no partitions)."""
+    from pyspark.sql.types import StringType, StructField
+    from pyspark.sql.types import StructType as SparkStruct
+
+    schema = output_schema(plan["schema"], columns)
+    payloads = task_payloads(plan)
+    if not payloads:
+        return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
+    max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
+    read = _ReadTasks(arrow_schema(schema), dict(storage) if storage is not None else None, max_rows)
+    rdd = spark.sparkContext.parallelize(payloads, numSlices=len(payloads)).map(lambda payload: (payload,))
+    tasks = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
+    return tasks.mapInArrow(read, schema)
+
+
+class _ReadTasks:
+    """The mapInArrow function: payload batches in, the tasks' rows out (pickled to the executors)."""
+
+    def __init__(self, schema: pa.Schema, storage: dict[str, Any] | None, max_rows: int) -> None:
+        self.schema = schema
+        self.storage = storage
+        self.max_rows = max(1, max_rows) if max_rows > 0 else DEFAULT_MAX_ROWS
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for payload in batch.column(0).to_pylist():
+                yield from read_payload(payload, self.schema, self.storage, self.max_rows)
+
+
+def output_schema(iceberg_schema: Mapping[str, Any], columns: Sequence[str] | None = None) -> StructType:
+    """The Spark schema of a plan's (projected) Iceberg schema, keeping the top-level columns that `columns`
+    name, in their order (a plan's schema may add columns only the filter reads)."""
+    from pyspark.sql.types import StructType
+
+    from spark_client.schema import spark_schema
+
+    full: StructType = spark_schema(dict(iceberg_schema))
+    if columns is None:
+        return full
+    by_name = {field.name: field for field in full.fields}
+    by_lower = {name.lower(): name for name in by_name}  # the plan's names, for a case-insensitive plan
+    keep: list[str] = []
+    for column in columns:
+        top = column if column in by_name else column.split(".", 1)[0]
+        top = top if top in by_name else by_lower.get(top.lower(), top)
+        if top not in by_name:
+            raise ValueError(f"column {column!r} is not in the plan's schema {list(by_name)}")
+        if top not in keep:
+            keep.append(top)
+    return StructType([by_name[name] for name in keep])
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """The Arrow schema Spark expects for `schema` (timestamps in UTC, non-large strings and binaries)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC")
+    except TypeError:  # pyspark 3.5: no timezone parameter (and UTC is what it uses)
+        return to_arrow_schema(schema)

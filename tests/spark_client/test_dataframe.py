@@ -1,0 +1,138 @@
+"""plan_and_read on pyspark 4 (the project's venv): one Spark partition per CombinedScanTask, and the rows
+and Spark types of Spark + Iceberg Java's own reads (the conformance read cases), of PyIceberg's reads of
+the demo table, and of split files read once."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from spark_client import PlannerClient, PlannerServiceError, plan_and_read
+from spark_client.client import plan_request
+from tests.conformance.read_cases import READ_CASES
+from tests.conformance.reference import Conformance
+from tests.spark_client.conftest import rows
+
+pytest.importorskip("pyspark")
+
+UNSUPPORTED = {"avro_format": "avro data files are not supported"}
+
+
+def _snapshot_arguments(snapshot: dict[str, Any]) -> dict[str, Any]:
+    kind, value = snapshot["kind"], snapshot.get("value")
+    if kind == "id":
+        return {"snapshot_id": value}
+    if kind == "as_of":
+        return {"as_of": value}
+    if kind in ("branch", "tag"):
+        return {"ref": value}
+    return {}
+
+
+@pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])
+def test_read_equals_spark_and_iceberg_java(
+    spark: Any, conformance: Conformance, conformance_service: str, read_id: str
+) -> None:
+    from pyspark.sql.types import StructType
+
+    case = conformance.read(read_id)
+    options = {"split-size": case["split_size"]} if case["split_size"] is not None else None
+    arguments = {"filter": case["filter"], "columns": case["columns"], "options": options,
+                 **_snapshot_arguments(case["snapshot"])}  # fmt: skip
+    df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, **arguments)
+    with PlannerClient(conformance_service) as client:
+        plan = client.plan(plan_request(f"db.{case['table']}", **arguments))
+    assert df.rdd.getNumPartitions() == len(plan["tasks"])
+    if case["table"] in UNSUPPORTED:
+        with pytest.raises(Exception, match=UNSUPPORTED[case["table"]]):
+            df.collect()
+        return
+
+    expected_schema = StructType.fromJson(json.loads(case["spark_schema"]))
+    if case["filter"] is None:
+        assert df.schema == expected_schema
+    else:  # Spark's own filter made the columns it tests non-nullable (the constraints it infers)
+        assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in expected_schema]
+    expected = pq.read_table(conformance.dir / case["path"])
+    actual = df.toArrow()
+    assert actual.num_rows == case["rows"]
+    assert rows(actual) == rows(expected)
+
+
+def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None:
+    """row_groups with 1 KiB splits: many tasks per file, every row once."""
+    df = plan_and_read(spark, "db.row_groups", columns=["id"], options={"split-size": 1024},
+                       service_url=conformance_service)  # fmt: skip
+    with PlannerClient(conformance_service) as client:
+        plan = client.plan(plan_request("db.row_groups", columns=["id"], options={"split-size": 1024}))
+    files_per_path: dict[str, int] = {}
+    for task in plan["tasks"]:
+        for f in task["files"]:
+            files_per_path[f["data-file"]["file-path"]] = files_per_path.get(f["data-file"]["file-path"], 0) + 1
+    assert max(files_per_path.values()) > 4  # files really were cut into several tasks
+    assert df.rdd.getNumPartitions() == len(plan["tasks"]) > len(files_per_path)
+    assert sorted(r.id for r in df.collect()) == list(range(5000))
+
+
+# --- the demo table, against PyIceberg ---------------------------------------------------------------------
+
+
+def _pyiceberg_rows(table: Any, columns: list[str] | None = None, **scan: Any) -> Any:
+    arrow: pa.Table = table.scan(**scan).to_arrow()
+    return rows(arrow.select(columns) if columns else arrow)
+
+
+def test_the_demo_table_as_pyiceberg_reads_it(spark: Any, demo_service: str, demo_table: Any) -> None:
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType, TimestampType
+
+    df = plan_and_read(spark, "demo.events", options={"split-size": 4096}, service_url=demo_service)
+    assert df.schema == StructType([StructField("id", LongType(), False), StructField("ts", TimestampType(), False),
+                                    StructField("region", StringType(), True),
+                                    StructField("amount", DoubleType(), True)])  # fmt: skip
+    with PlannerClient(demo_service) as client:
+        tasks = client.plan(plan_request("demo.events", options={"split-size": 4096}))["tasks"]
+    assert df.rdd.getNumPartitions() == len(tasks) > 10
+    assert rows(df.toArrow()) == _pyiceberg_rows(demo_table)
+
+
+def test_filter_string_and_columns(spark: Any, demo_service: str, demo_table: Any) -> None:
+    df = plan_and_read(spark, "demo.events", filter="region = 'eu' AND id < 450", columns=["amount", "id"],
+                       service_url=demo_service)  # fmt: skip
+    assert df.columns == ["amount", "id"]  # the order asked for; `region`, which only the filter reads, is gone
+    expected = _pyiceberg_rows(demo_table, ["amount", "id"], row_filter="region = 'eu' AND id < 450")
+    assert rows(df.toArrow()) == expected and 0 < sum(expected.values()) < 450
+
+
+def test_json_filter_and_time_travel(spark: Any, demo_service: str, demo_table: Any) -> None:
+    first = demo_table.snapshot_by_name("first-load")
+    history = demo_table.history()
+    second = history[1]
+    by_tag = plan_and_read(spark, "demo.events", filter={"type": "lt", "term": "id", "value": 120}, ref="first-load",
+                           service_url=demo_service)  # fmt: skip
+    assert rows(by_tag.toArrow()) == _pyiceberg_rows(demo_table, snapshot_id=first.snapshot_id, row_filter="id < 120")
+
+    by_id = plan_and_read(spark, "demo.events", snapshot_id=second.snapshot_id, service_url=demo_service)
+    as_of = datetime.fromtimestamp(second.timestamp_ms / 1000, tz=UTC)
+    by_time = plan_and_read(spark, "demo.events", as_of=as_of, service_url=demo_service)
+    expected = _pyiceberg_rows(demo_table, snapshot_id=second.snapshot_id)
+    assert rows(by_id.toArrow()) == expected == rows(by_time.toArrow())
+    assert sum(expected.values()) == 600
+
+
+def test_an_empty_plan_is_an_empty_dataframe(spark: Any, demo_service: str) -> None:
+    df = plan_and_read(spark, "demo.events", filter="id < 0", columns=["id", "region"], service_url=demo_service)
+    assert df.columns == ["id", "region"] and df.rdd.getNumPartitions() == 0 and df.count() == 0
+
+
+def test_errors_name_the_cause(spark: Any, demo_service: str) -> None:
+    with pytest.raises(PlannerServiceError, match=r"demo\.nope") as missing:
+        plan_and_read(spark, "demo.nope", service_url=demo_service)
+    assert missing.value.status == 404
+    with pytest.raises(PlannerServiceError) as bad:
+        plan_and_read(spark, "demo.events", columns=["nope"], service_url=demo_service)
+    assert bad.value.status == 400 and "nope" in bad.value.message
