@@ -1,0 +1,200 @@
+"""`spark.read.format("scan-planner")`: the planner as a Spark 4 Python data source.
+
+    spark.dataSource.register(ScanPlannerDataSource)
+    df = spark.read.format("scan-planner").option("service-url", URL).load("demo.events")
+
+schema() plans once with an always-false filter (the service reads no manifest for it) to learn the
+projected schema; the reader plans for real in partitions(), one InputPartition per CombinedScanTask, and
+read() yields each task's Arrow batches. With spark.sql.python.filterPushdown.enabled (Spark 4.1+), Spark's
+filters reach pushFilters, and those with a planner translation join the plan's filter.
+
+pyspark checks, when that conf is off, that the reader does not override pushFilters (else the error
+DATA_SOURCE_PUSHDOWN_DISABLED), and the reader cannot read session confs. But only Spark's pushdown
+planner worker ever calls pushFilters, so reader() returns the subclass that has it exactly when that
+worker is the caller, and the plain reader otherwise.
+
+This module needs pyspark >= 4.0 (pyspark.sql.datasource); `import spark_client` does not import it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+try:
+    from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+except ImportError as exc:  # pyspark 3.5 has no Python data sources
+    raise ImportError(
+        "spark_client.datasource needs pyspark >= 4.0 (pyspark.sql.datasource); on pyspark 3.5 "
+        "use spark_client.plan_and_read"
+    ) from exc
+from pyspark.sql.types import StructType
+
+from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from spark_client.dataframe import arrow_schema, output_schema
+from spark_client.filters import conjunction, to_expression
+from spark_client.partitions import DEFAULT_MAX_ROWS, read_payload, task_payloads
+
+__all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
+
+FORMAT = "scan-planner"
+# The read options, named as Iceberg's Spark reads name them where Iceberg has them.
+OPTIONS = {
+    "table": 'namespace.name (or load("namespace.name"))',
+    "service-url": f"the planner's base URL (default {DEFAULT_SERVICE_URL})",
+    "columns": "comma-separated column names to read (default: all)",
+    "filter": "a row filter: a filter string, or a REST JSON expression (starting with '{')",
+    "case-sensitive": "true (default) or false: how the planner resolves column names",
+    "snapshot-id": "read this snapshot",
+    "as-of-timestamp": "read the snapshot current at this time (epoch milliseconds)",
+    "branch": "read the head of this branch",
+    "tag": "read this tag",
+    "split-size": "target split size in bytes (read.split.target-size)",
+    "lookback": "bin-packing lookback (read.split.planning-lookback)",
+    "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",
+    "max-records-per-batch": f"the most rows in an Arrow batch given to Spark (default {DEFAULT_MAX_ROWS})",
+    "storage.<key>": "passed to the executors' reader as storage[<key>], e.g. S3 endpoint and credentials",
+}
+_SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
+_SNAPSHOT_OPTIONS = ("snapshot-id", "as-of-timestamp", "branch", "tag")
+_PUSHDOWN_WORKER = "data_source_pushdown_filters.py"  # pyspark/sql/worker/, the only caller of pushFilters
+
+
+class ScanPlannerDataSource(DataSource):
+    """Read an Iceberg table planned by the scan planner (see OPTIONS)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def __init__(self, options: Mapping[str, str]) -> None:
+        super().__init__(options)  # type: ignore[arg-type]
+        self.request = request_of(options)
+        self.service_url = options.get("service-url") or DEFAULT_SERVICE_URL
+        self.storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
+        self.max_rows = _positive_int(options, "max-records-per-batch", DEFAULT_MAX_ROWS)
+
+    def schema(self) -> StructType:
+        # A false filter leaves the schema the projection of `select` alone (a filter's own columns would join it)
+        probe = {**self.request, "filter": False}
+        with PlannerClient(self.service_url) as client:
+            plan = client.plan(probe)
+        return output_schema(plan["schema"], self.request.get("select"))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        reader_class = _PushdownReader if _called_by(_PUSHDOWN_WORKER) else _Reader
+        return reader_class(self, schema)
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, source: ScanPlannerDataSource, schema: StructType) -> None:
+        self.request = source.request
+        self.service_url = source.service_url
+        self.storage = source.storage
+        self.max_rows = source.max_rows
+        self.schema = schema
+        self.arrow_schema = arrow_schema(schema)
+        self.pushed: list[dict[str, Any]] = []
+
+    def partitions(self) -> list[InputPartition]:
+        body = dict(self.request)
+        row_filter = conjunction(self.pushed, body.pop("filter", None))
+        if row_filter is not None:
+            body["filter"] = row_filter
+        with PlannerClient(self.service_url) as client:
+            plan = client.plan(body)
+        planned = {field["name"] for field in plan["schema"]["fields"]}
+        missing = [name for name in self.schema.fieldNames() if name not in planned]
+        if missing:
+            raise ValueError(
+                f"columns {missing} are not in {self.request['table']} (it changed since the query was "
+                f"analyzed, or a user schema names them): it has {sorted(planned)}"
+            )
+        return [InputPartition(payload) for payload in task_payloads(plan)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        payload: str | None = partition.value
+        if payload is None:  # an empty plan: Spark reads one partition of nothing
+            return iter(())
+        return read_payload(payload, self.arrow_schema, self.storage, self.max_rows)
+
+
+class _PushdownReader(_Reader):
+    def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        """Push what translates into the plan's filter; return the rest, for Spark to evaluate."""
+        kept = []
+        for spark_filter in filters:
+            expression = to_expression(spark_filter)
+            if expression is None:
+                kept.append(spark_filter)
+            else:
+                self.pushed.append(expression)
+        return kept
+
+
+def request_of(options: Mapping[str, str]) -> dict[str, Any]:
+    """The POST /plan body of a read's options (ValueError for a missing table or a bad value)."""
+    table = options.get("table") or options.get("path")
+    if not table:
+        raise ValueError(f'the {FORMAT} source needs a table: .option("table", "ns.name") or .load("ns.name")')
+    user_filter: str | dict[str, Any] | None = options.get("filter") or None
+    if isinstance(user_filter, str) and user_filter.lstrip().startswith("{"):
+        try:
+            user_filter = json.loads(user_filter)
+        except ValueError as exc:
+            raise ValueError(f"option filter: not a JSON expression: {exc}") from None
+    columns = options.get("columns")
+    chosen = [key for key in _SNAPSHOT_OPTIONS if options.get(key)]
+    if len(chosen) > 1:
+        raise ValueError(f"give at most one of the options {', '.join(chosen)}")
+    refs = [options[key] for key in ("branch", "tag") if options.get(key)]
+    snapshot_id = options.get("snapshot-id")
+    as_of = options.get("as-of-timestamp")
+    split_options = {key: _positive_int(options, key, 0) for key in _SPLIT_OPTIONS if options.get(key)}
+    return plan_request(
+        table,
+        filter=user_filter,
+        columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None,
+        snapshot_id=_int(snapshot_id, "snapshot-id") if snapshot_id else None,
+        as_of=_int(as_of, "as-of-timestamp") if as_of else None,
+        ref=refs[0] if refs else None,
+        options=split_options,
+        case_sensitive=_bool(options.get("case-sensitive", "true"), "case-sensitive"),
+    )
+
+
+def _called_by(filename: str) -> bool:
+    """Whether a caller up the stack runs code of the file named `filename`."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _int(text: str, option: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"option {option}: not an integer: {text!r}") from None
+
+
+def _positive_int(options: Mapping[str, str], option: str, default: int) -> int:
+    text = options.get(option)
+    if not text:
+        return default
+    value = _int(text, option)
+    if value <= 0 and option != "file-open-cost":
+        raise ValueError(f"option {option}: must be positive, not {value}")
+    return value
+
+
+def _bool(text: str, option: str) -> bool:
+    if text.strip().lower() in ("true", "false"):
+        return text.strip().lower() == "true"
+    raise ValueError(f"option {option}: true or false, not {text!r}")
