@@ -104,6 +104,10 @@ def test_options_columns_filter_and_tag(source: Any, demo_service: str, demo_tab
     )
     assert df.columns == ["id"] and df.count() == 300
 
+    # a filter on a column not read: the plan's schema has it, the DataFrame does not
+    df = reader().option("columns", "amount").option("filter", "region = 'us' AND id < 30").load("demo.events")
+    assert df.columns == ["amount"] and sorted(r.amount for r in df.collect()) == [i * 1.25 for i in range(1, 30, 3)]
+
 
 def test_bad_options_fail_at_load(source: Any, demo_service: str) -> None:
     def reader() -> Any:
