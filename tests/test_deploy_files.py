@@ -3,7 +3,6 @@ engine needed: the files are parsed), and the compose stack's seed-then-serve pa
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -243,11 +242,3 @@ def test_seed_then_serve_with_the_compose_settings(s3_endpoint: str, tmp_path: P
     expected = Counter(t.file.file_path for t in catalog.load_table(DEMO_TABLE).scan().plan_files())
     assert set(ours) == set(expected) and len(expected) > 10
     assert all(path.startswith("s3://lake/warehouse/") for path in ours)
-
-
-def test_read_demo_is_an_honest_placeholder_until_spark_client() -> None:
-    if importlib.util.find_spec("spark_client") is not None:
-        pytest.skip("spark_client exists: examples/read_demo.py is the real example now")
-    run = subprocess.run([sys.executable, "examples/read_demo.py", "--service-url", "http://127.0.0.1:1"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
-    assert run.returncode == 2 and "issue 5" in run.stderr
