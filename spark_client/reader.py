@@ -49,6 +49,7 @@ class _Plan:
     specs: dict[int, dict[str, Any]]
     name_mapping: list[dict[str, Any]] | None
     delete_files: list[dict[str, Any]]
+    scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
 
     @classmethod
     def of(cls, plan: Mapping[str, Any]) -> _Plan:
@@ -71,6 +72,7 @@ class _Plan:
             specs={s["spec-id"]: s for s in plan.get("partition-specs", [])},
             name_mapping=plan.get("name-mapping"),
             delete_files=plan.get("delete-files", []),
+            scan_filter=plan.get("filter", True),
         )
 
     def column(self, name: str) -> tuple[list[str], int]:
@@ -129,7 +131,7 @@ def _read_file(
     raw_constants = plan.constants(data_file)
     constants = {i: to_scalar(v, plan.by_id[i]["type"]) for i, v in raw_constants.items() if i in plan.by_id}
     residual = file_task.get("residual-filter", True)
-    row_filter = None if is_true(residual) else to_expression(residual, lambda n: _output_term(plan, n))
+    row_filter = _row_filter(plan, residual)
 
     row_groups = row_groups_in_range(fragment.metadata, file_task["start"], file_task["length"])
     if row_filter is not None:
@@ -156,6 +158,18 @@ def _read_file(
                 out = out.filter(row_filter)
             if out.num_rows:
                 yield out
+
+
+def _row_filter(plan: _Plan, residual: Any) -> pc.Expression | None:
+    """What to apply to the rows. Spark applies the query's whole filter with SQL's null rules, while
+    Iceberg's residual leaves out what the partition guarantees by Iceberg's rules, under which a null
+    partition value passes `x != 'b'`; so the scan's filter is applied when it can be, else the residual."""
+    if not is_true(plan.scan_filter):
+        try:
+            return to_expression(plan.scan_filter, lambda n: _output_term(plan, n))
+        except UnsupportedResidual:
+            pass  # e.g. a bucket[N] term: the residual still holds all the planner left for the reader
+    return None if is_true(residual) else to_expression(residual, lambda n: _output_term(plan, n))
 
 
 def _rows(

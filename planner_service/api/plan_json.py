@@ -107,6 +107,7 @@ def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
         "metadata-location": plan.table.metadata_location,
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
         "schema": plan.schema.to_json(),
+        "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
         # what a reader needs besides the files: Parquet files without field ids are read by this mapping
         **({"name-mapping": _name_mapping(meta.properties)} if NAME_MAPPING in meta.properties else {}),

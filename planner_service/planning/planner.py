@@ -68,6 +68,7 @@ class ScanPlan:
     tasks: list[CombinedScanTask]
     metrics: ScanMetrics
     explain: Explain | None = None
+    row_filter: Expression = TRUE  # the scan's filter, unbound
 
 
 class ScanPlanner:
@@ -97,7 +98,7 @@ class ScanPlanner:
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         if chosen.snapshot is None:
-            return ScanPlan(table, None, chosen.schema, options, [], [], metrics)
+            return ScanPlan(table, None, chosen.schema, options, [], [], metrics, row_filter=request.row_filter)
 
         with _timed(metrics, "manifest_list"):
             manifests = self._manifest_list(chosen.snapshot)
@@ -116,7 +117,9 @@ class ScanPlanner:
             with _timed(metrics, "split_and_pack"):
                 tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan(table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics, explain)
+        return ScanPlan(
+            table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics, explain, request.row_filter
+        )
 
     # -- stages ---------------------------------------------------------------------------------------
 
