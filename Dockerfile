@@ -47,7 +47,7 @@ RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless \
     && rm -rf /var/lib/apt/lists/*
-RUN .venv/bin/python -m pip install --quiet --disable-pip-version-check "pyspark>=3.5,<5"
+RUN .venv/bin/python -m pip install --quiet --disable-pip-version-check "pyspark[sql]>=3.5,<5"
 ENV PYSPARK_PYTHON=/app/.venv/bin/python
 USER planner
 HEALTHCHECK NONE
