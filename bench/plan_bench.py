@@ -17,7 +17,7 @@ each implementation plans each scenario in its own fresh process, one after the 
 "warm" the median of --repeat further plans in the same process (fewer, but at least one, once they
 have taken --budget seconds: PyIceberg's). Only the planning call is timed, not the process start or
 the table load. Memory is each process's peak RSS (for Java, the JVM's), read after the cold plan and
-at the end of the run. The default run takes about 4 minutes on 2 cores.
+at the end of the run. The default run takes 4-5 minutes on 2 cores.
 
 The runs must agree, per scenario: every one plans the data files the scenario selects (table.json says
 how many), ours reads only the manifests the filter cannot rule out, and ours forms exactly as many
