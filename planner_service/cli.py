@@ -122,8 +122,10 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from planner_service.api.plan_json import plan_to_json
+    from planner_service.runtime import file_io
+    from planner_service.settings import load_settings
 
-    io = FileIO()
+    io = file_io(load_settings())  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
     table = _load_table(io, args)
     options = dict(_split_option(o) for o in args.option)
     request = ScanRequest(

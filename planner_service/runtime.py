@@ -30,15 +30,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
-        s3 = S3Config(
-            endpoint=settings.s3_endpoint,
-            region=settings.s3_region,
-            access_key_id=settings.s3_access_key_id,
-            secret_access_key=settings.s3_secret_access_key,
-            session_token=settings.s3_session_token,
-            path_style=settings.s3_path_style,
-        )
-        io = FileIO(s3, AllowList.of(settings.allowed_roots))
+        io = file_io(settings)
         catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse)
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
@@ -56,6 +48,19 @@ class Runtime:
 
     def close(self) -> None:
         self.planner.close()
+
+
+def file_io(settings: Settings) -> FileIO:
+    """Storage as the settings describe it: S3 endpoint and credentials, the allowed roots."""
+    s3 = S3Config(
+        endpoint=settings.s3_endpoint,
+        region=settings.s3_region,
+        access_key_id=settings.s3_access_key_id,
+        secret_access_key=settings.s3_secret_access_key,
+        session_token=settings.s3_session_token,
+        path_style=settings.s3_path_style,
+    )
+    return FileIO(s3, AllowList.of(settings.allowed_roots))
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:

@@ -3,6 +3,7 @@ S3 FileIO, must hold the files PyIceberg's own planner finds."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -75,3 +76,22 @@ def test_allow_list_rejects_other_buckets(s3_endpoint: str, tmp_path: Path) -> N
         io.read(str(tmp_path / "x"))
     with pytest.raises(LocationNotAllowedError):
         io.read("s3://lake/warehouse-evil/x")  # a prefix is not a parent directory
+
+
+def test_cli_reads_s3_settings_from_the_environment(
+    s3_endpoint: str,
+    s3_table: tuple[str, PyIcebergSqlCatalog],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from planner_service.cli import main
+
+    db, pyiceberg_catalog = s3_table
+    for name, value in (("ENDPOINT", s3_endpoint), ("REGION", REGION), ("ACCESS_KEY_ID", KEY),
+                        ("SECRET_ACCESS_KEY", SECRET)):  # fmt: skip
+        monkeypatch.setenv(f"SCAN_PLANNER_S3_{name}", value)
+    args = ["plan", "--table", DEMO_TABLE, "--catalog-uri", db, "--catalog-name", "s3demo", "--json"]
+    assert main(args) == 0
+    body = json.loads(capsys.readouterr().out)
+    planned = {f["data-file"]["file-path"] for t in body["tasks"] for f in t["files"]}
+    assert planned == {t.file.file_path for t in pyiceberg_catalog.load_table(DEMO_TABLE).scan().plan_files()}
