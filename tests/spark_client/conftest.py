@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from tests.conftest import running_service
@@ -65,22 +62,3 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-def canonical(value: Any) -> Any:
-    """A hashable, NaN-equal form of a value from Arrow's to_pylist (a map's entries compare as a set)."""
-    if isinstance(value, float) and math.isnan(value):
-        return "<NaN>"
-    if isinstance(value, dict):
-        return tuple((k, canonical(v)) for k, v in value.items())
-    if isinstance(value, list):
-        items = [canonical(v) for v in value]
-        if items and all(isinstance(v, tuple) and len(v) == 2 and not isinstance(v[0], tuple) for v in value):
-            return ("<map>", tuple(sorted(items, key=repr)))
-        return tuple(items)
-    return value
-
-
-def rows(table: pa.Table) -> Counter[tuple[Any, ...]]:
-    """The rows of an Arrow table as a multiset."""
-    return Counter(tuple(canonical(v) for v in row.values()) for row in table.to_pylist())

@@ -2,9 +2,9 @@
 
 It borrows pyspark 3.5 from the Iceberg Java environment (scripts/java_env.py, which the conformance suite
 builds anyway) through a .pth file, and installs only what spark_client and mapInArrow need on top:
-pandas, numpy, pyarrow and httpx (seconds, where a second pyspark would be 300 MB). Like java_env it lives
-under $SCAN_PLANNER_CACHE/venvs, keyed by its requirements and the borrowed site-packages, and is built
-once under a file lock.
+pandas, numpy, pyarrow, httpx and pyroaring (seconds, where a second pyspark would be 300 MB). Like
+java_env it lives under $SCAN_PLANNER_CACHE/venvs, keyed by its requirements and the borrowed
+site-packages, and is built once under a file lock.
 """
 
 from __future__ import annotations
@@ -22,10 +22,25 @@ from pathlib import Path
 
 from tests.conformance.reference import load_java_env
 
-# the versions of pyspark 3.5's time: it predates numpy 2 (which pyarrow >= 18 needs) and pandas 3
-REQUIREMENTS = ("numpy>=1.26,<2", "pandas>=2.0,<2.3", "pyarrow>=15,<18", "httpx>=0.27")
-_PROBE = "import json, pyspark, pandas, pyarrow, httpx; print(json.dumps({'pyspark': pyspark.__version__}))"
+# the versions of pyspark 3.5's time: it predates numpy 2 (which pyarrow >= 18 needs) and pandas 3;
+# pyroaring (deletion vectors) has BitMap64 from 1.0 and needs no numpy, so any numpy suits it
+REQUIREMENTS = ("numpy>=1.26,<2", "pandas>=2.0,<2.3", "pyarrow>=15,<18", "httpx>=0.27", "pyroaring>=1.0")
+_PROBE = (
+    "import json, pyspark, pandas, pyarrow, httpx, pyroaring; from pyroaring import BitMap64; "
+    "print(json.dumps({'pyspark': pyspark.__version__, 'pyroaring': pyroaring.__version__}))"
+)
 _SITE = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+# pyspark 3.5's worker calls importlib.invalidate_caches() before every task, and before Python 3.12 that
+# makes each zipimporter re-read its whole archive (pyspark.zip, py4j's zip and the spark-core jar are on
+# the workers' sys.path): ~0.1 s of CPU per task, which took the conformance reads from ~75 s to ~120 s.
+# Spark 4 invalidates only when the path changed; the archives never change here, so the venv skips it.
+SITECUSTOMIZE = """\
+import sys
+import zipimport
+
+if sys.version_info < (3, 12):  # 3.12 re-reads an archive lazily (CPython gh-103200)
+    zipimport.zipimporter.invalidate_caches = lambda self: None
+"""
 
 
 class Pyspark35Env:
@@ -62,7 +77,8 @@ def ensure_pyspark35_env() -> Pyspark35Env:
     env = java_env.ensure_java_env()
     java_python = str(env["python"])
     borrowed = _run([java_python, "-c", _SITE]).strip()
-    key = hashlib.sha256(json.dumps([REQUIREMENTS, borrowed, sys.version_info[:2]]).encode()).hexdigest()[:12]
+    identity = [REQUIREMENTS, SITECUSTOMIZE, borrowed, sys.version_info[:2]]
+    key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:12]
     root = java_env.cache_root() / "venvs"
     venv_dir = root / f"pyspark35-client-{key}"
     python = venv_dir / "bin" / "python"
@@ -75,6 +91,7 @@ def ensure_pyspark35_env() -> Pyspark35Env:
             own_site = Path(_run([str(python), "-c", _SITE]).strip())
             # after the venv's own packages on sys.path, so its pandas and numpy win over anything borrowed
             (own_site / "zz-borrowed-pyspark35.pth").write_text(borrowed + "\n")
+            (own_site / "sitecustomize.py").write_text(SITECUSTOMIZE)
             _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *REQUIREMENTS])
             info = json.loads(_run([str(python), "-c", _PROBE]))
             if not info["pyspark"].startswith("3.5."):

@@ -1,53 +1,85 @@
-"""Run by test_pyspark35.py in the pyspark 3.5 venv: read the demo table with spark_client.plan_and_read.
+"""Run by test_pyspark35.py in the pyspark 3.5 venv: many reads with spark_client.plan_and_read, one Spark.
 
-    python pyspark35_read.py SERVICE_URL OUT_DIR
+    python pyspark35_read.py REQUESTS_JSON OUT_DIR
 
-Each read case of CASES becomes OUT_DIR/<name>.parquet (Spark's writer); OUT_DIR/result.json records, per
-case, the Spark version, the DataFrame's partitions, the plan's tasks and the schema. Needs only pyspark,
-pyarrow, pandas, httpx and spark_client (PYTHONPATH), as a user's 3.5 cluster would.
+REQUESTS_JSON is a list of {"name", "service_url", "table", "arguments"} (`arguments`: plan_and_read's
+keyword arguments, JSON values). All reads share one local[2] SparkSession (UTC, no UI), one after the
+other. Each read's rows, collected as Arrow (what toArrow does on pyspark 4), become OUT_DIR/<name>.parquet
+(pyarrow's writer, so the Arrow types survive); OUT_DIR/result.json records, per name, the Spark version,
+the DataFrame's partitions, the plan's tasks, Spark's schema and the seconds taken, or the error the read
+raised (the others still run). Needs only pyspark, pyarrow, pandas, httpx, pyroaring and spark_client
+(PYTHONPATH), as a user's 3.5 cluster would.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
+import traceback
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import DataFrame, SparkSession
 
 from spark_client import PlannerClient, plan_and_read
 from spark_client.client import plan_request
-
-CASES: dict[str, dict[str, Any]] = {
-    "all-small-splits": {"options": {"split-size": 4096}},
-    "filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
-    "json-filter-tag": {"filter": {"type": "lt", "term": "id", "value": 120}, "ref": "first-load"},
-    "empty": {"filter": "id < 0"},
-}
+from spark_client.dataframe import arrow_schema
 
 
-def main(service_url: str, out: Path) -> None:
+def collect_arrow(df: DataFrame) -> pa.Table:
+    """The DataFrame's rows as one Arrow table of Spark's Arrow types (an empty one has its schema)."""
+    batches = df._collect_as_arrow()
+    schema = arrow_schema(df.schema)
+    return pa.Table.from_batches(batches) if batches else schema.empty_table()
+
+
+def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
+    table, arguments = request["table"], request["arguments"]
+    with PlannerClient(request["service_url"]) as client:
+        tasks = len(client.plan(plan_request(table, **arguments))["tasks"])
+    df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
+    result: dict[str, Any] = {"spark": spark.version, "tasks": tasks, "partitions": df.rdd.getNumPartitions(),
+                              "schema": df.schema.jsonValue()}  # fmt: skip
+    try:
+        rows = collect_arrow(df)
+    except Exception as exc:  # the executors' error (Py4JJavaError/PythonException holds the Python one)
+        return {**result, "error": f"{type(exc).__name__}: {exc}"[-4000:]}
+    path = out / f"{request['name']}.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(rows, path)
+    return {**result, "rows": rows.num_rows}
+
+
+def main(requests_path: Path, out: Path) -> None:
+    started = time.monotonic()
     spark = (
         SparkSession.builder.master("local[2]")
+        .appName("scan-planner pyspark 3.5 reads")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")  # not INT96, 3.5's default
+        .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    results = {}
-    with PlannerClient(service_url) as client:
-        for name, case in CASES.items():
-            df = plan_and_read(spark, "demo.events", service_url=service_url, **case)
-            plan = client.plan(plan_request("demo.events", **case))
-            df.write.parquet(str(out / f"{name}.parquet"))
-            results[name] = {"spark": spark.version, "partitions": df.rdd.getNumPartitions(),
-                             "tasks": len(plan["tasks"]), "schema": df.schema.jsonValue()}  # fmt: skip
+    results: dict[str, Any] = {}
+    spark_started = time.monotonic() - started
+    for request in json.loads(requests_path.read_text()):
+        began = time.monotonic()
+        try:
+            result = read(spark, request, out)
+        except Exception:  # planning or building the DataFrame failed: the test says which read
+            result = {"spark": spark.version, "error": traceback.format_exc()[-4000:]}
+        results[request["name"]] = {**result, "seconds": round(time.monotonic() - began, 3)}
     spark.stop()
-    (out / "result.json").write_text(json.dumps(results, indent=1))
+    results_path = out / "result.json"
+    results_path.write_text(json.dumps({"spark_start_seconds": round(spark_started, 3), "reads": results}, indent=1))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], Path(sys.argv[2]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]))

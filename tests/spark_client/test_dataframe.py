@@ -4,7 +4,6 @@ the demo table, and of split files read once."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,34 +15,17 @@ from spark_client import PlannerClient, PlannerServiceError, plan_and_read
 from spark_client.client import plan_request
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
-from tests.spark_client.conftest import rows
+from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
 
 pytest.importorskip("pyspark")
-
-UNSUPPORTED = {"avro_format": "avro data files are not supported"}
-
-
-def _snapshot_arguments(snapshot: dict[str, Any]) -> dict[str, Any]:
-    kind, value = snapshot["kind"], snapshot.get("value")
-    if kind == "id":
-        return {"snapshot_id": value}
-    if kind == "as_of":
-        return {"as_of": value}
-    if kind in ("branch", "tag"):
-        return {"ref": value}
-    return {}
 
 
 @pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])
 def test_read_equals_spark_and_iceberg_java(
     spark: Any, conformance: Conformance, conformance_service: str, read_id: str
 ) -> None:
-    from pyspark.sql.types import StructType
-
     case = conformance.read(read_id)
-    options = {"split-size": case["split_size"]} if case["split_size"] is not None else None
-    arguments = {"filter": case["filter"], "columns": case["columns"], "options": options,
-                 **_snapshot_arguments(case["snapshot"])}  # fmt: skip
+    arguments = read_arguments(case)
     df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, **arguments)
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request(f"db.{case['table']}", **arguments))
@@ -52,16 +34,7 @@ def test_read_equals_spark_and_iceberg_java(
         with pytest.raises(Exception, match=UNSUPPORTED[case["table"]]):
             df.collect()
         return
-
-    expected_schema = StructType.fromJson(json.loads(case["spark_schema"]))
-    if case["filter"] is None:
-        assert df.schema == expected_schema
-    else:  # Spark's own filter made the columns it tests non-nullable (the constraints it infers)
-        assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in expected_schema]
-    expected = pq.read_table(conformance.dir / case["path"])
-    actual = df.toArrow()
-    assert actual.num_rows == case["rows"]
-    assert rows(actual) == rows(expected)
+    assert_spark_read_matches(case, df.schema, df.toArrow(), pq.read_table(conformance.dir / case["path"]))
 
 
 def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None:

@@ -17,7 +17,7 @@ from spark_client import PlannerClient
 from spark_client.client import plan_request
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
-from tests.spark_client.conftest import rows
+from tests.spark_client.compare import rows
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pyspark.sql.datasource", reason="Python data sources need pyspark >= 4.0")

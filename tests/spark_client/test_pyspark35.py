@@ -1,53 +1,143 @@
-"""plan_and_read on pyspark 3.5 (no Python data sources there): a subprocess in a small pyspark 3.5 venv
-(pyspark35_env.py) reads the demo table through the service (pyspark35_read.py) and writes what it read to
-Parquet; here, the rows must be PyIceberg's and each plan's tasks Spark's partitions."""
+"""plan_and_read on pyspark 3.5 (no Python data sources there), held to what test_dataframe.py holds
+pyspark 4 to: every conformance read case must give Spark + Iceberg Java's rows and Spark types, one
+partition per task; and the demo table must read as PyIceberg reads it.
+
+Starting a Spark takes seconds, so one subprocess in the small pyspark 3.5 venv (pyspark35_env.py) runs
+every read in one SparkSession (pyspark35_read.py) and writes the rows of each to Parquet; the tests here,
+one per read, compare those files with the expectations.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 
-from tests.conformance.reference import REPO
-from tests.spark_client.conftest import rows
-from tests.spark_client.pyspark35_env import ensure_pyspark35_env
+from tests.conformance.read_cases import READ_CASES
+from tests.conformance.reference import REPO, Conformance
+from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
+from tests.spark_client.pyspark35_env import Pyspark35Env, ensure_pyspark35_env
+
+pytest.importorskip("pyspark")
 
 HERE = Path(__file__).resolve().parent
+CONFORMANCE = "conformance/"  # the prefix of a conformance read's name (then the case id, "<table>/<name>")
+DEMO_READS: dict[str, dict[str, Any]] = {
+    "demo/all-small-splits": {"options": {"split-size": 4096}},
+    "demo/filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
+    "demo/json-filter-tag": {"filter": {"type": "lt", "term": "id", "value": 120}, "ref": "first-load"},
+    "demo/empty": {"filter": "id < 0"},
+}
+
+# Reads the 3.5 venv cannot do, with the error they fail with. Its pyarrow 17 (numpy < 2 holds it below 18)
+# raises IndexError from RecordBatch.filter(<Expression>) when no row of the batch passes (apache/arrow#44366,
+# fixed by apache/arrow#46057), and spark_client.reader filters each batch by the residual that way: these
+# are the reads where a whole batch fails its filter. Once the reader avoids that call, drop them from here.
+FAILS_ON_35 = {
+    read_id: r"IndexError: list index out of range"
+    for read_id in ("unpartitioned/not-in", "unpartitioned/starts-with", "all_types/string-in")
+}
 
 
-def test_plan_and_read_on_pyspark_35(tmp_path: Path, demo_service: str, demo_table: Any) -> None:
+class Reads35:
+    """What the pyspark 3.5 subprocess read: OUT_DIR/<name>.parquet and, per name, result.json's entry."""
+
+    def __init__(self, env: Pyspark35Env, out: Path) -> None:
+        self.env = env
+        self.out = out
+        self.results: dict[str, dict[str, Any]] = json.loads((out / "result.json").read_text())["reads"]
+
+    def result(self, name: str) -> dict[str, Any]:
+        return self.results[name]
+
+    def table(self, name: str) -> Any:
+        return pq.read_table(self.out / f"{name}.parquet")
+
+
+def _request(name: str, service_url: str, table: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "service_url": service_url, "table": table, "arguments": arguments}
+
+
+@pytest.fixture(scope="module")
+def reads35(
+    tmp_path_factory: pytest.TempPathFactory, conformance: Conformance, conformance_service: str, demo_service: str
+) -> Reads35:
+    """Every read of this module, done once by plan_and_read on pyspark 3.5 against the real services."""
     env35 = ensure_pyspark35_env()
+    out = tmp_path_factory.mktemp("pyspark35-reads")
+    requests = [
+        _request(
+            CONFORMANCE + c["id"], conformance_service, f"db.{c['table']}", read_arguments(conformance.read(c["id"]))
+        )
+        for c in READ_CASES
+    ] + [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
+    requests_path = out / "requests.json"
+    requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
     environment = {**{k: v for k, v in os.environ.items() if k not in drop}, "JAVA_HOME": env35.java_home,
                    "PYSPARK_PYTHON": str(env35.python), "PYTHONPATH": str(REPO)}  # fmt: skip
-    run = subprocess.run([str(env35.python), str(HERE / "pyspark35_read.py"), demo_service, str(tmp_path)],
-                         capture_output=True, text=True, env=environment, timeout=600)  # fmt: skip
+    run = subprocess.run([str(env35.python), str(HERE / "pyspark35_read.py"), str(requests_path), str(out)],
+                         capture_output=True, text=True, env=environment, timeout=900)  # fmt: skip
     assert run.returncode == 0, run.stderr[-5000:]
-    results = json.loads((tmp_path / "result.json").read_text())
-    assert {r["spark"] for r in results.values()} == {env35.pyspark_version} and env35.pyspark_version[:4] == "3.5."
+    reads = Reads35(env35, out)
+    assert set(reads.results) == {r["name"] for r in requests}
+    return reads
+
+
+def test_the_reads_ran_on_pyspark_35(reads35: Reads35) -> None:
+    assert reads35.env.pyspark_version.startswith("3.5.")
+    assert {r["spark"] for r in reads35.results.values()} == {reads35.env.pyspark_version}
+
+
+@pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])
+def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
+    reads35: Reads35, conformance: Conformance, read_id: str
+) -> None:
+    from pyspark.sql.types import StructType
+
+    case = conformance.read(read_id)
+    result = reads35.result(CONFORMANCE + read_id)
+    assert "partitions" in result, result["error"]  # the DataFrame was built (an error here is a traceback)
+    assert result["partitions"] == result["tasks"]
+    if case["table"] in UNSUPPORTED or read_id in FAILS_ON_35:
+        reason = UNSUPPORTED.get(case["table"]) or FAILS_ON_35[read_id]
+        assert "error" in result, f"{read_id} read on pyspark 3.5: no longer expected to fail with {reason!r}"
+        assert re.search(reason, result["error"]), result["error"]
+        return
+    assert "error" not in result, result["error"]
+    schema = StructType.fromJson(result["schema"])
+    assert_spark_read_matches(case, schema, reads35.table(CONFORMANCE + read_id),
+                              pq.read_table(conformance.dir / case["path"]))  # fmt: skip
+
+
+def test_the_demo_table_as_pyiceberg_reads_it_on_pyspark_35(reads35: Reads35, demo_table: Any) -> None:
+    results = {name: reads35.result(name) for name in DEMO_READS}
     for name, result in results.items():
+        assert "error" not in result, result["error"]
         assert result["partitions"] == result["tasks"], name
-    assert results["all-small-splits"]["tasks"] > 10 and results["empty"]["tasks"] == 0
+    assert results["demo/all-small-splits"]["tasks"] > 10 and results["demo/empty"]["tasks"] == 0
 
     first = demo_table.snapshot_by_name("first-load").snapshot_id
     expected = {
-        "all-small-splits": demo_table.scan(),
-        "filtered-projected": demo_table.scan(
+        "demo/all-small-splits": demo_table.scan(),
+        "demo/filtered-projected": demo_table.scan(
             row_filter="region = 'eu' AND id < 450", selected_fields=("amount", "id")
         ),
-        "json-filter-tag": demo_table.scan(row_filter="id < 120", snapshot_id=first),
-        "empty": demo_table.scan(row_filter="id < 0"),
+        "demo/json-filter-tag": demo_table.scan(row_filter="id < 120", snapshot_id=first),
+        "demo/empty": demo_table.scan(row_filter="id < 0"),
     }
     for name, scan in expected.items():
-        ours = pq.read_table(tmp_path / f"{name}.parquet")
+        ours = reads35.table(name)
         theirs = scan.to_arrow()
         assert ours.column_names == [f["name"] for f in results[name]["schema"]["fields"]], name
         assert rows(ours) == rows(theirs.select(ours.column_names)), name
-    assert results["filtered-projected"]["schema"]["fields"][1] == {
+    assert results["demo/filtered-projected"]["schema"]["fields"][1] == {
         "name": "id",
         "type": "long",
         "nullable": False,

@@ -9,8 +9,6 @@ nullability, field ids).
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from typing import Any
 
 import httpx
@@ -23,9 +21,7 @@ from spark_client.reader import UnsupportedFileFormat
 from spark_client.schema import arrow_schema
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
-
-# Tables whose data files this reader refuses, by design: the reason is the error it raises.
-UNSUPPORTED = {"avro_format": "avro data files are not supported"}
+from tests.spark_client.compare import UNSUPPORTED, normalized, rows
 
 
 def plan_request(case: dict[str, Any]) -> dict[str, Any]:
@@ -62,36 +58,6 @@ def read_plan(plan: dict[str, Any]) -> pa.Table:
             assert batch.schema.equals(schema, check_metadata=True)
             batches.append(batch)
     return pa.Table.from_batches(batches, schema=schema)
-
-
-def normalized(typ: pa.DataType) -> pa.DataType:
-    """A type without what Spark's Parquet files and ours spell differently: field names of list elements
-    and map entries, nullability, field metadata."""
-    if pa.types.is_struct(typ):
-        return pa.struct([pa.field(f.name, normalized(f.type)) for f in typ])
-    if pa.types.is_map(typ):
-        return pa.map_(normalized(typ.key_type), normalized(typ.item_type))
-    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
-        return pa.list_(normalized(typ.value_type))
-    return typ
-
-
-def canonical(value: Any) -> Any:
-    """A hashable, NaN-equal form of a row value (maps compare as sets of entries)."""
-    if isinstance(value, float) and math.isnan(value):
-        return "<NaN>"
-    if isinstance(value, dict):
-        return tuple((k, canonical(v)) for k, v in value.items())
-    if isinstance(value, list):
-        items = [canonical(v) for v in value]
-        if items and all(isinstance(v, tuple) and len(v) == 2 and not isinstance(v[0], tuple) for v in value):
-            return ("<map>", tuple(sorted(items, key=repr)))  # to_pylist gives a map as [(key, value), ...]
-        return tuple(items)
-    return value
-
-
-def rows(table: pa.Table) -> Counter[Any]:
-    return Counter(tuple(canonical(v) for v in row.values()) for row in table.to_pylist())
 
 
 @pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])

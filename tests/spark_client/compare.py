@@ -1,0 +1,83 @@
+"""Comparing our reads with Spark + Iceberg Java's (the conformance read cases), shared by the reader tests
+and the DataFrame tests on pyspark 4 and 3.5: rows as NaN-equal multisets, Arrow types without what
+Spark's Parquet files and ours spell differently, and a read case as plan_and_read's arguments."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from typing import Any
+
+import pyarrow as pa
+
+# Tables whose data files spark_client refuses, by design: the reason is the error it raises.
+UNSUPPORTED = {"avro_format": "avro data files are not supported"}
+
+
+def canonical(value: Any) -> Any:
+    """A hashable, NaN-equal form of a value from Arrow's to_pylist (a map's entries compare as a set)."""
+    if isinstance(value, float) and math.isnan(value):
+        return "<NaN>"
+    if isinstance(value, dict):
+        return tuple((k, canonical(v)) for k, v in value.items())
+    if isinstance(value, list):
+        items = [canonical(v) for v in value]
+        if items and all(isinstance(v, tuple) and len(v) == 2 and not isinstance(v[0], tuple) for v in value):
+            return ("<map>", tuple(sorted(items, key=repr)))  # to_pylist gives a map as [(key, value), ...]
+        return tuple(items)
+    return value
+
+
+def rows(table: pa.Table) -> Counter[tuple[Any, ...]]:
+    """The rows of an Arrow table as a multiset."""
+    return Counter(tuple(canonical(v) for v in row.values()) for row in table.to_pylist())
+
+
+def normalized(typ: pa.DataType) -> pa.DataType:
+    """A type without what Spark's Parquet files and ours spell differently: field names of list elements
+    and map entries, nullability, field metadata."""
+    if pa.types.is_struct(typ):
+        return pa.struct([pa.field(f.name, normalized(f.type)) for f in typ])
+    if pa.types.is_map(typ):
+        return pa.map_(normalized(typ.key_type), normalized(typ.item_type))
+    if pa.types.is_list(typ) or pa.types.is_large_list(typ):
+        return pa.list_(normalized(typ.value_type))
+    return typ
+
+
+def snapshot_arguments(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """plan_and_read's time-travel argument for a read case's snapshot choice."""
+    kind, value = snapshot["kind"], snapshot.get("value")
+    if kind == "id":
+        return {"snapshot_id": value}
+    if kind == "as_of":
+        return {"as_of": value}
+    if kind in ("branch", "tag"):
+        return {"ref": value}
+    return {}
+
+
+def read_arguments(case: dict[str, Any]) -> dict[str, Any]:
+    """plan_and_read's keyword arguments (besides the table and the service) for a recorded read case."""
+    options = {"split-size": case["split_size"]} if case["split_size"] is not None else None
+    return {"filter": case["filter"], "columns": case["columns"], "options": options,
+            **snapshot_arguments(case["snapshot"])}  # fmt: skip
+
+
+def assert_spark_read_matches(case: dict[str, Any], schema: Any, actual: pa.Table, expected: pa.Table) -> None:
+    """A DataFrame's Spark schema and collected rows against Spark + Iceberg Java's for the read case.
+
+    Spark's types must be the recorded ones; where the case filters, only the names and types (Spark's own
+    filter made the columns it tests non-nullable: the constraints it infers)."""
+    from pyspark.sql.types import StructType
+
+    expected_schema = StructType.fromJson(json.loads(case["spark_schema"]))
+    if case["filter"] is None:
+        assert schema == expected_schema
+    else:
+        assert [(f.name, f.dataType) for f in schema] == [(f.name, f.dataType) for f in expected_schema]
+    assert actual.column_names == expected.column_names
+    assert [normalized(f.type) for f in actual.schema] == [normalized(f.type) for f in expected.schema]
+    assert actual.num_rows == case["rows"]
+    assert rows(actual) == rows(expected)
