@@ -155,9 +155,16 @@ def _read_file(
             out = _rows(batch, position, plan, file_schema, constants, raw_constants, positions, equality)
             position += batch.num_rows
             if row_filter is not None and out.num_rows:
-                out = out.filter(row_filter)
+                out = _filtered(out, row_filter)
             if out.num_rows:
                 yield out
+
+
+def _filtered(batch: pa.RecordBatch, row_filter: pc.Expression) -> pa.RecordBatch:
+    """The rows passing the filter. Through a Table: pyarrow 17's RecordBatch.filter(Expression) raises
+    IndexError when no row passes (apache/arrow#44366), and pyspark 3.5 environments often pin it."""
+    table = pa.Table.from_batches([batch]).filter(row_filter)
+    return table.combine_chunks().to_batches()[0] if table.num_rows else batch.slice(0, 0)
 
 
 def _row_filter(plan: _Plan, residual: Any) -> pc.Expression | None:

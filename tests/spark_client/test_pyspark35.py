@@ -39,10 +39,7 @@ DEMO_READS: dict[str, dict[str, Any]] = {
 # raises IndexError from RecordBatch.filter(<Expression>) when no row of the batch passes (apache/arrow#44366,
 # fixed by apache/arrow#46057), and spark_client.reader filters each batch by the residual that way: these
 # are the reads where a whole batch fails its filter. Once the reader avoids that call, drop them from here.
-FAILS_ON_35 = {
-    read_id: r"IndexError: list index out of range"
-    for read_id in ("unpartitioned/not-in", "unpartitioned/starts-with", "all_types/string-in")
-}
+FAILS_ON_35: dict[str, str] = {}  # read id -> the error pyspark 3.5 is expected to fail with
 
 
 class Reads35:
