@@ -49,7 +49,7 @@ def ours(location: str, filter_json: Any) -> Callable[[], Sample]:
             "load_ms": (loaded - started) * 1000,
             "plan_ms": (done - loaded) * 1000,
             "files": plan.metrics.scanned_data_files,
-            "tasks": len(plan.tasks),
+            "tasks": len(plan.combined or ()),
             "manifests_read": plan.metrics.total_data_manifests - plan.metrics.skipped_data_manifests,
             "stage_ms": dict(plan.metrics.stage_ms),
         }

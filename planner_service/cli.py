@@ -121,7 +121,7 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from planner_service.api.plan_json import plan_to_json
+    from planner_service.api.plan_json import encode_plan
     from planner_service.runtime import file_io
     from planner_service.settings import load_settings
 
@@ -139,11 +139,11 @@ def _plan(args: argparse.Namespace) -> int:
         plan = planner.plan(table, request)
     finally:
         planner.close()
-    body = plan_to_json(plan)
+    raw = b"".join(encode_plan(plan))
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(body) + b"\n")
+        sys.stdout.buffer.write(raw + b"\n")
     else:
-        _print_summary(body)
+        _print_summary(orjson.loads(raw))
     return 0
 
 
@@ -188,10 +188,10 @@ def _split_option(text: str) -> tuple[str, str]:
 
 def _print_summary(body: dict[str, Any]) -> None:
     m = body["metrics"]
-    files = sum(len(t["files"]) for t in body["tasks"])
+    ranges = sum(len(t["splits"]) for t in body["tasks"])
     print(f"table        {body['table']}")
     print(f"snapshot     {body['snapshot-id']}")
-    print(f"tasks        {len(body['tasks'])} combined tasks, {files} file ranges")
+    print(f"tasks        {len(body['tasks'])} combined tasks, {ranges} file ranges of {len(body['files'])} files")
     print(f"data files   {m['scanned-data-files']} ({m['total-file-size-bytes']:,} bytes)")
     print(f"skipped      {m['skipped-data-files']} data files by the filter")
     print(f"delete files {m['total-delete-files']} ({m['total-delete-file-size-bytes']:,} bytes)")
@@ -199,7 +199,7 @@ def _print_summary(body: dict[str, Any]) -> None:
           f"deletes {m['total-delete-manifests']} (skipped {m['skipped-delete-manifests']})")  # fmt: skip
     print(f"planned in   {m['planning-time-ms']:.1f} ms")
     for i, task in enumerate(body["tasks"]):
-        ranges, size, rows = len(task["files"]), task["size-bytes"], task["estimated-row-count"]
+        ranges, size, rows = len(task["splits"]), task["size-bytes"], task["estimated-row-count"]
         print(f"  task {i}: {ranges} ranges, {size:,} bytes, ~{rows} rows")
 
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from planner_service.api.metrics import MetricsRegistry
+from planner_service.api.plans import PlanResult, PlanResults
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO, S3Config
 from planner_service.io.locations import AllowList
+from planner_service.planning.cache import LruCache
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
 
@@ -27,6 +30,7 @@ class Runtime:
     catalog: CatalogRouter
     planner: ScanPlanner
     metrics: MetricsRegistry
+    plans: PlanResults
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -35,7 +39,7 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
-        return cls(settings, io, catalog, planner, MetricsRegistry())
+        return cls(settings, io, catalog, planner, MetricsRegistry(), PlanResults(planner, settings.plan_cache_bytes))
 
     def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
         """A table by catalog name or by its metadata.json location (exactly one of them)."""
@@ -45,6 +49,14 @@ class Runtime:
             return load_by_metadata_location(self.io, metadata_location)
         assert name is not None
         return self.catalog.load_table(TableIdentifier.parse(name))
+
+    def plan_by_id(self, plan_id: str) -> PlanResult:
+        """A plan by its id: cached, or rebuilt from the canonical request the id carries."""
+        return self.plans.by_id(plan_id, lambda location: load_by_metadata_location(self.io, location))
+
+    def caches(self) -> dict[str, LruCache[Any]]:
+        """Every cache by name, for metrics."""
+        return {**self.planner.caches(), "plans": self.plans.cache, "plan-bodies": self.plans.bodies}
 
     def close(self) -> None:
         self.planner.close()

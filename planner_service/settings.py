@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
     cache_bytes: int = 512 * 1024 * 1024
+    plan_cache_bytes: int = 256 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
+    inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     manifest_threads: int = 4
 
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;

@@ -86,18 +86,30 @@ class PlannerClient:
         self._http.close()
 
     def plan(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST /plan: the plan (snapshot-id, schema, tasks, delete-files, ...) for a PlanRequest body."""
-        result = self._post("/plan", dict(body))
-        if not isinstance(result, dict) or "tasks" not in result:
-            raise PlannerServiceError(None, "InvalidResponse", "the /plan response has no tasks", self._url("/plan"))
+        """POST /plan: the plan for a PlanRequest body. Inline (`files`, `tasks`, ...) when it has at most
+        the service's inline task limit of tasks, else its `plan-id` and `task-count`: fetch the tasks
+        with task()."""
+        result = self._request("POST", "/plan", dict(body))
+        if not isinstance(result, dict) or "task-count" not in result:
+            raise PlannerServiceError(
+                None, "InvalidResponse", "the /plan response has no task-count", self._url("/plan")
+            )
         return result
 
-    def _post(self, path: str, body: dict[str, Any]) -> Any:
+    def task(self, plan_id: str, index: int) -> dict[str, Any]:
+        """Task `index` of a plan, self-contained: {"plan": reader context and delete files, "task": ...}."""
+        path = f"/plans/{plan_id}/tasks/{int(index)}"
+        result = self._request("GET", path, None)
+        if not isinstance(result, dict) or not result.get("tasks"):
+            raise PlannerServiceError(None, "InvalidResponse", "the task response has no tasks", self._url(path))
+        return {"plan": result["plan"], "task": result["tasks"][0]}
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None) -> Any:
         url = self._url(path)
         attempt = 0
         while True:
             try:
-                response = self._http.post(path, json=body)
+                response = self._http.request(method, path, json=body)
             except RETRY_EXCEPTIONS as exc:
                 if attempt >= self.retries:
                     raise PlannerServiceError(

@@ -1,9 +1,10 @@
 """plan_and_read: a Spark DataFrame of an Iceberg table, planned by the service, read by the executors.
 
-The driver asks the service for the plan, then builds an RDD of task payloads with exactly one element per
-partition (`parallelize(payloads, numSlices=len(tasks))`), so that each CombinedScanTask becomes one Spark
-partition, and `mapInArrow` turns each payload into the task's rows as Arrow batches. Works on pyspark 3.5
-and 4.x (mapInArrow needs pandas installed, as every pyspark Arrow feature does).
+The driver asks the service for the plan, then builds an RDD with exactly one element per partition
+(`parallelize(..., numSlices=task count)`), so that each CombinedScanTask becomes one Spark partition: the
+task's payload for a small plan, the task's index for a plan answered by id (the executor fetches the task).
+`mapInArrow` turns each element into the task's rows as Arrow batches. Works on pyspark 3.5 and 4.x
+(mapInArrow needs pandas installed, as every pyspark Arrow feature does).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
-from spark_client.partitions import DEFAULT_MAX_ROWS, read_payload, task_payloads
+from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 
 if TYPE_CHECKING:
+    from pyspark import RDD
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -56,10 +58,12 @@ def plan_and_read(
                         case_sensitive=case_sensitive)  # fmt: skip
     if client is not None:
         plan = client.plan(body)
+        url = client.service_url
     else:
         with PlannerClient(service_url) as own:
             plan = own.plan(body)
-    return read_plan(spark, plan, columns=columns, storage=storage)
+        url = own.service_url
+    return read_plan(spark, plan, columns=columns, storage=storage, service_url=url)
 
 
 def read_plan(
@@ -67,34 +71,55 @@ def read_plan(
     plan: Mapping[str, Any],
     columns: Sequence[str] | None = None,
     storage: Mapping[str, Any] | None = None,
+    service_url: str = DEFAULT_SERVICE_URL,
 ) -> DataFrame:
-    """A DataFrame reading a /plan response's tasks, one partition each (an empty plan: no partitions)."""
-    from pyspark.sql.types import StringType, StructField
+    """A DataFrame reading a /plan response's tasks, one partition each (an empty plan: no partitions).
+
+    An inline plan's tasks travel to the executors as payloads; a plan answered by id travels as task
+    indexes (the driver never holds its files), and each executor fetches its task from `service_url`."""
+    from pyspark.sql.types import LongType, StringType, StructField
     from pyspark.sql.types import StructType as SparkStruct
 
     schema = output_schema(plan["schema"], columns)
-    payloads = task_payloads(plan)
-    if not payloads:
+    count = int(plan["task-count"])
+    if count == 0:
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
-    read = _ReadTasks(arrow_schema(schema), dict(storage) if storage is not None else None, max_rows)
-    rdd = spark.sparkContext.parallelize(payloads, numSlices=len(payloads)).map(lambda payload: (payload,))
-    tasks = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
+    storage_options = dict(storage) if storage is not None else None
+    context = spark.sparkContext
+    rdd: RDD[tuple[Any]]
+    if is_inline(plan):
+        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows)
+        rdd = context.parallelize(task_payloads(plan), numSlices=count).map(lambda payload: (payload,))
+        column = StructField("task", StringType(), nullable=False)
+    else:
+        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, (service_url, str(plan["plan-id"])))
+        rdd = context.parallelize(range(count), numSlices=count).map(lambda index: (index,))
+        column = StructField("task", LongType(), nullable=False)
+    tasks = spark.createDataFrame(rdd, SparkStruct([column]))
     return tasks.mapInArrow(read, schema)
 
 
 class _ReadTasks:
-    """The mapInArrow function: payload batches in, the tasks' rows out (pickled to the executors)."""
+    """The mapInArrow function: task payloads (or, with `plan`, task indexes of that plan on that service)
+    in, the tasks' rows out (pickled to the executors)."""
 
-    def __init__(self, schema: pa.Schema, storage: dict[str, Any] | None, max_rows: int) -> None:
+    def __init__(
+        self, schema: pa.Schema, storage: dict[str, Any] | None, max_rows: int, plan: tuple[str, str] | None = None
+    ) -> None:
         self.schema = schema
         self.storage = storage
         self.max_rows = max(1, max_rows) if max_rows > 0 else DEFAULT_MAX_ROWS
+        self.plan = plan
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            for payload in batch.column(0).to_pylist():
-                yield from read_payload(payload, self.schema, self.storage, self.max_rows)
+            for task in batch.column(0).to_pylist():
+                if self.plan is None:
+                    yield from read_payload(task, self.schema, self.storage, self.max_rows)
+                else:
+                    url, plan_id = self.plan
+                    yield from read_task_by_index(url, plan_id, task, self.schema, self.storage, self.max_rows)
 
 
 def output_schema(iceberg_schema: Mapping[str, Any], columns: Sequence[str] | None = None) -> StructType:

@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.filters import conjunction, to_expression
-from spark_client.partitions import DEFAULT_MAX_ROWS, read_payload, task_payloads
+from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
 
@@ -114,13 +114,19 @@ class _Reader(DataSourceReader):
                 f"columns {missing} are not in {self.request['table']} (it changed since the query was "
                 f"analyzed, or a user schema names them): it has {sorted(planned)}"
             )
-        return [InputPartition(payload) for payload in task_payloads(plan)]
+        if is_inline(plan):
+            return [InputPartition(payload) for payload in task_payloads(plan)]
+        plan_id = str(plan["plan-id"])  # partitions carry what the executor needs to fetch its task
+        return [InputPartition((self.service_url, plan_id, i)) for i in range(int(plan["task-count"]))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        payload: str | None = partition.value
-        if payload is None:  # an empty plan: Spark reads one partition of nothing
+        value: str | tuple[str, str, int] | None = partition.value
+        if value is None:  # an empty plan: Spark reads one partition of nothing
             return iter(())
-        return read_payload(payload, self.arrow_schema, self.storage, self.max_rows)
+        if isinstance(value, tuple):
+            url, plan_id, index = value
+            return read_task_by_index(url, plan_id, index, self.arrow_schema, self.storage, self.max_rows)
+        return read_payload(value, self.arrow_schema, self.storage, self.max_rows)
 
 
 class _PushdownReader(_Reader):

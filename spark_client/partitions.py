@@ -1,10 +1,12 @@
-"""One Spark partition per CombinedScanTask: the task as a self-contained JSON payload (made on the
-driver), and its read on an executor (Arrow batches shaped as Spark expects them).
+"""One Spark partition per CombinedScanTask, and its read on an executor (Arrow batches shaped as Spark
+expects them).
 
-A payload carries one task plus what reading it needs from the plan: the schema, the partition specs, the
-name mapping, and only the delete files its own files refer to (renumbered), so that no executor receives
-the whole plan. Both readers, plan_and_read's mapInArrow and the Python data source, use these functions.
-Executor-side code imports only spark_client and pyarrow, never planner_service.
+A small plan arrives inline: the driver writes each task out as a self-contained JSON payload (the task,
+its files, residuals and delete files, and the plan's schema, specs and name mapping), so that no executor
+receives the whole plan. A big plan arrives as a plan id and a task count: the driver holds only task
+indexes and each executor fetches its own task from the service (PlannerClient.task), in the same form.
+Both readers, plan_and_read's mapInArrow and the Python data source, use these functions. Executor-side
+code imports only spark_client and pyarrow, never planner_service.
 """
 
 from __future__ import annotations
@@ -15,44 +17,90 @@ from typing import Any
 
 import pyarrow as pa
 
-__all__ = ["DEFAULT_MAX_ROWS", "conform_batch", "read_payload", "task_payloads"]
+__all__ = [
+    "DEFAULT_MAX_ROWS", "conform_batch", "expand_tasks", "is_inline", "read_payload", "read_task_by_index",
+    "task_payloads",
+]  # fmt: skip
 
 # Rows per batch handed to Spark when spark.sql.execution.arrow.maxRecordsPerBatch is not known (its default).
 DEFAULT_MAX_ROWS = 10_000
 # Plan fields an executor never needs (large, or only for people).
-_DRIVER_ONLY = frozenset({"tasks", "delete-files", "metrics", "explain"})
+_DRIVER_ONLY = frozenset({
+    "tasks", "files", "residuals", "delete-files", "metrics", "explain", "task-size-bytes",
+    "task-estimated-row-count",
+})  # fmt: skip
 
 
 def task_payloads(plan: Mapping[str, Any]) -> list[str]:
-    """One JSON string per task of a /plan response, in the plan's order."""
+    """One JSON payload per task of an inline /plan response, in the plan's order (expand_tasks)."""
+    return [json.dumps(payload, separators=(",", ":")) for payload in expand_tasks(plan)]
+
+
+def expand_tasks(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each task of an inline /plan response as {"plan": reader context and the task's delete files,
+    "task": the task with its files and residuals written out}: what read_payload takes."""
     base = {key: value for key, value in plan.items() if key not in _DRIVER_ONLY}
+    files: list[dict[str, Any]] = plan["files"]
+    residuals: list[Any] = plan.get("residuals") or [True]
     delete_files: list[Any] = plan.get("delete-files") or []
     payloads = []
     for task in plan["tasks"]:
-        used = sorted({i for file in task["files"] for i in file.get("delete-file-references") or ()})
+        splits = task["splits"]
+        used = sorted({i for f, _, _ in splits for i in files[f].get("delete-file-references") or ()})
         renumber = {old: new for new, old in enumerate(used)}
-        files = [
-            {**file, "delete-file-references": [renumber[i] for i in file.get("delete-file-references") or ()]}
-            for file in task["files"]
+        expanded = [
+            {
+                "data-file": files[f]["data-file"],
+                "start": start,
+                "length": length,
+                "residual-filter": residuals[files[f].get("residual", 0)],
+                "delete-file-references": [renumber[i] for i in files[f].get("delete-file-references") or ()],
+            }
+            for f, start, length in splits
         ]
         task_plan = {**base, "delete-files": [delete_files[i] for i in used]}
-        payloads.append(json.dumps({"plan": task_plan, "task": {**task, "files": files}}, separators=(",", ":")))
+        payloads.append({"plan": task_plan, "task": {**task, "files": expanded}})
     return payloads
 
 
+def is_inline(plan: Mapping[str, Any]) -> bool:
+    """Whether a /plan response carries its tasks (else they are fetched by index with its plan id)."""
+    return "tasks" in plan
+
+
 def read_payload(
-    payload: str, schema: pa.Schema, storage: Mapping[str, Any] | None = None, max_rows: int = DEFAULT_MAX_ROWS
+    payload: str | Mapping[str, Any],
+    schema: pa.Schema,
+    storage: Mapping[str, Any] | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
 ) -> Iterator[pa.RecordBatch]:
     """Read one task: spark_client.reader's batches in Spark's types (schema.to_spark_batch), cut to at most
-    `max_rows` rows and conformed to `schema`, the Arrow form of the DataFrame's schema."""
+    `max_rows` rows and conformed to `schema`, the Arrow form of the DataFrame's schema. `payload`: a
+    task_payloads() string, or PlannerClient.task()'s dict."""
     from spark_client.reader import read_task
     from spark_client.schema import to_spark_batch
 
-    data = json.loads(payload)
+    data = json.loads(payload) if isinstance(payload, str) else payload
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
     for batch in read_task(task, plan, dict(storage) if storage is not None else None, batch_size=max_rows):
         for piece in _slices(batch, max_rows):
             yield conform_batch(to_spark_batch(piece, plan["schema"]), schema)
+
+
+def read_task_by_index(
+    service_url: str,
+    plan_id: str,
+    index: int,
+    schema: pa.Schema,
+    storage: Mapping[str, Any] | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+) -> Iterator[pa.RecordBatch]:
+    """Fetch task `index` of a plan from the service, then read it (read_payload)."""
+    from spark_client.client import PlannerClient
+
+    with PlannerClient(service_url) as client:
+        payload = client.task(plan_id, index)
+    yield from read_payload(payload, schema, storage, max_rows)
 
 
 def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -9,6 +9,7 @@ import pytest
 
 from planner_service.cli import main
 from tests.conformance.reference import Conformance
+from tests.plan_wire import splits
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -38,7 +39,7 @@ def test_plan_json_matches_java(
     code, out, err = _run(capsys, "plan", "--metadata-location", location, flag, filter_arg, "--json")
     assert code == 0, err
     body = json.loads(out)
-    ours = [(f["data-file"]["file-path"], f["residual-filter"]) for t in body["tasks"] for f in t["files"]]
+    ours = [(f["data-file"]["file-path"], f["residual-filter"]) for f in splits(body)]
     java = [(t["path"], t["residual"]) for combined in case["tasks"] for t in combined]
     assert ours == java
 

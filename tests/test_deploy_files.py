@@ -20,6 +20,7 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 from planner_service.demo import DEMO_TABLE
 from planner_service.settings import Settings, load_settings
 from tests.conftest import running_service
+from tests.plan_wire import splits
 
 ROOT = Path(__file__).resolve().parents[1]
 PORT = Settings.model_fields["port"].default
@@ -233,7 +234,7 @@ def test_seed_then_serve_with_the_compose_settings(s3_endpoint: str, tmp_path: P
         other = httpx.post(f"{url}/plan", json={"metadata-location": "s3://elsewhere/t/v1.metadata.json"}, timeout=60)
     assert response.status_code == 200, response.text
     assert other.status_code == 403, "the allowed roots keep the planner inside the seeded warehouse"
-    ours = Counter(f["data-file"]["file-path"] for t in response.json()["tasks"] for f in t["files"])
+    ours = Counter(f["data-file"]["file-path"] for f in splits(response.json()))
 
     props = {"s3.endpoint": s3_endpoint, "s3.access-key-id": planner_env["SCAN_PLANNER_S3_ACCESS_KEY_ID"],
              "s3.secret-access-key": planner_env["SCAN_PLANNER_S3_SECRET_ACCESS_KEY"]}  # fmt: skip

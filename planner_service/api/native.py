@@ -3,26 +3,27 @@ views of a table (snapshots, refs, history) for curl."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Annotated, Any
 
+import orjson
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
-from planner_service.api.plan_json import plan_to_json
-from planner_service.api.responses import json_response
+from planner_service.api.encoding import compressed, negotiate
+from planner_service.api.plan_json import encode_plan, plan_head
+from planner_service.api.plans import PlanResult, canonical_request
+from planner_service.api.responses import json_bytes, json_response
+from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
-from planner_service.errors import BadRequestError
-from planner_service.expressions.expression import TRUE, Expression
-from planner_service.expressions.expression_json import expression_from_json
-from planner_service.expressions.filter_string import parse_filter
-from planner_service.metadata.snapshot_choice import SnapshotChoice
-from planner_service.planning.planner import ScanPlan, ScanRequest
-from planner_service.planning.projection import project_schema, referenced_field_ids
+from planner_service.planning.planner import ScanPlan
 from planner_service.runtime import Runtime
 
 router = APIRouter()
+MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
 
 
 def get_runtime(request: Request) -> Runtime:
@@ -38,35 +39,78 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 PrettyDep = Annotated[bool, Depends(is_pretty)]
 
 
-def row_filter_of(value: Any) -> Expression:
-    """A filter string or a REST JSON expression (None: no filter)."""
-    if value is None:
-        return TRUE
-    if isinstance(value, str):
-        return parse_filter(value)
-    return expression_from_json(value)
-
-
-def plan_response(runtime: Runtime, body: PlanRequest) -> dict[str, Any]:
-    """Resolve, plan and encode (CPU-bound: runs in a worker thread)."""
-    if body.start_snapshot_id is not None or body.end_snapshot_id is not None:
-        raise BadRequestError("Incremental scans (start-snapshot-id, end-snapshot-id) are not supported yet")
+def plan_response(
+    runtime: Runtime, body: PlanRequest, pretty: bool, coding: str | None, if_none_match: str | None
+) -> Response:
+    """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
     table = runtime.load_table(body.table, body.metadata_location)
-    row_filter = row_filter_of(body.filter)
-    request = ScanRequest(
-        SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref),
-        body.options,
-        row_filter,
-        body.case_sensitive,
-        explain=body.explain,
-    )
-    plan = runtime.planner.plan(table, request)
-    record_plan_metrics(runtime, plan)
-    out = plan_to_json(plan)
-    if body.select is not None:
-        filter_ids = referenced_field_ids(table.metadata.schema, row_filter, body.case_sensitive)
-        out["schema"] = project_schema(plan.schema, body.select, filter_ids, body.case_sensitive).to_json()
-    return out
+    request = canonical_request(table, body)
+    limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
+    etag = f'W/"{request.digest}-{limit}{"-pretty" if pretty else ""}"'
+    if not body.explain and if_none_match is not None and etag in _etags(if_none_match):
+        return Response(status_code=304, headers={"ETag": etag})
+    result, fresh = runtime.plans.plan(request, table, explain=body.explain)
+    if fresh:
+        record_plan_metrics(runtime, result.plan)
+    tasks = result.plan.combined
+    if tasks is not None and len(tasks) > limit:
+        return _body_response(orjson.dumps(deferred_body(result), option=orjson.OPT_SERIALIZE_NUMPY), pretty,
+                              coding, etag)  # fmt: skip
+    key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
+    stored = None if body.explain else runtime.plans.bodies.get(key)
+    if stored is not None:
+        return _encoded_response(stored, coding, etag)
+    chunks = encode_plan(result.plan, result.schema, request.plan_id)
+    if pretty:
+        return _body_response(b"".join(chunks), pretty, coding, etag)
+    keep = None if body.explain else partial(runtime.plans.bodies.put, key)
+    return StreamingResponse(_kept(compressed(chunks, coding), keep), headers=_headers(coding, etag),
+                             media_type="application/json")  # fmt: skip
+
+
+def deferred_body(result: PlanResult) -> dict[str, Any]:
+    """A plan too big to send inline: its id, reader context and per-task estimates (GET /plans/{id}/tasks)."""
+    head = plan_head(result.plan, result.schema, result.request.plan_id)
+    tasks = result.plan.combined
+    head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
+    head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []
+    return head
+
+
+def _etags(header: str) -> set[str]:
+    return {tag.strip() for tag in header.split(",")}
+
+
+def _headers(coding: str | None, etag: str) -> dict[str, str]:
+    headers = {"ETag": etag, "Vary": "Accept-Encoding"}
+    if coding is not None:
+        headers["Content-Encoding"] = coding
+    return headers
+
+
+def _body_response(raw: bytes, pretty: bool, coding: str | None, etag: str) -> Response:
+    if pretty:
+        raw = json_bytes(orjson.loads(raw), pretty=True)
+    return _encoded_response(b"".join(compressed([raw], coding)), coding, etag)
+
+
+def _encoded_response(encoded: bytes, coding: str | None, etag: str) -> Response:
+    return Response(encoded, headers=_headers(coding, etag), media_type="application/json")
+
+
+def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iterator[bytes]:
+    """`chunks`, and once all have passed, their concatenation to `keep` (the body cache) if small enough."""
+    kept: list[bytes] | None = [] if keep is not None else None
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        if kept is not None and size > MAX_KEPT_BODY:
+            kept = None
+        if kept is not None:
+            kept.append(chunk)
+        yield chunk
+    if kept is not None and keep is not None:
+        keep(b"".join(kept))
 
 
 def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
@@ -88,7 +132,38 @@ def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
 )
 async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, PlanRequest)
-    return json_response(await run_in_threadpool(plan_response, runtime, body), pretty=pretty)
+    coding = negotiate(request.headers.get("accept-encoding"))
+    if_none_match = request.headers.get("if-none-match")
+    return await run_in_threadpool(plan_response, runtime, body, pretty, coding, if_none_match)
+
+
+@router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
+async def plan_by_id(plan_id: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    result = await run_in_threadpool(runtime.plan_by_id, plan_id)
+    return json_response(orjson.loads(orjson.dumps(deferred_body(result), option=orjson.OPT_SERIALIZE_NUMPY)),
+                         pretty=pretty)  # fmt: skip
+
+
+@router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")
+async def plan_tasks(
+    plan_id: str,
+    runtime: RuntimeDep,
+    pretty: PrettyDep,
+    start: Annotated[int, Query(ge=0, description="the first task")] = 0,
+    end: Annotated[int | None, Query(ge=1, description="one past the last task (default: start + 1)")] = None,
+) -> Response:
+    def work() -> dict[str, Any]:
+        return encode_tasks(runtime.plan_by_id(plan_id), start, end)
+
+    return json_response(await run_in_threadpool(work), pretty=pretty)
+
+
+@router.get("/plans/{plan_id}/tasks/{index}", tags=["planning"], summary="Task `index` of a plan, self-contained")
+async def plan_task(plan_id: str, index: int, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    def work() -> dict[str, Any]:
+        return encode_tasks(runtime.plan_by_id(plan_id), index, None)
+
+    return json_response(await run_in_threadpool(work), pretty=pretty)
 
 
 @router.get("/health", tags=["operations"])
@@ -99,7 +174,7 @@ async def health(runtime: RuntimeDep) -> Response:
 @router.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
 async def metrics(runtime: RuntimeDep) -> Response:
     gauges = []
-    for name, cache in runtime.planner.caches().items():
+    for name, cache in runtime.caches().items():
         stats = cache.stats
         for field, help_text in (("hits", "Cache hits"), ("misses", "Cache misses"), ("entries", "Cached entries"),
                                  ("bytes", "Estimated cached bytes"), ("evictions", "Evictions")):  # fmt: skip

@@ -1,129 +1,192 @@
-"""The /plan response body (ARCHITECTURE.md wire contract), shared by the HTTP service and the CLI.
+"""The /plan response body (README "The plan"), encoded from the plan's columns and streamed in chunks.
 
-Content files use the Iceberg REST spec's DataFile / DeleteFile JSON forms (1.11 spelling: lower-case
-content and format, partition as a list), so one vocabulary serves /plan and the REST endpoints.
+Each data file, delete file and residual is written once; tasks refer to them by index:
+
+    {"table", "metadata-location", "snapshot-id", "schema", "filter", "partition-specs", ["name-mapping"],
+     "split-options", "metrics",
+     "residuals":    [expression, ...],
+     "delete-files": [DeleteFile, ...],
+     "files":        [{"data-file": DataFile, "residual": r, ["delete-file-references": [d, ...]]}, ...],
+     "tasks":        [{"size-bytes", "estimated-row-count", "splits": [[file, start, length], ...]}, ...],
+     ["explain"]}
+
+Content files use the Iceberg REST spec's DataFile / DeleteFile forms. Data-file objects and tasks are
+rendered by polars, a chunk of rows at a time, never one Python dict per file or per task.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+import orjson
+import polars as pl
+
+from planner_service.api.content_file_json import ContentFileEncoder, partition_json, partition_types
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
-from planner_service.metadata.content_file import CONTENT_NAMES, DATA, ContentFile
-from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.partitioning import PartitionSpec
-from planner_service.metadata.types import Schema, StructType
 from planner_service.planning.planner import ScanMetrics, ScanPlan
+from planner_service.planning.scan_tasks import FileTasks
+from planner_service.splitting.combine import CombinedTasks
+
+NAME_MAPPING = "schema.name-mapping.default"
+CHUNK_ROWS = 20_000  # data files or tasks rendered at a time
 
 
-class ContentFileEncoder:
-    """Encodes content files; partition types are derived once per spec."""
-
-    def __init__(self, specs: dict[int, PartitionSpec], schema: Schema) -> None:
-        self._types = {spec_id: spec.partition_type(schema) for spec_id, spec in specs.items()}
-        self._memo: dict[int, dict[str, Any]] = {}  # id(file) -> JSON; a file split in many tasks is encoded once
-
-    def encode(self, f: ContentFile) -> dict[str, Any]:
-        out = self._memo.get(id(f))
-        if out is None:
-            out = self._memo[id(f)] = self._encode(f)
-        return out
-
-    def _encode(self, f: ContentFile) -> dict[str, Any]:
-        ptype = self._types.get(f.spec_id, StructType(()))
-        out: dict[str, Any] = {
-            "spec-id": f.spec_id,
-            "content": CONTENT_NAMES[f.content],
-            "file-path": f.path,
-            "file-format": f.format.lower(),
-            "partition": [to_json_value(fld.type, v) for fld, v in zip(ptype.fields, f.partition, strict=False)],
-            "file-size-in-bytes": f.file_size_in_bytes,
-            "record-count": f.record_count,
-        }
-        if f.split_offsets is not None:
-            out["split-offsets"] = list(f.split_offsets)
-        if f.sort_order_id is not None:
-            out["sort-order-id"] = f.sort_order_id
-        if f.key_metadata is not None:
-            out["key-metadata"] = bytes(f.key_metadata).hex().upper()
-        if f.content == DATA:
-            if f.first_row_id is not None:
-                out["first-row-id"] = f.first_row_id
-        else:
-            if f.equality_ids is not None:
-                out["equality-ids"] = list(f.equality_ids)
-            if f.referenced_data_file is not None:
-                out["referenced-data-file"] = f.referenced_data_file
-            if f.content_offset is not None:
-                out["content-offset"] = f.content_offset
-            if f.content_size_in_bytes is not None:
-                out["content-size-in-bytes"] = f.content_size_in_bytes
-        if f.data_sequence_number is not None:
-            out["sequence-number"] = f.data_sequence_number
-        return out
+def encode_plan(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: str | None = None) -> Iterator[bytes]:
+    """The body in chunks; `schema` replaces the plan's (a projection). Raises before the first chunk
+    for what can fail (the table's name mapping), so errors still get their status code."""
+    return _body(plan, plan_head(plan, schema, plan_id))
 
 
-class DeleteFileTable:
-    """A response's `delete-files`: each delete file encoded once, referred to by its index."""
+def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
+    files, tasks = plan.files, plan.combined
+    yield orjson.dumps(head)[:-1]  # the object stays open
+    yield b',"residuals":' + orjson.dumps([expression_to_json(r) for r in files.residuals] if files else [])
+    yield b',"delete-files":' + orjson.dumps(_delete_files(plan))
+    yield b',"files":['
+    if files is not None and len(files):
+        yield from _joined(_data_file_chunks(plan, files))
+    yield b'],"tasks":['
+    if tasks is not None and len(tasks):
+        yield from _joined(_task_chunks(tasks))
+    yield b"]"
+    if plan.explain is not None:
+        yield b',"explain":' + orjson.dumps(plan.explain.to_json())
+    yield b"}"
 
-    def __init__(self, encoder: ContentFileEncoder) -> None:
-        self._encoder = encoder
-        self._index: dict[int, int] = {}  # id(delete file) -> its index in `files`
-        self.files: list[dict[str, Any]] = []
 
-    def ref(self, d: ContentFile) -> int:
-        index = self._index.get(id(d))
-        if index is None:
-            index = self._index[id(d)] = len(self.files)
-            self.files.append(self._encoder.encode(d))
-        return index
-
-
-def plan_to_json(plan: ScanPlan) -> dict[str, Any]:
+def plan_head(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: str | None = None) -> dict[str, Any]:
+    """Everything but the residuals, files and tasks (small: what a reader needs besides them)."""
     meta = plan.table.metadata
-    encoder = ContentFileEncoder(meta.specs, meta.schema)
-    deletes = DeleteFileTable(encoder)
-
-    tasks = []
-    for combined in plan.tasks:
-        files = [
-            {
-                "data-file": encoder.encode(t.file),
-                "start": t.start,
-                "length": t.length,
-                "residual-filter": expression_to_json(t.residual),
-                "delete-file-references": [deletes.ref(d) for d in t.deletes],
-            }
-            for t in combined.tasks
-        ]
-        tasks.append(
-            {"files": files, "size-bytes": combined.size_bytes, "estimated-row-count": combined.estimated_rows}
-        )
-    used_specs = sorted({t.file.spec_id for c in plan.tasks for t in c.tasks})
-    return {
+    used_specs = sorted(set(plan.files.index.spec_id[plan.files.rows].tolist())) if plan.files else []
+    head: dict[str, Any] = {} if plan_id is None else {"plan-id": plan_id}
+    head |= {
         "table": plan.table.name,
         "metadata-location": plan.table.metadata_location,
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
-        "schema": plan.schema.to_json(),
+        "schema": schema if schema is not None else plan.schema.to_json(),
         "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
-        # what a reader needs besides the files: Parquet files without field ids are read by this mapping
-        **({"name-mapping": _name_mapping(meta.properties)} if NAME_MAPPING in meta.properties else {}),
-        "split-options": {
-            "split-size": plan.options.split_size,
-            "lookback": plan.options.lookback,
-            "file-open-cost": plan.options.open_file_cost,
-        },
-        "tasks": tasks,
-        "delete-files": deletes.files,
-        "metrics": metrics_to_json(plan.metrics, len(plan.tasks)),
-        **({"explain": plan.explain.to_json()} if plan.explain else {}),
     }
+    if NAME_MAPPING in meta.properties:  # Parquet files without field ids are read by this mapping
+        head["name-mapping"] = _name_mapping(meta.properties)
+    head["split-options"] = {
+        "split-size": plan.options.split_size,
+        "lookback": plan.options.lookback,
+        "file-open-cost": plan.options.open_file_cost,
+    }
+    task_count = len(plan.combined) if plan.combined is not None else 0
+    head["task-count"] = task_count
+    head["metrics"] = metrics_to_json(plan.metrics, task_count)
+    return head
 
 
-NAME_MAPPING = "schema.name-mapping.default"
+def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:
+    if plan.files is None or not plan.files.delete_files:
+        return []
+    meta = plan.table.metadata
+    encoder = ContentFileEncoder(meta.specs, meta.schema)
+    return [encoder.encode(d) for d in plan.files.delete_files]
+
+
+def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[str]:
+    meta = plan.table.metadata
+    index = files.index
+    types = partition_types(meta.specs, meta.schema)
+    partitions = np.array(
+        [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions], dtype=object
+    )
+    for begin in range(0, len(files), CHUNK_ROWS):
+        end = min(begin + CHUNK_ROWS, len(files))
+        rows = files.rows[begin:end]
+        frame = index.frame[rows].with_columns(
+            pl.Series("spec_id", index.spec_id[rows]),
+            pl.Series("partition_json", partitions[index.partition_id[rows]], dtype=pl.String),
+            pl.Series("residual", files.residual_id[begin:end]),
+            pl.Series("deletes", _delete_refs(files, begin, end), dtype=pl.String),
+        )
+        yield _render_data_files(frame)
+
+
+def _render_data_files(frame: pl.DataFrame) -> str:
+    """One chunk of `files` entries, comma-separated. Optional fields that no file of the chunk has are
+    left out; where only some files have one, the others carry null."""
+    head = pl.struct(
+        pl.col("spec_id").alias("spec-id"),
+        pl.lit("data").alias("content"),
+        pl.col("file_path").alias("file-path"),
+        pl.col("file_format").str.to_lowercase().alias("file-format"),
+    )
+    tail = [
+        pl.col("file_size_in_bytes").alias("file-size-in-bytes"),
+        pl.col("record_count").alias("record-count"),
+    ]
+    optional = {
+        "split_offsets": pl.col("split_offsets").alias("split-offsets"),
+        "sort_order_id": pl.col("sort_order_id").alias("sort-order-id"),
+        "key_metadata": pl.col("key_metadata").bin.encode("hex").str.to_uppercase().alias("key-metadata"),
+        "first_row_id": pl.col("first_row_id").alias("first-row-id"),
+        "data_sequence_number": pl.col("data_sequence_number").alias("sequence-number"),
+    }
+    nulls = frame.select(pl.col(list(optional)).null_count()).row(0)
+    tail += [expr for (name, expr), n in zip(optional.items(), nulls, strict=True) if n < frame.height]
+    line = pl.concat_str(
+        pl.lit('{"data-file":'),
+        head.struct.json_encode().str.head(-1),
+        pl.lit(',"partition":'),
+        pl.col("partition_json"),
+        pl.lit(","),
+        pl.struct(tail).struct.json_encode().str.slice(1),
+        pl.lit(',"residual":'),
+        pl.col("residual").cast(pl.String),
+        pl.col("deletes"),
+        pl.lit("}"),
+    )
+    return str(frame.select(line.str.join(",")).item())
+
+
+def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str]:
+    """`,"delete-file-references":[...]` per file, empty where none apply (as Java's REST parser writes)."""
+    if files.delete_offsets is None:
+        return [""] * (end - begin)
+    out = []
+    for i in range(begin, end):
+        refs = files.deletes_of(i)
+        out.append(f',"delete-file-references":[{",".join(map(str, refs.tolist()))}]' if len(refs) else "")
+    return out
+
+
+def _task_chunks(tasks: CombinedTasks) -> Iterator[str]:
+    counts = np.diff(tasks.offsets)
+    for begin in range(0, len(tasks), CHUNK_ROWS):
+        end = min(begin + CHUNK_ROWS, len(tasks))
+        first, last = int(tasks.offsets[begin]), int(tasks.offsets[end])
+        pieces = pl.DataFrame({
+            "task": np.repeat(np.arange(begin, end), counts[begin:end]),
+            "file": tasks.file[first:last],
+            "start": tasks.start[first:last],
+            "length": tasks.length[first:last],
+        })  # fmt: skip
+        split = pl.concat_str(pl.lit("["), "file", pl.lit(","), "start", pl.lit(","), "length", pl.lit("]"))
+        splits = pieces.group_by("task", maintain_order=True).agg(split.str.join(",").alias("splits"))
+        line = pl.concat_str(
+            pl.lit('{"size-bytes":'),
+            pl.lit(pl.Series(tasks.size_bytes[begin:end])).cast(pl.String),
+            pl.lit(',"estimated-row-count":'),
+            pl.lit(pl.Series(tasks.estimated_rows[begin:end])).cast(pl.String),
+            pl.lit(',"splits":['),
+            pl.col("splits"),
+            pl.lit("]}"),
+        )
+        yield str(splits.select(line.str.join(",")).item())
+
+
+def _joined(chunks: Iterator[str]) -> Iterator[bytes]:
+    for i, chunk in enumerate(chunks):
+        yield (chunk if i == 0 else "," + chunk).encode()
 
 
 def _name_mapping(properties: dict[str, str]) -> Any:

@@ -37,6 +37,9 @@ class PlanRequest(WireModel):
         default_factory=dict, description="split-size, lookback, file-open-cost (or read.split.* names)"
     )
     explain: bool = Field(False, description="say why each manifest and data file was kept or skipped")
+    inline_task_limit: int | None = Field(
+        None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
+    )
 
 
 M = TypeVar("M", bound=BaseModel)

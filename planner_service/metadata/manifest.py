@@ -1,23 +1,24 @@
-"""Manifests decoded into a columnar frame (polars), with Iceberg's inheritance rules applied.
+"""Manifests decoded into a columnar FileIndex of their live entries (polars), inheritance applied.
 
-A manifest is decoded once into a polars DataFrame with canonical column names; `ContentFile` objects
-are made only for the entries that planning keeps. Decoding with polars' native Avro reader is several
-times faster than building one Python dict per entry.
+A manifest is decoded once into a polars DataFrame with canonical column names and types, so that the
+manifests of a snapshot concatenate into one index. Decoding with polars' native Avro reader is several
+times faster than building one Python dict per entry; the canonical form is made by one query for many
+manifests at once (decode_manifest per file, in parallel, then live_entries for all of them).
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
-from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
-from planner_service.pruning.stats_columns import StatsColumns
 
 EXISTING, ADDED, DELETED = 0, 1, 2
 
@@ -30,108 +31,28 @@ _FILE_IDS = {
     132: "split_offsets", 135: "equality_ids", 140: "sort_order_id", 142: "first_row_id",
     143: "referenced_data_file", 144: "content_offset", 145: "content_size_in_bytes",
 }  # fmt: skip
-_COUNT_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Int64}))
-_BOUND_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Binary}))
-_MISSING_TYPES: dict[str, pl.DataType] = {
-    "status": pl.Int32(), "snapshot_id": pl.Int64(), "sequence_number": pl.Int64(),
-    "file_sequence_number": pl.Int64(), "content": pl.Int32(), "column_sizes": _COUNT_MAP,
-    "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP, "nan_value_counts": _COUNT_MAP,
-    "lower_bounds": _BOUND_MAP, "upper_bounds": _BOUND_MAP, "key_metadata": pl.Binary(),
-    "split_offsets": pl.List(pl.Int64), "equality_ids": pl.List(pl.Int32), "sort_order_id": pl.Int32(),
-    "first_row_id": pl.Int64(), "referenced_data_file": pl.String(), "content_offset": pl.Int64(),
-    "content_size_in_bytes": pl.Int64(),
-}  # fmt: skip
-_STATS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
-_CORE = (
-    "content", "file_path", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
-    "file_sequence_number", "snapshot_id", "split_offsets", "equality_ids", "sort_order_id", "key_metadata",
-    "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes",
-)  # fmt: skip
+_MISSING_TYPES = CANONICAL_SCHEMA | {"status": pl.Int32(), "sequence_number": pl.Int64()}
 
 
 @dataclass(frozen=True)
-class ManifestEntries:
-    """All entries of one manifest: one row each, inheritance applied, partition values internal."""
+class RawManifest:
+    """A manifest's entries as its Avro file has them, before canonical names and inheritance."""
 
     manifest: ManifestFile
+    location: str
     frame: pl.DataFrame
-    _live_files: dict[bool, list[ContentFile]] = field(default_factory=dict, compare=False, repr=False)
-    _live_stats: list[StatsColumns] = field(default_factory=list, compare=False, repr=False)
+    entry_names: dict[int, str]
+    file_names: dict[int, str]
+    avro_schema: str  # manifests of one schema and spec are made canonical by one query
 
-    def __len__(self) -> int:
-        return self.frame.height
-
-    def live(self) -> pl.DataFrame:
-        return self.frame.filter(pl.col("status") != DELETED)
-
-    def live_files(self, with_stats: bool = False) -> list[ContentFile]:
-        """The live entries as ContentFile objects, made once per manifest (they are immutable)."""
-        files = self._live_files.get(with_stats)
-        if files is None:
-            files = self._live_files[with_stats] = self.content_files(self.live(), with_stats)
-        return files
-
-    def live_stats(self) -> StatsColumns:
-        """Column statistics of the live entries (rows in live_files() order), decoded on demand, kept."""
-        if not self._live_stats:
-            self._live_stats.append(StatsColumns(self.live()))
-        return self._live_stats[0]
-
-    def content_files(self, frame: pl.DataFrame, with_stats: bool = False) -> list[ContentFile]:
-        """Materialize rows of this manifest's frame as ContentFile objects."""
-        spec_id = self.manifest.partition_spec_id
-        n = frame.height
-        cols = [frame.get_column(c).to_list() for c in _CORE]
-        content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
-            first_row, ref_file, c_off, c_size = cols  # fmt: skip
-        part = frame.get_column("partition")
-        if isinstance(part.dtype, pl.Struct) and part.dtype.fields:
-            partitions: list[tuple[Any, ...]] = list(zip(*(s.to_list() for s in part.struct.unnest()), strict=True))
-        else:
-            partitions = [()] * n
-        fmt_upper = {f: f.upper() for f in set(fmt)}
-        out = [
-            ContentFile(
-                content[i],
-                path[i],
-                fmt_upper[fmt[i]],
-                spec_id,
-                partitions[i],
-                records[i],
-                size[i],
-                data_seq[i],
-                file_seq[i],
-                snap[i],
-                _tuple(offsets[i]),
-                _tuple(eq_ids[i]),
-                sort_id[i],
-                key_meta[i],
-                first_row[i],
-                ref_file[i],
-                c_off[i],
-                c_size[i],
-            )
-            for i in range(n)
-        ]
-        if with_stats:
-            stats = [[_map(v) for v in frame.get_column(c).to_list()] for c in _STATS]
-            for f, sizes, values, nulls, nans, lower, upper in zip(out, *stats, strict=True):
-                f.column_sizes, f.value_counts, f.null_value_counts = sizes, values, nulls
-                f.nan_value_counts, f.lower_bounds, f.upper_bounds = nans, lower, upper
-        return out
+    @property
+    def shape(self) -> tuple[int, str]:
+        return self.manifest.partition_spec_id, self.avro_schema
 
 
-def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:
-    return None if values is None else tuple(values)
-
-
-def _map(entries: list[dict[str, Any]] | None) -> dict[int, Any] | None:
-    return None if entries is None else {e["key"]: e["value"] for e in entries}
-
-
-def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> ManifestEntries:
-    """Decode a manifest file's bytes; `manifest` is its manifest-list entry (for inheritance)."""
-    schema, _ = read_header(data, location)
+def decode_manifest(data: bytes, manifest: ManifestFile, location: str) -> RawManifest:
+    """Decode a manifest file's bytes (polars' Avro reader releases the GIL: call it from many threads)."""
+    schema, meta = read_header(data, location)
     entry_names = names_by_field_id(schema)
     if 2 not in entry_names:
         raise CorruptMetadataError(f"Manifest {location} has no data_file field (field id 2)")
@@ -140,21 +61,78 @@ def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> Manifes
     if file_record is None:
         raise CorruptMetadataError(f"Manifest {location}: data_file is not a record")
     file_names = names_by_field_id(file_record)
+    for fid, name in _FILE_IDS.items():
+        if fid not in file_names and name not in _MISSING_TYPES and name != "content":
+            raise CorruptMetadataError(f"Manifest {location} lacks required data_file field {name} (id {fid})")
     try:
         raw = pl.read_avro(io.BytesIO(data))
-        frame = _canonical(raw, entry_names, file_names, manifest)
-    except CorruptMetadataError:
-        raise
     except Exception as exc:  # polars raises ComputeError / OSError / PanicException on damaged files
         raise CorruptMetadataError(f"Cannot decode manifest {location}: {type(exc).__name__}: {exc}") from None
-    return ManifestEntries(manifest, frame)
+    return RawManifest(manifest, location, raw, entry_names, file_names, meta["avro.schema"])
 
 
-def _canonical(
-    raw: pl.DataFrame, entry_names: dict[int, str], file_names: dict[int, str], manifest: ManifestFile
-) -> pl.DataFrame:
+def live_entries(raws: Sequence[RawManifest]) -> list[FileIndex]:
+    """The live entries of each manifest, inheritance applied. Manifests of one shape are concatenated
+    and made canonical by one polars query (a query per 500-entry manifest would cost more than reading
+    it); the results are slices of that query's columns."""
+    out: list[FileIndex | None] = [None] * len(raws)
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, raw in enumerate(raws):
+        groups.setdefault(raw.shape, []).append(i)
+    for members in groups.values():
+        batch = [raws[i] for i in members]
+        for i, index in zip(members, _live_entries_of_shape(batch), strict=True):
+            out[i] = index
+    return [index for index in out if index is not None]
+
+
+def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> FileIndex:
+    """The live entries of one manifest file's bytes; `manifest` is its manifest-list entry (inheritance)."""
+    return live_entries([decode_manifest(data, manifest, location)])[0]
+
+
+def _live_entries_of_shape(raws: list[RawManifest]) -> list[FileIndex]:
+    first = raws[0]
+    heights = np.fromiter((r.frame.height for r in raws), np.int64, len(raws))
+    manifest_of_row = pl.Series("_manifest", np.repeat(np.arange(len(raws), dtype=np.int64), heights))
+    inherited: dict[str, list[int | None]] = {  # what each row inherits from its manifest
+        "_seq": [r.manifest.sequence_number for r in raws],
+        "_snapshot": [r.manifest.added_snapshot_id for r in raws],
+    }
+    frame = pl.concat([r.frame for r in raws], how="vertical", rechunk=False) if len(raws) > 1 else first.frame
+    frame = frame.with_columns(
+        manifest_of_row,
+        *(
+            pl.Series(name, values, dtype=pl.Int64).gather(manifest_of_row).alias(name)
+            for name, values in inherited.items()
+        ),
+    )
+    where = first.location if len(raws) == 1 else f"{first.location} (or one of {len(raws) - 1} more)"
+    try:
+        live = _canonical(frame, first.entry_names, first.file_names).filter(pl.col("status") != DELETED)
+        columns = [pl.col(name).cast(dtype) for name, dtype in CANONICAL_SCHEMA.items()]
+        # each row's group of equal partitions, by its first row (partitions are interned per group)
+        group = pl.col("_row").first().over("_manifest", "partition").alias("_group")
+        result = live.with_row_index("_row").select(*columns, "partition", "_manifest", group).collect()
+    except CorruptMetadataError:
+        raise
+    except Exception as exc:
+        raise CorruptMetadataError(f"Cannot decode manifest {where}: {type(exc).__name__}: {exc}") from None
+    spec_id = first.manifest.partition_spec_id
+    partitions, partition_id = intern_partitions(spec_id, result.get_column("partition"), result["_group"].to_numpy())
+    canonical = result.select(list(CANONICAL_SCHEMA))
+    bounds = np.searchsorted(result.get_column("_manifest").to_numpy(), np.arange(len(raws) + 1))
+    out = []
+    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        used, local = np.unique(partition_id[start:end], return_inverse=True)
+        part = tuple(partitions[g] for g in used.tolist())
+        out.append(FileIndex(canonical.slice(start, end - start), part, local.astype(np.int32)))
+    return out
+
+
+def _canonical(frame: pl.DataFrame, entry_names: dict[int, str], file_names: dict[int, str]) -> pl.LazyFrame:
     data_file = pl.col(entry_names[2])
-    exprs: list[pl.Expr] = []
+    exprs: list[pl.Expr] = [pl.col("_manifest"), pl.col("_seq"), pl.col("_snapshot")]
     for fid, name in _ENTRY_IDS.items():
         exprs.append(pl.col(entry_names[fid]).alias(name) if fid in entry_names else _null(name))
     for fid, name in _FILE_IDS.items():
@@ -162,29 +140,33 @@ def _canonical(
             exprs.append(data_file.struct.field(file_names[fid]).alias(name))
         elif name == "content":
             exprs.append(pl.lit(0, pl.Int32).alias(name))  # v1: data files only
-        elif name in _MISSING_TYPES:
-            exprs.append(_null(name))
         else:
-            raise CorruptMetadataError(f"Manifest lacks required data_file field {name} (id {fid})")
-    frame = raw.select(exprs)
+            exprs.append(_null(name))
+    data_file_type = frame.schema[entry_names[2]]
+    assert isinstance(data_file_type, pl.Struct)
+    partition_dtype = next(f.dtype for f in data_file_type.fields if f.name == file_names[102])
+    assert isinstance(partition_dtype, pl.Struct)
 
     # Inheritance (spec "Manifest Entry Fields", Java InheritableMetadataFactory): a null snapshot id takes
     # the manifest's; a null sequence number takes the manifest's when the entry is ADDED or the manifest is v1.
-    seq = manifest.sequence_number
-    inherit_seq = (pl.col("status") == ADDED) | pl.lit(seq == 0)
-    frame = frame.with_columns(
-        pl.col("snapshot_id").fill_null(pl.lit(manifest.added_snapshot_id, pl.Int64)),
-        pl.when(pl.col("sequence_number").is_null() & inherit_seq)
-        .then(pl.lit(seq, pl.Int64))
-        .otherwise(pl.col("sequence_number"))
-        .alias("data_sequence_number"),
-        pl.when(pl.col("file_sequence_number").is_null() & inherit_seq)
-        .then(pl.lit(seq, pl.Int64))
-        .otherwise(pl.col("file_sequence_number"))
-        .alias("file_sequence_number"),
-        _internal_partition(frame.schema["partition"]),
+    seq = pl.col("_seq")
+    inherit_seq = (pl.col("status") == ADDED) | (seq == 0)
+    return (
+        frame.lazy()
+        .select(exprs)
+        .with_columns(
+            pl.col("snapshot_id").fill_null(pl.col("_snapshot")),
+            pl.when(pl.col("sequence_number").is_null() & inherit_seq)
+            .then(seq)
+            .otherwise(pl.col("sequence_number"))
+            .alias("data_sequence_number"),
+            pl.when(pl.col("file_sequence_number").is_null() & inherit_seq)
+            .then(seq)
+            .otherwise(pl.col("file_sequence_number"))
+            .alias("file_sequence_number"),
+            _internal_partition(partition_dtype),
+        )
     )
-    return frame
 
 
 def _null(name: str) -> pl.Expr:

@@ -31,18 +31,20 @@ class LruCache(Generic[V]):
         self._lock = threading.Lock()
         self.stats = CacheStats()
 
-    def get_or_load(self, key: str, load: Callable[[], V]) -> V:
+    def get(self, key: str) -> V | None:
         with self._lock:
             hit = self._data.get(key)
-            if hit is not None:
-                self._data.move_to_end(key)
-                self.stats.hits += 1
-                return hit[0]
-            self.stats.misses += 1
-        value = load()  # outside the lock: two concurrent misses may both load, which is harmless
+            if hit is None:
+                self.stats.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.stats.hits += 1
+            return hit[0]
+
+    def put(self, key: str, value: V) -> None:
         weight = self._weigh(value)
         if weight > self._max_bytes:
-            return value
+            return
         with self._lock:
             if key not in self._data:
                 self._data[key] = (value, weight)
@@ -52,6 +54,17 @@ class LruCache(Generic[V]):
                 self.stats.bytes -= w
                 self.stats.evictions += 1
             self.stats.entries = len(self._data)
+
+    def get_or_load(self, key: str, load: Callable[[], V]) -> V:
+        with self._lock:
+            hit = self._data.get(key)
+            if hit is not None:
+                self._data.move_to_end(key)
+                self.stats.hits += 1
+                return hit[0]
+            self.stats.misses += 1
+        value = load()  # outside the lock: two concurrent misses may both load, which is harmless
+        self.put(key, value)
         return value
 
     def clear(self) -> None:

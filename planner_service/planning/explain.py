@@ -14,11 +14,12 @@ from planner_service.expressions.expression import BoundPredicate, Expression
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import from_bytes
+from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.manifest import ManifestEntries
 from planner_service.metadata.manifest_list import DATA, ManifestFile
 from planner_service.planning.row_filter import RowFilter
 from planner_service.pruning.metrics_evaluator import LOWER, NAN_COUNTS, NULL_COUNTS, UPPER, VALUE_COUNTS
+from planner_service.pruning.stats_columns import StatsColumns
 
 
 @dataclass
@@ -38,8 +39,11 @@ class Explain:
             "reason": reason,
         })  # fmt: skip
 
-    def data_file(self, f: ContentFile, kept: bool, reason: str) -> None:
-        self.data_files.append({"file-path": f.path, "kept": kept, "reason": reason})
+    def data_files_of(self, index: FileIndex, row_filter: RowFilter) -> None:
+        """Every file of the kept manifests (`index`), with why it was kept or skipped."""
+        files = index.content_files()
+        for f, (kept, reason) in zip(files, file_reasons(index, files, row_filter), strict=True):
+            self.data_files.append({"file-path": f.path, "kept": kept, "reason": reason})
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,21 +70,20 @@ def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str]:
     return False, f"partition summaries ({'; '.join(summaries)}) cannot match {bound}"
 
 
-def file_reasons(entries: ManifestEntries, files: list[ContentFile], row_filter: RowFilter) -> list[tuple[bool, str]]:
-    """(kept, why) for each live file of a kept manifest (`files` = entries.live_files() order)."""
+def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilter) -> list[tuple[bool, str]]:
+    """(kept, why) for each file of `index` (`files` = index.content_files())."""
     if row_filter.is_true:
         return [(True, "no filter")] * len(files)
-    spec_id = entries.manifest.partition_spec_id
-    bound, partition_type = row_filter.partition_filter(spec_id)
-    partition_ok = row_filter.partition_mask(spec_id, files)
+    partition_ok = row_filter.partition_mask(index)
     evaluator = row_filter.metrics_evaluator
     assert evaluator is not None
-    stats = entries.live_stats()
+    stats = index.stats
     records = stats.record_count
     conjuncts = evaluator.eval_conjuncts(stats)
     out: list[tuple[bool, str]] = []
     for i, f in enumerate(files):
         if not partition_ok[i]:
+            bound, partition_type = row_filter.partition_filter(f.spec_id)
             values = {
                 fld.name: to_json_value(fld.type, v) for fld, v in zip(partition_type.fields, f.partition, strict=False)
             }
@@ -88,15 +91,14 @@ def file_reasons(entries: ManifestEntries, files: list[ContentFile], row_filter:
         elif records[i] == 0:
             out.append((False, "record_count is 0 (a filtered scan drops empty files)"))
         elif records[i] > 0 and (failed := next((c for c, mask in conjuncts if not mask[i]), None)):
-            out.append((False, f"column metrics cannot match {failed}: {_stats_text(entries, failed, i)}"))
+            out.append((False, f"column metrics cannot match {failed}: {_stats_text(stats, failed, i)}"))
         else:
             out.append((True, f"might match; residual {_json_text(row_filter.residual(f))}"))
     return out
 
 
-def _stats_text(entries: ManifestEntries, expr: Expression, row: int) -> str:
+def _stats_text(stats: StatsColumns, expr: Expression, row: int) -> str:
     """The statistics of the columns a (bound) conjunct reads, for one file."""
-    stats = entries.live_stats()
     parts = []
     for pred in _predicates(expr):
         fid, typ = pred.term.field_id, pred.term.ref.type

@@ -1,16 +1,21 @@
 """ScanPlanner: Iceberg Java's `table.newScan()...planTasks()` as a pipeline of named stages.
 
 choose snapshot -> read manifest list -> order manifests as Java does -> index delete files
--> read data manifests, keep live entries -> attach deletes -> split, bin-pack, merge
+-> assemble the kept data manifests' live entries into one columnar index -> prune it in one pass
+-> attach deletes and residuals -> split, bin-pack, merge (all over columns)
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
@@ -18,19 +23,19 @@ from planner_service.errors import PlannerError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
-from planner_service.metadata.manifest import ManifestEntries, read_manifest
+from planner_service.metadata.file_index import FileIndex
+from planner_service.metadata.manifest import RawManifest, decode_manifest, live_entries
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.cache import LruCache
-from planner_service.planning.explain import Explain, file_reasons, manifest_reason
-from planner_service.planning.gc_pause import gc_paused
+from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
 from planner_service.planning.row_filter import RowFilter
-from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask
-from planner_service.splitting.combine import plan_tasks
+from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
+from planner_service.splitting.combine import CombinedTasks, combine
 
 
 @dataclass(frozen=True)
@@ -64,32 +69,40 @@ class ScanPlan:
     snapshot: Snapshot | None
     schema: Schema
     options: SplitOptions
-    file_tasks: list[FileScanTask]
-    tasks: list[CombinedScanTask]
+    files: FileTasks | None  # planFiles(), as columns (None: the table has no snapshot)
+    combined: CombinedTasks | None  # planTasks(), as columns (None: not combined)
     metrics: ScanMetrics
     explain: Explain | None = None
     row_filter: Expression = TRUE  # the scan's filter, unbound
+
+    @cached_property
+    def file_tasks(self) -> list[FileScanTask]:
+        """planFiles() as objects (made on first use)."""
+        return self.files.to_objects() if self.files is not None else []
+
+    @cached_property
+    def tasks(self) -> list[CombinedScanTask]:
+        """planTasks() as objects (made on first use)."""
+        return combined_objects(self.file_tasks, self.combined) if self.combined is not None else []
 
 
 class ScanPlanner:
     def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int = 4) -> None:
         self.io = io
         self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
-        self._manifests: LruCache[ManifestEntries] = LruCache(cache_bytes, _manifest_weight)
+        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, _index_weight)
+        # a snapshot's (or a filter's) kept manifests assembled: shares the manifests' buffers, adds row arrays
+        self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """The planner's caches by name, for metrics."""
-        return {"manifest-lists": self._manifest_lists, "manifests": self._manifests}
+        return {"manifest-lists": self._manifest_lists, "manifests": self._manifests, "file-indexes": self._indexes}
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def plan(self, table: LoadedTable, request: ScanRequest) -> ScanPlan:
-        with gc_paused():
-            return self._plan(table, request)
-
-    def _plan(self, table: LoadedTable, request: ScanRequest) -> ScanPlan:
         started = time.perf_counter()
         metrics = ScanMetrics()
         meta = table.metadata
@@ -98,7 +111,7 @@ class ScanPlanner:
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         if chosen.snapshot is None:
-            return ScanPlan(table, None, chosen.schema, options, [], [], metrics, row_filter=request.row_filter)
+            return ScanPlan(table, None, chosen.schema, options, None, None, metrics, row_filter=request.row_filter)
 
         with _timed(metrics, "manifest_list"):
             manifests = self._manifest_list(chosen.snapshot)
@@ -111,14 +124,14 @@ class ScanPlanner:
             delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
-            file_tasks = list(self._file_tasks(data_manifests, delete_index, row_filter, metrics, explain))
-        tasks: list[CombinedScanTask] = []
+            files = self._data_files(data_manifests, deletes, delete_index, row_filter, metrics, explain)
+        combined = None
         if request.combine:
             with _timed(metrics, "split_and_pack"):
-                tasks = plan_tasks(file_tasks, options.split_size, options.lookback, options.open_file_cost)
+                combined = combine(files.columns(), options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(
-            table, chosen.snapshot, chosen.schema, options, file_tasks, tasks, metrics, explain, request.row_filter
+            table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter
         )
 
     # -- stages ---------------------------------------------------------------------------------------
@@ -131,56 +144,72 @@ class ScanPlanner:
 
     def _delete_files(
         self, manifests: list[ManifestFile], row_filter: RowFilter, metrics: ScanMetrics
-    ) -> Iterator[ContentFile]:
+    ) -> list[ContentFile]:
         """Live delete files of the kept delete manifests, in Java's load order; pruned by the filter with
         their own partition and column stats, as DeleteFileIndex does."""
         kept = [m for m in hashset_order(manifests, _path) if _may_have_files(m, row_filter)]
         metrics.skipped_delete_manifests = len(manifests) - len(kept)
-        for entries in self._load_all(kept):
-            for f in row_filter.kept(entries, entries.live_files(with_stats=True)):
-                if (f.data_sequence_number or 0) > 0:  # DeleteFileIndex: seq > minSequenceNumber (0)
-                    metrics.total_delete_files += 1
-                    metrics.total_delete_file_size_bytes += f.file_size_in_bytes
-                    yield f
+        if not kept:
+            return []
+        index = self._index(kept)
+        rows = np.flatnonzero(row_filter.file_mask(index))
+        # DeleteFileIndex: only deletes with a sequence number > minSequenceNumber (0) apply
+        out = [f for f in index.content_files(rows, with_stats=True) if (f.data_sequence_number or 0) > 0]
+        metrics.total_delete_files = len(out)
+        metrics.total_delete_file_size_bytes = sum(f.file_size_in_bytes for f in out)
+        return out
 
-    def _file_tasks(
+    def _data_files(
         self,
         manifests: list[ManifestFile],
-        deletes: DeleteFileIndex,
+        deletes: list[ContentFile],
+        delete_index: DeleteFileIndex,
         row_filter: RowFilter,
         metrics: ScanMetrics,
-        explain: Explain | None = None,
-    ) -> Iterator[FileScanTask]:
+        explain: Explain | None,
+    ) -> FileTasks:
+        """The live data files of the kept manifests that might match, in Java's order (ManifestGroup)."""
         ordered = hashset_order(manifests, _path)
         kept = [m for m in ordered if _may_have_files(m, row_filter)]
         metrics.skipped_data_manifests = len(manifests) - len(kept)
         if explain is not None:
             for m in ordered:
                 explain.manifest(m, *manifest_reason(m, row_filter))
-        with_stats = deletes.has_equality_deletes  # equality-delete pruning compares data-file bounds
-        for entries in self._load_all(kept):
-            live = entries.live_files(with_stats=with_stats)
-            if explain is not None:
-                for f, (kept_file, reason) in zip(live, file_reasons(entries, live, row_filter), strict=True):
-                    explain.data_file(f, kept_file, reason)
-            scanned = 0
-            for f in row_filter.kept(entries, live):
-                scanned += 1
-                metrics.total_file_size_bytes += f.file_size_in_bytes
-                applied = tuple(deletes.for_data_file(f)) if not deletes.is_empty else ()
-                yield FileScanTask(f, applied, 0, f.file_size_in_bytes, row_filter.residual(f))
-            metrics.scanned_data_files += scanned
-            metrics.skipped_data_files += len(live) - scanned
+        index = self._index(kept)
+        might = row_filter.file_mask(index)
+        if explain is not None:
+            explain.data_files_of(index, row_filter)
+        rows = np.flatnonzero(might).astype(np.int64)
+        metrics.scanned_data_files = len(rows)
+        metrics.skipped_data_files = len(index) - len(rows)
+        metrics.total_file_size_bytes = int(index.ints("file_size_in_bytes")[rows].sum())
+        residual_id, residuals = row_filter.residuals(index, rows)
+        if delete_index.is_empty:
+            return FileTasks(index, rows, residual_id, residuals)
+        return FileTasks(index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index))
+
+    def _index(self, manifests: list[ManifestFile]) -> FileIndex:
+        """The live entries of `manifests`, in their order, as one index (kept for the same manifests)."""
+        key = hashlib.sha1("\n".join(m.manifest_path for m in manifests).encode()).hexdigest()
+        return self._indexes.get_or_load(key, lambda: FileIndex.concat(self._live_entries(manifests)))
 
     # -- I/O ------------------------------------------------------------------------------------------
 
-    def _load_all(self, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntries]:
-        """Manifests in the given order, decoded in parallel (polars releases the GIL while decoding)."""
-        yield from self._pool.map(self._manifest, manifests)
+    def _live_entries(self, manifests: list[ManifestFile]) -> list[FileIndex]:
+        """Each manifest's live entries, from the cache or decoded: files read and decoded in parallel
+        (polars releases the GIL), then made canonical together."""
+        found = [self._manifests.get(m.manifest_path) for m in manifests]
+        missing = [i for i, index in enumerate(found) if index is None]
+        if missing:
+            raws = list(self._pool.map(self._decode, [manifests[i] for i in missing]))
+            for i, index in zip(missing, live_entries(raws), strict=True):
+                self._manifests.put(manifests[i].manifest_path, index)
+                found[i] = index
+        return [index for index in found if index is not None]
 
-    def _manifest(self, manifest: ManifestFile) -> ManifestEntries:
+    def _decode(self, manifest: ManifestFile) -> RawManifest:
         path = manifest.manifest_path
-        return self._manifests.get_or_load(path, lambda: read_manifest(self._read(path), manifest, path))
+        return decode_manifest(self._read(path), manifest, path)
 
     def _read(self, location: str) -> bytes:
         try:
@@ -189,9 +218,24 @@ class ScanPlanner:
             raise StorageError(f"Metadata file is missing: {location}") from None
 
 
-def _manifest_weight(entries: ManifestEntries) -> int:
-    # the frame plus the ContentFile objects made from it (about twice the frame's size)
-    return 3 * int(entries.frame.estimated_size())
+def _attach_deletes(
+    index: FileIndex, rows: np.ndarray[Any, Any], deletes: list[ContentFile], delete_index: DeleteFileIndex
+) -> tuple[tuple[ContentFile, ...], np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """(delete files that apply to some file, in order of first use; per-file offsets; references)."""
+    position = {id(d): i for i, d in enumerate(deletes)}
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    refs: list[int] = []
+    data_files = index.content_files(rows, with_stats=delete_index.has_equality_deletes)
+    for i, f in enumerate(data_files):
+        refs.extend(position[id(d)] for d in delete_index.for_data_file(f))
+        offsets[i + 1] = len(refs)
+    used = list(dict.fromkeys(refs))
+    renumber = {old: new for new, old in enumerate(used)}
+    return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
+
+
+def _index_weight(index: FileIndex) -> int:
+    return index.nbytes
 
 
 def _may_have_files(m: ManifestFile, row_filter: RowFilter) -> bool:

@@ -5,28 +5,34 @@
    metrics cannot match the filter (which also drops files with record_count == 0);
 3. each kept data file carries the residual: what its partition does not already guarantee.
 With no filter (exactly TRUE) nothing is pruned and every residual is TRUE, as in Java.
-Evaluators are made once per partition spec and reused for every manifest of the plan.
+Evaluators are made once per partition spec; files are pruned a whole FileIndex at a time, partitions
+and residuals once per distinct partition.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+import orjson
 
 from planner_service.expressions.binding import bind
 from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
 from planner_service.expressions.expression import TRUE, Expression, rewrite_not
+from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
 from planner_service.metadata.content_file import ContentFile
-from planner_service.metadata.manifest import ManifestEntries
+from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema, StructType
 from planner_service.pruning.manifest_evaluator import ManifestEvaluator
 from planner_service.pruning.metrics_evaluator import InclusiveMetricsEvaluator
+
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+Int32Array = np.ndarray[Any, np.dtype[np.int32]]
+Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 
 
 class RowFilter:
@@ -55,17 +61,16 @@ class RowFilter:
             )
         return evaluator.eval(manifest)
 
-    def kept(self, entries: ManifestEntries, files: list[ContentFile]) -> Iterator[ContentFile]:
-        """The live files of a manifest that might match (`files` = entries.live_files(), same order)."""
+    def file_mask(self, index: FileIndex) -> BoolArray:
+        """Might each file of `index` hold matching rows? Its partition, then its column metrics (which
+        also rule out files with record_count == 0), for all rows at once."""
         if self.is_true:
-            yield from files
-            return
+            return np.ones(len(index), dtype=bool)
         assert self._metrics is not None
-        might = self.partition_mask(entries.manifest.partition_spec_id, files)
+        might = self.partition_mask(index)
         if might.any():
-            might &= self._metrics.eval(entries.live_stats())
-        for i in np.flatnonzero(might):
-            yield files[i]
+            might &= self._metrics.eval(index.stats)
+        return might
 
     def partition_filter(self, spec_id: int) -> tuple[Expression, StructType]:
         """The filter's inclusive projection onto a spec, bound to its partition type."""
@@ -82,29 +87,57 @@ class RowFilter:
             cached = self._partition[spec_id] = (bound, partition_type, {})
         return cached
 
-    def partition_mask(self, spec_id: int, files: list[ContentFile]) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """Might each file's partition tuple match? (Java's partition Evaluator, nulls first.)"""
+    def partition_mask(self, index: FileIndex) -> BoolArray:
+        """Might each file's partition tuple match? (Java's partition Evaluator, nulls first.) Evaluated once
+        per distinct partition of the index."""
+        ok = np.fromiter(
+            (self._partition_might_match(spec_id, values) for spec_id, values in index.partitions),
+            dtype=bool,
+            count=len(index.partitions),
+        )
+        return ok[index.partition_id] if len(index.partitions) else np.zeros(len(index), dtype=bool)
+
+    def _partition_might_match(self, spec_id: int, values: tuple[Any, ...]) -> bool:
         bound, partition_type, memo = self._partition_state(spec_id)
-        # a manifest holds few distinct partitions: evaluate each once
-        out = np.empty(len(files), dtype=bool)
-        for i, f in enumerate(files):
-            key = tuple(java_equality_key(v) for v in f.partition)  # Java equality: -0.0 is not 0.0
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = eval_on_struct(bound, f.partition, partition_type)
-            out[i] = hit
-        return out
+        key = tuple(java_equality_key(v) for v in values)  # Java equality: -0.0 is not 0.0
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = eval_on_struct(bound, values, partition_type)
+        return hit
 
     @property
     def metrics_evaluator(self) -> InclusiveMetricsEvaluator | None:
         return self._metrics
 
+    def residuals(self, index: FileIndex, rows: Int64Array) -> tuple[Int32Array, tuple[Expression, ...]]:
+        """The residual of each of `rows`, as an index into a table of distinct residuals (Java: what the
+        file's partition does not already guarantee; TRUE throughout without a filter)."""
+        if self.is_true or not len(rows):
+            return np.zeros(len(rows), dtype=np.int32), (TRUE,)
+        pids = index.partition_id[rows]
+        of_partition = np.zeros(len(index.partitions), dtype=np.int32)
+        table: list[Expression] = []
+        seen: dict[bytes, int] = {}
+        for pid in np.unique(pids).tolist():
+            spec_id, values = index.partitions[pid]
+            residual = self._residual_evaluator(spec_id).residual_for(values)
+            key = orjson.dumps(expression_to_json(residual), option=orjson.OPT_SORT_KEYS)
+            rid = seen.get(key)
+            if rid is None:
+                rid = seen[key] = len(table)
+                table.append(residual)
+            of_partition[pid] = rid
+        return of_partition[pids], tuple(table)
+
     def residual(self, f: ContentFile) -> Expression:
         if self.is_true:
             return TRUE
-        evaluator = self._residual.get(f.spec_id)
+        return self._residual_evaluator(f.spec_id).residual_for(f.partition)
+
+    def _residual_evaluator(self, spec_id: int) -> ResidualEvaluator:
+        evaluator = self._residual.get(spec_id)
         if evaluator is None:
-            evaluator = self._residual[f.spec_id] = ResidualEvaluator(
-                self._spec(f.spec_id), self._schema, self.expr, self._cs
+            evaluator = self._residual[spec_id] = ResidualEvaluator(
+                self._spec(spec_id), self._schema, self.expr, self._cs
             )
-        return evaluator.residual_for(f.partition)
+        return evaluator

@@ -1,11 +1,94 @@
-"""The planner's outputs: file scan tasks (a byte range of one data file) and combined tasks."""
+"""The planner's outputs, as columns: the files a scan reads (planFiles) and the combined tasks (planTasks).
+
+`FileTasks` holds the kept data files as rows of the snapshot's FileIndex, each with the delete files
+that apply and its residual, every delete file and residual stored once and referred to by index. The
+object forms (FileScanTask, CombinedScanTask) are made on demand, for callers that want one object per
+task (the REST scan pages, tests); planning and the /plan wire never need them.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.file_index import FileIndex
+from planner_service.splitting.combine import CombinedTasks, FileColumns
+
+Int32Array = np.ndarray[Any, np.dtype[np.int32]]
+Int64Array = np.ndarray[Any, np.dtype[np.int64]]
+
+
+@dataclass(frozen=True)
+class FileTasks:
+    """planFiles(): file i is row rows[i] of `index`; its deletes are
+    delete_files[delete_refs[delete_offsets[i]:delete_offsets[i + 1]]]; its residual residuals[residual_id[i]]."""
+
+    index: FileIndex
+    rows: Int64Array
+    residual_id: Int32Array
+    residuals: tuple[Expression, ...]
+    delete_files: tuple[ContentFile, ...] = ()
+    delete_offsets: Int64Array | None = None  # None: no file has deletes
+    delete_refs: Int64Array = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def deletes_of(self, i: int) -> Int64Array:
+        """Indexes into delete_files of the deletes that apply to file i, in Java's order."""
+        if self.delete_offsets is None:
+            return self.delete_refs[:0]
+        return self.delete_refs[self.delete_offsets[i] : self.delete_offsets[i + 1]]
+
+    def columns(self) -> FileColumns:
+        """What splitting and packing need, one element per file."""
+        index, rows = self.index, self.rows
+        counts, flat = index.split_offsets(rows)
+        n = len(rows)
+        if self.delete_offsets is None or not len(self.delete_refs):
+            delete_bytes = delete_counts = np.zeros(n, np.int64)
+        else:
+            content = np.fromiter((d.content_size for d in self.delete_files), np.int64, len(self.delete_files))
+            delete_counts = np.diff(self.delete_offsets)
+            owner = np.repeat(np.arange(n), delete_counts)
+            delete_bytes = np.bincount(owner, weights=content[self.delete_refs], minlength=n)
+        return FileColumns(
+            index.ints("file_size_in_bytes")[rows],
+            index.splittable[rows],
+            counts,
+            flat,
+            index.ints("record_count")[rows],
+            delete_bytes.astype(np.int64),
+            delete_counts.astype(np.int64),
+        )
+
+    def to_objects(self) -> list[FileScanTask]:
+        files = self.index.content_files(self.rows)
+        out = []
+        for i, f in enumerate(files):
+            deletes = tuple(self.delete_files[j] for j in self.deletes_of(i).tolist())
+            out.append(FileScanTask(f, deletes, 0, f.file_size_in_bytes, self.residuals[self.residual_id[i]]))
+        return out
+
+
+def combined_objects(files: list[FileScanTask], tasks: CombinedTasks) -> list[CombinedScanTask]:
+    """CombinedScanTask objects of columnar tasks over `files` (FileTasks.to_objects())."""
+    out = []
+    for t in range(len(tasks)):
+        pieces = []
+        for p in tasks.pieces(t):
+            f = files[int(tasks.file[p])]
+            pieces.append(
+                FileScanTask(
+                    f.file, f.deletes, int(tasks.start[p]), int(tasks.length[p]), f.residual, bool(tasks.is_split[p])
+                )
+            )
+        out.append(CombinedScanTask(tuple(pieces)))
+    return out
 
 
 @dataclass(slots=True)
@@ -23,28 +106,7 @@ class FileScanTask:
     residual: Expression = TRUE  # what the reader must still evaluate on the rows
     is_split: bool = False
 
-    @property
-    def size_bytes(self) -> int:
-        """Java ContentScanTask.sizeBytes: the range plus every delete file's content."""
-        return self.length + sum(d.content_size for d in self.deletes)
-
-    @property
-    def estimated_rows(self) -> int:
-        """Java ContentScanTask.estimatedRowsCount: the range's share of the file's records."""
-        size = self.file.file_size_in_bytes
-        if size <= 0:
-            return self.file.record_count
-        return int(self.length / size * self.file.record_count)
-
 
 @dataclass(slots=True)
 class CombinedScanTask:
     tasks: tuple[FileScanTask, ...]
-
-    @property
-    def size_bytes(self) -> int:
-        return sum(t.size_bytes for t in self.tasks)
-
-    @property
-    def estimated_rows(self) -> int:
-        return sum(t.estimated_rows for t in self.tasks)

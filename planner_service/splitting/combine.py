@@ -1,47 +1,82 @@
-"""From file scan tasks to combined scan tasks (Java TableScanUtil.planTasks, 1.10).
+"""From files to combined scan tasks (Java TableScanUtil.planTasks, 1.10), over columns.
 
-Split every task, weigh each split, pack the splits in order with first-fit and lookback, then merge
-adjacent splits of one file within a bin. Splits and weights are computed for the whole plan with numpy;
-only the packing, which is sequential by nature, walks the splits one by one.
+Split every file, weigh each split, pack the splits in order with first-fit and lookback, then merge
+adjacent splits of one file within a bin. Everything but the packing loop (bin_packing.py, compiled) is
+a handful of numpy operations over the whole plan; no Python object is made per split or per task.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 
 import numpy as np
 
-from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask
-from planner_service.splitting.bin_packing import pack
+from planner_service.metadata.content_file import SPLITTABLE_FORMATS
+from planner_service.splitting.bin_packing import pack_bins
 from planner_service.splitting.splits import split_files
 
+Int64Array = np.ndarray[Any, np.dtype[np.int64]]
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 
-def plan_tasks(
-    tasks: Sequence[FileScanTask], split_size: int, lookback: int, open_file_cost: int
-) -> list[CombinedScanTask]:
+
+@dataclass(frozen=True)
+class FileColumns:
+    """What splitting and packing need of n files, one array element per file."""
+
+    sizes: Int64Array
+    splittable: BoolArray
+    offset_counts: Int64Array  # split offsets per file
+    flat_offsets: Int64Array  # all split offsets, one file after the other
+    record_counts: Int64Array
+    delete_bytes: Int64Array  # content bytes of the deletes that apply to the file
+    delete_counts: Int64Array
+
+
+@dataclass(frozen=True)
+class CombinedTasks:
+    """CombinedScanTasks as columns: task t is the pieces offsets[t] .. offsets[t+1] - 1, each a byte range
+    of one file (`file` indexes the FileColumns). `is_split` marks Java's SplitScanTask pieces."""
+
+    offsets: Int64Array
+    file: Int64Array
+    start: Int64Array
+    length: Int64Array
+    is_split: BoolArray
+    size_bytes: Int64Array  # per task: its ranges plus every piece's delete bytes (CombinedScanTask.sizeBytes)
+    estimated_rows: Int64Array  # per task: each range's share of its file's records
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def pieces(self, task: int) -> range:
+        return range(int(self.offsets[task]), int(self.offsets[task + 1]))
+
+
+def check_split_options(split_size: int, lookback: int, open_file_cost: int) -> None:
     if split_size <= 0:
         raise ValueError(f"Split size must be > 0: {split_size}")
     if lookback <= 0:
         raise ValueError(f"Split planning lookback must be > 0: {lookback}")
     if open_file_cost < 0:
         raise ValueError(f"File open cost must be >= 0: {open_file_cost}")
-    if not tasks:
-        return []
 
-    splits = split_files([t.file for t in tasks], split_size)
-    n = len(tasks)
-    delete_bytes = np.fromiter((sum(d.content_size for d in t.deletes) for t in tasks), np.int64, n)
-    delete_count = np.fromiter((len(t.deletes) for t in tasks), np.int64, n)
+
+def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: int) -> CombinedTasks:
+    check_split_options(split_size, lookback, open_file_cost)
+    splits = split_files(files.sizes, files.splittable, files.offset_counts, files.flat_offsets, split_size)
+    owner = splits.owner
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
-    weights = np.maximum(splits.length + delete_bytes[splits.owner], (1 + delete_count[splits.owner]) * open_file_cost)
-    bins = pack(weights.tolist(), split_size, lookback)
+    weights = np.maximum(splits.length + files.delete_bytes[owner], (1 + files.delete_counts[owner]) * open_file_cost)
+    bins = pack_bins(weights, split_size, lookback)
 
     # TableScanUtil.mergeTasks: within a bin, a split continues the previous one when both are splits of
     # the same file and the ranges touch; a run of such splits becomes one range
-    order = np.fromiter((i for b in bins for i in b), np.int64, len(splits))
-    bin_of = np.repeat(np.arange(len(bins)), [len(b) for b in bins])
-    owner, start, length = splits.owner[order], splits.start[order], splits.length[order]
-    is_split = splits.is_split[order]
+    order = np.argsort(bins, kind="stable")
+    bin_of = bins[order]
+    owner, start, length, is_split = owner[order], splits.start[order], splits.length[order], splits.is_split[order]
     continues = np.zeros(len(order), dtype=bool)
     continues[1:] = (
         (bin_of[1:] == bin_of[:-1])
@@ -50,26 +85,52 @@ def plan_tasks(
         & (owner[1:] == owner[:-1])
         & (start[:-1] + length[:-1] == start[1:])
     )
-    run_starts = np.flatnonzero(~continues)
-    run_lengths = np.add.reduceat(length, run_starts)
-    run_bins = bin_of[run_starts]
+    runs = np.flatnonzero(~continues)
+    run_length = np.add.reduceat(length, runs) if len(runs) else np.zeros(0, np.int64)
+    run_file = owner[runs]
+    n_tasks = int(bin_of[-1]) + 1 if len(bin_of) else 0
+    offsets = np.searchsorted(bin_of[runs], np.arange(n_tasks + 1), side="left").astype(np.int64)
 
-    combined: list[CombinedScanTask] = []
-    current: list[FileScanTask] = []
-    current_bin = 0
-    runs = zip(
-        run_bins.tolist(),
-        owner[run_starts].tolist(),
-        start[run_starts].tolist(),
-        run_lengths.tolist(),
-        is_split[run_starts].tolist(),
-        strict=True,
+    file_size = files.sizes[run_file]
+    records = files.record_counts[run_file]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = np.where(file_size > 0, (run_length / np.where(file_size > 0, file_size, 1)) * records, records)
+    piece_bytes = run_length + files.delete_bytes[run_file]
+    return CombinedTasks(
+        offsets,
+        run_file,
+        start[runs],
+        run_length,
+        is_split[runs],
+        _per_task(piece_bytes, offsets),
+        _per_task(rows.astype(np.int64), offsets),
     )
-    for b, task_index, run_start, run_length, split in runs:
-        if b != current_bin:
-            combined.append(CombinedScanTask(tuple(current)))
-            current, current_bin = [], b
-        t = tasks[task_index]
-        current.append(FileScanTask(t.file, t.deletes, run_start, run_length, t.residual, split))
-    combined.append(CombinedScanTask(tuple(current)))
-    return combined
+
+
+def _per_task(values: Int64Array, offsets: Int64Array) -> Int64Array:
+    if len(offsets) <= 1:
+        return np.zeros(0, np.int64)
+    return np.add.reduceat(values, offsets[:-1]).astype(np.int64)
+
+
+def file_columns(
+    sizes: Sequence[int],
+    formats: Sequence[str],
+    split_offsets: Sequence[Sequence[int] | None],
+    record_counts: Sequence[int],
+    delete_bytes: Sequence[int] | None = None,
+    delete_counts: Sequence[int] | None = None,
+) -> FileColumns:
+    """FileColumns from per-file Python values (for callers that hold objects, and tests)."""
+    n = len(sizes)
+    offsets = [o or () for o in split_offsets]
+    zeros = [0] * n
+    return FileColumns(
+        np.asarray(sizes, np.int64).reshape(n),
+        np.fromiter((f.upper() in SPLITTABLE_FORMATS for f in formats), bool, n),
+        np.fromiter((len(o) for o in offsets), np.int64, n),
+        np.fromiter(chain.from_iterable(offsets), np.int64),
+        np.asarray(record_counts, np.int64).reshape(n),
+        np.asarray(delete_bytes if delete_bytes is not None else zeros, np.int64).reshape(n),
+        np.asarray(delete_counts if delete_counts is not None else zeros, np.int64).reshape(n),
+    )

@@ -7,14 +7,13 @@ belong to no range). Otherwise it is cut in fixed-size ranges from 0; an empty s
 range at all. An unsplittable file (Puffin, metadata) is one range, which Java does not wrap in a
 SplitScanTask (`is_split` False), so it never merges with a neighbour.
 
-Computed with numpy over all files of a plan: a table of 200,000 files has about half a million splits.
+Computed with numpy over all files of a plan, from their columns: a table of 200,000 files has about half a
+million splits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -41,15 +40,15 @@ class Splits:
         return len(self.owner)
 
 
-def split_files(files: Sequence[ContentFile], target_size: int) -> Splits:
+def split_files(
+    sizes: Int64Array, splittable: BoolArray, offset_counts: Int64Array, flat_offsets: Int64Array, target_size: int
+) -> Splits:
+    """The ranges of n files: their sizes, whether each is splittable, and their split offsets (the count
+    per file, and all offsets one file after the other)."""
     if target_size <= 0:
         raise ValueError(f"Split size must be > 0: {target_size}")
-    n = len(files)
-    sizes = np.fromiter((f.file_size_in_bytes for f in files), np.int64, n)
-    splittable = np.fromiter((f.format in SPLITTABLE_FORMATS for f in files), bool, n)
-    offsets = [f.split_offsets or () for f in files]
-    n_offsets = np.fromiter((len(o) for o in offsets), np.int64, n)
-    flat = np.fromiter(chain.from_iterable(offsets), np.int64, int(n_offsets.sum()))
+    n = len(sizes)
+    n_offsets, flat = offset_counts, flat_offsets
     first = np.cumsum(n_offsets) - n_offsets  # index in `flat` of each file's first offset
     use_offsets = splittable & _usable_offsets(flat, first, n_offsets, sizes)
 
@@ -87,5 +86,12 @@ def _usable_offsets(flat: Int64Array, first: Int64Array, count: Int64Array, size
 
 def split_ranges(f: ContentFile, target_size: int) -> list[Range]:
     """The ranges of one file (split_files for a single file)."""
-    s = split_files([f], target_size)
+    offsets = np.asarray(f.split_offsets or (), dtype=np.int64)
+    s = split_files(
+        np.array([f.file_size_in_bytes], np.int64),
+        np.array([f.format in SPLITTABLE_FORMATS]),
+        np.array([len(offsets)], np.int64),
+        offsets,
+        target_size,
+    )
     return [(int(a), int(b), bool(c)) for a, b, c in zip(s.start, s.length, s.is_split, strict=True)]

@@ -10,6 +10,7 @@ import pytest
 
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance
+from tests.conftest import running_service
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,48 @@ def _request(case: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _java_tasks(case: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
+    return [
+        [(t["path"], t["start"], t["length"], t["residual"], [d["path"] for d in t["deletes"]]) for t in combined]
+        for combined in case["tasks"]
+    ]
+
+
+def _inline_tasks(body: dict[str, Any]) -> list[list[tuple[Any, ...]]]:
+    """The compact wire read back: splits refer to files, files to residuals and delete files."""
+    files, residuals, deletes = body["files"], body["residuals"], body["delete-files"]
+    return [
+        [
+            (
+                files[f]["data-file"]["file-path"],
+                start,
+                length,
+                residuals[files[f]["residual"]],
+                [deletes[i]["file-path"] for i in files[f].get("delete-file-references", [])],
+            )
+            for f, start, length in task["splits"]
+        ]
+        for task in body["tasks"]
+    ]
+
+
+def _fetched_tasks(client: httpx.Client, plan_id: str, count: int) -> list[list[tuple[Any, ...]]]:
+    """Tasks fetched one range at a time, each self-contained (its own delete files)."""
+    out = []
+    for start in range(0, count, 3):
+        response = client.get(f"/plans/{plan_id}/tasks", params={"start": start, "end": min(start + 3, count)})
+        assert response.status_code == 200, response.text
+        page = response.json()
+        deletes = page["plan"]["delete-files"]
+        for task in page["tasks"]:
+            out.append([
+                (f["data-file"]["file-path"], f["start"], f["length"], f["residual-filter"],
+                 [deletes[i]["file-path"] for i in f["delete-file-references"]])
+                for f in task["files"]
+            ])  # fmt: skip
+    return out
+
+
 @pytest.mark.parametrize("case_id", [c["id"] for c in CASES])
 def test_plan_over_http_matches_java(conformance: Conformance, client: httpx.Client, case_id: str) -> None:
     case = conformance.case(case_id)
@@ -40,25 +83,74 @@ def test_plan_over_http_matches_java(conformance: Conformance, client: httpx.Cli
         return
     assert response.status_code == 200, response.text
     body = response.json()
-    deletes = body["delete-files"]
-    ours = [
-        [
-            (
-                f["data-file"]["file-path"],
-                f["start"],
-                f["length"],
-                f["residual-filter"],
-                [deletes[i]["file-path"] for i in f["delete-file-references"]],
-            )
-            for f in task["files"]
-        ]
-        for task in body["tasks"]
-    ]
-    java = [
-        [(t["path"], t["start"], t["length"], t["residual"], [d["path"] for d in t["deletes"]]) for t in combined]
-        for combined in case["tasks"]
-    ]
-    assert ours == java
+    assert body["task-count"] == len(body["tasks"]) == len(case["tasks"])
+    assert _inline_tasks(body) == _java_tasks(case)
+
+
+@pytest.mark.parametrize("case_id", [c["id"] for c in CASES])
+def test_plan_by_id_matches_java(conformance: Conformance, client: httpx.Client, case_id: str) -> None:
+    """Over the inline limit, /plan answers with the plan id and per-task estimates; the tasks fetched by
+    index equal Java's."""
+    case = conformance.case(case_id)
+    if case["error"] is not None or not case["tasks"]:
+        pytest.skip("no tasks to fetch")
+    response = client.post("/plan", json={**_request(case), "inline-task-limit": 0})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert "tasks" not in body and "files" not in body
+    count = body["task-count"]
+    assert count == len(case["tasks"]) == len(body["task-size-bytes"]) == len(body["task-estimated-row-count"])
+    assert _fetched_tasks(client, body["plan-id"], count) == _java_tasks(case)
+    single = client.get(f"/plans/{body['plan-id']}/tasks/{count - 1}").json()
+    assert single["tasks"][0]["index"] == count - 1
+    assert single["tasks"][0]["size-bytes"] == body["task-size-bytes"][-1]
+
+
+def test_compressed_bodies_and_etags(client: httpx.Client) -> None:
+    body = {"table": "db.row_groups", "options": {"split-size": 1024}}
+    plain = client.post("/plan", json=body, headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    for coding in ("zstd", "gzip"):
+        response = client.post("/plan", json=body, headers={"Accept-Encoding": f"{coding}, identity;q=0.5"})
+        assert response.headers["content-encoding"] == coding and response.headers["vary"] == "Accept-Encoding"
+        assert response.json()["tasks"] == plain.json()["tasks"]  # httpx decodes both codings
+    etag = plain.headers["etag"]
+    again = client.post("/plan", json=body, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.headers["etag"] == etag and not again.content
+    other = client.post("/plan", json={**body, "filter": "id > 1"}, headers={"If-None-Match": etag})
+    assert other.status_code == 200 and other.headers["etag"] != etag
+    metrics = client.get("/metrics").text
+    assert 'scan_planner_cache_hits{cache="plans"}' in metrics and 'cache="plan-bodies"' in metrics
+
+
+def test_plan_ids_survive_a_restart(conformance: Conformance, client: httpx.Client) -> None:
+    """Another replica (here: a second service that never saw the plan) serves the same task i."""
+    case = conformance.case("row_groups/split-1k-lookback-10-open-0")
+    body = client.post("/plan", json={**_request(case), "inline-task-limit": 0}).json()
+    warehouse = conformance.dir / "warehouse"
+    config = conformance.dir.parent / f"service-{conformance.dir.name}.toml"  # conformance_service's settings
+    with (
+        running_service("--warehouse", str(warehouse), "--config", str(config)) as other_url,
+        httpx.Client(base_url=other_url, timeout=30) as other,
+    ):
+        assert _fetched_tasks(other, body["plan-id"], body["task-count"]) == _java_tasks(case)
+        summary = other.get(f"/plans/{body['plan-id']}").json()
+        assert summary["task-count"] == body["task-count"] and summary["snapshot-id"] == body["snapshot-id"]
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/plans/nope/tasks/0", 404), ("/plans/p1.AAAA/tasks/0", 404), ("/plans/p1.AAAA", 404)],
+)
+def test_unknown_plan_ids(client: httpx.Client, path: str, status: int) -> None:
+    response = client.get(path)
+    assert response.status_code == status and "Unknown plan id" in response.json()["error"]["message"]
+
+
+def test_task_index_out_of_range(client: httpx.Client) -> None:
+    plan_id = client.post("/plan", json={"table": "db.unpartitioned"}).json()["plan-id"]
+    response = client.get(f"/plans/{plan_id}/tasks/99")
+    assert response.status_code == 404 and "it has 1 tasks" in response.json()["error"]["message"]
 
 
 def test_projection_and_pretty(client: httpx.Client) -> None:

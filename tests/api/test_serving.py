@@ -6,6 +6,7 @@ import httpx
 
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
+from tests.plan_wire import splits
 
 
 def test_workers_plan_like_one(conformance: Conformance) -> None:
@@ -16,5 +17,5 @@ def test_workers_plan_like_one(conformance: Conformance) -> None:
             body = {"table": "db.identity_part", "filter": case["filter"]}
             response = httpx.post(f"{url}/plan", json=body, timeout=30)
             assert response.status_code == 200, response.text[:300]
-            planned = [f["data-file"]["file-path"] for t in response.json()["tasks"] for f in t["files"]]
+            planned = [f["data-file"]["file-path"] for f in splits(response.json())]
             assert planned == [t["path"] for combined in case["tasks"] for t in combined]

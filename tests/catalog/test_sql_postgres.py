@@ -22,6 +22,7 @@ from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.io.fileio import FileIO
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 from tests.conftest import free_port, running_service
+from tests.plan_wire import splits
 
 
 def _pg_bin() -> Path:
@@ -81,6 +82,6 @@ def test_the_service_serves_a_postgres_catalog(postgres_url: str, pg_table: PyIc
         response = httpx.post(f"{url}/plan", json={"table": DEMO_TABLE, "filter": "region = 'eu'"}, timeout=30)
         assert response.status_code == 200, response.text[:300]
         expected = {t.file.file_path for t in pg_table.load_table(DEMO_TABLE).scan("region = 'eu'").plan_files()}
-        planned = {f["data-file"]["file-path"] for task in response.json()["tasks"] for f in task["files"]}
+        planned = {f["data-file"]["file-path"] for f in splits(response.json())}
         assert planned == expected
         assert httpx.post(f"{url}/plan", json={"table": "demo.nope"}, timeout=30).status_code == 404

@@ -93,5 +93,5 @@ def test_cli_reads_s3_settings_from_the_environment(
     args = ["plan", "--table", DEMO_TABLE, "--catalog-uri", db, "--catalog-name", "s3demo", "--json"]
     assert main(args) == 0
     body = json.loads(capsys.readouterr().out)
-    planned = {f["data-file"]["file-path"] for t in body["tasks"] for f in t["files"]}
+    planned = {f["data-file"]["file-path"] for f in body["files"]}
     assert planned == {t.file.file_path for t in pyiceberg_catalog.load_table(DEMO_TABLE).scan().plan_files()}

@@ -39,7 +39,7 @@ def collect_arrow(df: DataFrame) -> pa.Table:
 def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
     table, arguments = request["table"], request["arguments"]
     with PlannerClient(request["service_url"]) as client:
-        tasks = len(client.plan(plan_request(table, **arguments))["tasks"])
+        tasks = client.plan(plan_request(table, **arguments))["task-count"]
     df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
     result: dict[str, Any] = {"spark": spark.version, "tasks": tasks, "partitions": df.rdd.getNumPartitions(),
                               "schema": df.schema.jsonValue()}  # fmt: skip

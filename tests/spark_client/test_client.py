@@ -14,8 +14,9 @@ import pytest
 
 from spark_client.client import PlannerClient, PlannerServiceError, epoch_millis, plan_request
 from tests.conftest import free_port, running_service
+from tests.plan_wire import splits
 
-PLAN = {"snapshot-id": 1, "schema": {"type": "struct", "fields": []}, "tasks": [], "delete-files": []}
+PLAN = {"snapshot-id": 1, "schema": {"type": "struct", "fields": []}, "task-count": 0, "tasks": [], "files": []}
 UNAVAILABLE = {"error": {"message": "Storage unreachable: s3://b/m.avro", "type": "ServiceUnavailable", "code": 503}}
 
 
@@ -131,7 +132,7 @@ def test_other_errors_raise_at_once(response: httpx.Response, status: int, error
 
 def test_a_response_without_tasks_is_an_error() -> None:
     client, _ = mock_client(lambda request: httpx.Response(200, json={"tables": []}))
-    with pytest.raises(PlannerServiceError, match="no tasks"):
+    with pytest.raises(PlannerServiceError, match="no task-count"):
         client.plan({"table": "db.t"})
 
 
@@ -176,8 +177,8 @@ def test_plans_the_demo_table(demo_service: str) -> None:
     with PlannerClient(demo_service) as client:
         full = client.plan(plan_request("demo.events"))
         some = client.plan(plan_request("demo.events", filter="region = 'eu' AND id < 100", columns=["id"]))
-    files = sum(len(t["files"]) for t in full["tasks"])
-    assert full["tasks"] and files == full["metrics"]["scanned-data-files"]
+    files = len({f["data-file"]["file-path"] for f in splits(full)})
+    assert full["tasks"] and files == full["metrics"]["scanned-data-files"] == len(full["files"])
     assert some["metrics"]["scanned-data-files"] < files
     assert [f["name"] for f in some["schema"]["fields"]] == ["id", "region"]  # select plus the filter's columns
 

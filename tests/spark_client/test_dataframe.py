@@ -15,6 +15,7 @@ from spark_client import PlannerClient, PlannerServiceError, plan_and_read
 from spark_client.client import plan_request
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
+from tests.plan_wire import splits
 from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
 
 pytest.importorskip("pyspark")
@@ -29,7 +30,7 @@ def test_read_equals_spark_and_iceberg_java(
     df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, **arguments)
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request(f"db.{case['table']}", **arguments))
-    assert df.rdd.getNumPartitions() == len(plan["tasks"])
+    assert df.rdd.getNumPartitions() == plan["task-count"]
     if case["table"] in UNSUPPORTED:
         with pytest.raises(Exception, match=UNSUPPORTED[case["table"]]):
             df.collect()
@@ -44,11 +45,10 @@ def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request("db.row_groups", columns=["id"], options={"split-size": 1024}))
     files_per_path: dict[str, int] = {}
-    for task in plan["tasks"]:
-        for f in task["files"]:
-            files_per_path[f["data-file"]["file-path"]] = files_per_path.get(f["data-file"]["file-path"], 0) + 1
+    for f in splits(plan):
+        files_per_path[f["data-file"]["file-path"]] = files_per_path.get(f["data-file"]["file-path"], 0) + 1
     assert max(files_per_path.values()) > 4  # files really were cut into several tasks
-    assert df.rdd.getNumPartitions() == len(plan["tasks"]) > len(files_per_path)
+    assert df.rdd.getNumPartitions() == plan["task-count"] > len(files_per_path)
     assert sorted(r.id for r in df.collect()) == list(range(5000))
 
 

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from spark_client.filters import conjunction, to_expression, to_filter_string
+from tests.plan_wire import splits
 
 ds = pytest.importorskip("pyspark.sql.datasource")
 if not hasattr(ds, "EqualTo"):
@@ -120,6 +121,6 @@ def test_both_forms_plan_alike(conformance_service: str, spark_filter: Any) -> N
                               timeout=60)  # fmt: skip
         assert response.status_code == 200, (row_filter, response.text)
         plans.append(response.json())
-    files = [sorted(f["data-file"]["file-path"] for t in p["tasks"] for f in t["files"]) for p in plans]
-    residuals = [[f["residual-filter"] for t in p["tasks"] for f in t["files"]] for p in plans]
+    files = [sorted(f["data-file"]["file-path"] for f in splits(p)) for p in plans]
+    residuals = [[f["residual-filter"] for f in splits(p)] for p in plans]
     assert files[0] == files[1] and residuals[0] == residuals[1]

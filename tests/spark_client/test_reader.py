@@ -17,10 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_client import read_task
+from spark_client.partitions import expand_tasks
 from spark_client.reader import UnsupportedFileFormat
 from spark_client.schema import arrow_schema
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
+from tests.plan_wire import splits
 from tests.spark_client.compare import UNSUPPORTED, normalized, rows
 
 
@@ -53,8 +55,9 @@ def plan_of(service: str, body: dict[str, Any]) -> dict[str, Any]:
 def read_plan(plan: dict[str, Any]) -> pa.Table:
     schema = arrow_schema(plan["schema"])
     batches = []
-    for task in plan["tasks"]:
-        for batch in read_task(task, plan):
+    for payload in expand_tasks(plan):
+        task = payload["task"]
+        for batch in read_task(task, {**payload["plan"], "tasks": [task]}):
             assert batch.schema.equals(schema, check_metadata=True)
             batches.append(batch)
     return pa.Table.from_batches(batches, schema=schema)
@@ -67,7 +70,7 @@ def test_read_matches_spark_and_iceberg_java(conformance: Conformance, conforman
     if case["table"] in UNSUPPORTED:
         with pytest.raises(UnsupportedFileFormat, match=UNSUPPORTED[case["table"]]) as err:
             read_plan(plan)
-        assert plan["tasks"][0]["files"][0]["data-file"]["file-path"] in str(err.value)
+        assert splits(plan)[0]["data-file"]["file-path"] in str(err.value)
         return
 
     expected = pq.read_table(conformance.dir / case["path"])
@@ -101,10 +104,11 @@ def test_a_file_split_across_tasks_is_read_once(conformance: Conformance, confor
     plan = plan_of(conformance_service, {"table": "db.row_groups", "options": {"split-size": 1024}})
     ranges: dict[str, list[tuple[int, int]]] = {}
     ids: list[int] = []
-    for task in plan["tasks"]:
+    for payload in expand_tasks(plan):
+        task = payload["task"]
         for f in task["files"]:
             ranges.setdefault(f["data-file"]["file-path"], []).append((f["start"], f["length"]))
-        for batch in read_task(task, plan):
+        for batch in read_task(task, {**payload["plan"], "tasks": [task]}):
             ids.extend(batch.column("id").to_pylist())
     assert any(len(r) > 4 for r in ranges.values())  # files really were cut into many tasks
     assert sorted(ids) == list(range(5000))
@@ -118,7 +122,7 @@ def test_not_eq_drops_null_partitions_as_spark_does(
     partition is `true` (by Iceberg's rules null passes not-eq), so the reader applies the scan's filter."""
     case = conformance.read("identity_part/category-not-eq")  # recorded from Spark with the plain `!=`
     plan = plan_of(conformance_service, {"table": "db.identity_part", "filter": filter_})
-    null_partition = [f for t in plan["tasks"] for f in t["files"] if f["data-file"]["partition"] == [None]]
+    null_partition = [f for f in splits(plan) if f["data-file"]["partition"] == [None]]
     assert null_partition and all(f["residual-filter"] is True for f in null_partition)  # Java's residual
     expected = pq.read_table(conformance.dir / case["path"])
     assert rows(read_plan(plan).select(expected.column_names)) == rows(expected)

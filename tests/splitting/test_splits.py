@@ -3,8 +3,7 @@
 import pytest
 
 from planner_service.metadata.content_file import DATA, ContentFile
-from planner_service.planning.scan_tasks import FileScanTask
-from planner_service.splitting.combine import plan_tasks
+from planner_service.splitting.combine import combine, file_columns
 from planner_service.splitting.splits import split_ranges
 
 
@@ -16,14 +15,20 @@ def _ranges(f: ContentFile, target: int) -> list[tuple[int, int]]:
     return [(start, length) for start, length, _ in split_ranges(f, target)]
 
 
-def _task(f: ContentFile) -> FileScanTask:
-    return FileScanTask(f, (), 0, f.file_size_in_bytes)
-
-
 def _combined(
-    tasks: list[FileScanTask], target: int, lookback: int = 10, cost: int = 0
+    files: list[ContentFile], target: int, lookback: int = 10, cost: int = 0
 ) -> list[list[tuple[str, int, int]]]:
-    return [[(t.file.path, t.start, t.length) for t in c.tasks] for c in plan_tasks(tasks, target, lookback, cost)]
+    columns = file_columns(
+        [f.file_size_in_bytes for f in files],
+        [f.format for f in files],
+        [f.split_offsets for f in files],
+        [f.record_count for f in files],
+    )
+    tasks = combine(columns, target, lookback, cost)
+    return [
+        [(files[tasks.file[p]].path, int(tasks.start[p]), int(tasks.length[p])) for p in tasks.pieces(t)]
+        for t in range(len(tasks))
+    ]
 
 
 def test_split_by_offsets_ignores_target() -> None:
@@ -45,26 +50,25 @@ def test_unsplittable_and_empty_files() -> None:
 def test_adjacent_splits_of_one_file_merge_within_a_bin() -> None:
     f, g = _file(30, None, path="f"), _file(30, None, path="g")
     # 10-byte splits, each bin holds three: f's three splits merge back, g's as well
-    assert _combined([_task(f), _task(g)], 10) == [[("f", 0, 10)], [("f", 10, 10)], [("f", 20, 10)],
+    assert _combined([f, g], 10) == [[("f", 0, 10)], [("f", 10, 10)], [("f", 20, 10)],
                                                   [("g", 0, 10)], [("g", 10, 10)], [("g", 20, 10)]]  # fmt: skip
-    assert _combined([_task(f), _task(g)], 30) == [[("f", 0, 30)], [("g", 0, 30)]]
-    assert _combined([_task(f), _task(g)], 60) == [[("f", 0, 30), ("g", 0, 30)]]
+    assert _combined([f, g], 30) == [[("f", 0, 30)], [("g", 0, 30)]]
+    assert _combined([f, g], 60) == [[("f", 0, 30), ("g", 0, 30)]]
 
 
 def test_unsplittable_tasks_never_merge() -> None:
     p = _file(30, None, fmt="PUFFIN", path="p")
-    assert _combined([_task(p), _task(p)], 100) == [[("p", 0, 30), ("p", 0, 30)]]
+    assert _combined([p, p], 100) == [[("p", 0, 30), ("p", 0, 30)]]
 
 
 def test_row_groups_packed_back_into_one_task() -> None:
     # a 100 MB file of 10 row groups and a 128 MB target: one task covering the file after offset 4
     mb = 1024 * 1024
     f = _file(100 * mb, tuple(4 + i * 10 * mb for i in range(10)))
-    tasks = plan_tasks([FileScanTask(f, (), 0, f.file_size_in_bytes)], 128 * mb, 10, 4 * mb)
-    assert [[(t.start, t.length) for t in c.tasks] for c in tasks] == [[(4, 100 * mb - 4)]]
+    assert _combined([f], 128 * mb, 10, 4 * mb) == [[("f", 4, 100 * mb - 4)]]
 
 
 @pytest.mark.parametrize(("size", "lookback", "cost"), [(0, 1, 0), (1, 0, 0), (1, 1, -1)])
 def test_plan_tasks_validates(size: int, lookback: int, cost: int) -> None:
     with pytest.raises(ValueError, match="must be"):
-        plan_tasks([], size, lookback, cost)
+        _combined([], size, lookback, cost)

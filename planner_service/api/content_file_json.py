@@ -1,0 +1,84 @@
+"""Content files in the Iceberg REST spec's DataFile / DeleteFile JSON forms (1.11 spelling: lower-case
+content and format, partition as a list of JSON single values), one object per file. Used where files
+travel one by one (the REST scan pages, delete files); /plan encodes its data files from columns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner_service.metadata.content_file import CONTENT_NAMES, DATA, ContentFile
+from planner_service.metadata.json_values import to_json_value
+from planner_service.metadata.partitioning import PartitionSpec
+from planner_service.metadata.types import Schema, StructType
+
+
+class ContentFileEncoder:
+    """Encodes content files; partition types are derived once per spec."""
+
+    def __init__(self, specs: dict[int, PartitionSpec], schema: Schema) -> None:
+        self._types = partition_types(specs, schema)
+        self._memo: dict[int, dict[str, Any]] = {}  # id(file) -> JSON; a file split in many tasks is encoded once
+
+    def encode(self, f: ContentFile) -> dict[str, Any]:
+        out = self._memo.get(id(f))
+        if out is None:
+            out = self._memo[id(f)] = self._encode(f)
+        return out
+
+    def _encode(self, f: ContentFile) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "spec-id": f.spec_id,
+            "content": CONTENT_NAMES[f.content],
+            "file-path": f.path,
+            "file-format": f.format.lower(),
+            "partition": partition_json(self._types, f.spec_id, f.partition),
+            "file-size-in-bytes": f.file_size_in_bytes,
+            "record-count": f.record_count,
+        }
+        if f.split_offsets is not None:
+            out["split-offsets"] = list(f.split_offsets)
+        if f.sort_order_id is not None:
+            out["sort-order-id"] = f.sort_order_id
+        if f.key_metadata is not None:
+            out["key-metadata"] = bytes(f.key_metadata).hex().upper()
+        if f.content == DATA:
+            if f.first_row_id is not None:
+                out["first-row-id"] = f.first_row_id
+        else:
+            if f.equality_ids is not None:
+                out["equality-ids"] = list(f.equality_ids)
+            if f.referenced_data_file is not None:
+                out["referenced-data-file"] = f.referenced_data_file
+            if f.content_offset is not None:
+                out["content-offset"] = f.content_offset
+            if f.content_size_in_bytes is not None:
+                out["content-size-in-bytes"] = f.content_size_in_bytes
+        if f.data_sequence_number is not None:
+            out["sequence-number"] = f.data_sequence_number
+        return out
+
+
+class DeleteFileTable:
+    """A response's `delete-files`: each delete file encoded once, referred to by its index."""
+
+    def __init__(self, encoder: ContentFileEncoder) -> None:
+        self._encoder = encoder
+        self._index: dict[int, int] = {}  # id(delete file) -> its index in `files`
+        self.files: list[dict[str, Any]] = []
+
+    def ref(self, d: ContentFile) -> int:
+        index = self._index.get(id(d))
+        if index is None:
+            index = self._index[id(d)] = len(self.files)
+            self.files.append(self._encoder.encode(d))
+        return index
+
+
+def partition_types(specs: dict[int, PartitionSpec], schema: Schema) -> dict[int, StructType]:
+    return {spec_id: spec.partition_type(schema) for spec_id, spec in specs.items()}
+
+
+def partition_json(types: dict[int, StructType], spec_id: int, values: tuple[Any, ...]) -> list[Any]:
+    """A partition tuple (internal values) as the spec's JSON list of single values."""
+    ptype = types.get(spec_id, StructType(()))
+    return [to_json_value(fld.type, v) for fld, v in zip(ptype.fields, values, strict=False)]

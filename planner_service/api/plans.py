@@ -1,0 +1,133 @@
+"""Plans of the native API by canonical request: made once, kept in a byte-bounded plan-result cache, and
+rebuilt from the plan id alone when the cache (or this process) no longer has them.
+
+The same request on the same snapshot (filter, select, options, case sensitivity, and the table's metadata
+file) is answered from the cache; explain requests are always planned afresh (their reasons are large).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planner_service.api.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.api.wire import PlanRequest
+from planner_service.catalog.base import LoadedTable, load_by_metadata_location
+from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, StorageError
+from planner_service.expressions.expression import TRUE, Expression
+from planner_service.expressions.expression_json import expression_from_json, expression_to_json
+from planner_service.expressions.filter_string import parse_filter
+from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.planning.cache import LruCache
+from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
+from planner_service.planning.projection import project_schema, referenced_field_ids
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    request: CanonicalRequest
+    plan: ScanPlan
+    schema: dict[str, Any]  # the response's (projected) schema
+
+    @property
+    def weight(self) -> int:
+        """Bytes held beyond the file index (which the planner's caches account for)."""
+        files, tasks = self.plan.files, self.plan.combined
+        per_file = 16 * len(files) if files is not None else 0
+        per_piece = 41 * len(tasks.file) + 16 * len(tasks) if tasks is not None else 0
+        return 4096 + per_file + per_piece
+
+
+def row_filter_of(value: Any) -> Expression:
+    """A filter string or a REST JSON expression (None: no filter)."""
+    if value is None:
+        return TRUE
+    if isinstance(value, str):
+        return parse_filter(value)
+    return expression_from_json(value)
+
+
+def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest:
+    """The request's canonical form; the filter is parsed here, so a bad one fails before planning."""
+    if body.start_snapshot_id is not None or body.end_snapshot_id is not None:
+        raise BadRequestError("Incremental scans (start-snapshot-id, end-snapshot-id) are not supported yet")
+    SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref)  # at most one
+    snapshot = {
+        key: value
+        for key, value in (
+            ("snapshot-id", body.snapshot_id),
+            ("as-of-timestamp-ms", body.as_of_timestamp_ms),
+            ("ref", body.ref),
+        )
+        if value is not None
+    }
+    return CanonicalRequest(
+        table=table.name,
+        metadata_location=table.metadata_location,
+        snapshot=snapshot,
+        select=body.select,
+        filter=expression_to_json(row_filter_of(body.filter)),
+        case_sensitive=body.case_sensitive,
+        options={key: body.options[key] for key in sorted(body.options)},
+    )
+
+
+class PlanResults:
+    """The plan-result cache (plans by canonical request) and the body cache (encoded /plan responses)."""
+
+    def __init__(self, planner: ScanPlanner, max_bytes: int) -> None:
+        self.planner = planner
+        self.cache: LruCache[PlanResult] = LruCache(max_bytes // 2, lambda r: r.weight)
+        self.bodies: LruCache[bytes] = LruCache(max_bytes // 2, len)
+
+    def plan(self, request: CanonicalRequest, table: LoadedTable, explain: bool = False) -> tuple[PlanResult, bool]:
+        """(the plan, whether it was made now); explained plans are always made now and not kept."""
+        if explain:
+            return self._plan(request, table, explain=True), True
+        cached = self.cache.get(request.plan_id)
+        if cached is not None:
+            return cached, False
+        result = self._plan(request, table)
+        self.cache.put(request.plan_id, result)
+        return result, True
+
+    def get(self, request: CanonicalRequest, table: LoadedTable | None = None) -> PlanResult:
+        """The plan of a canonical request, from the cache or made now."""
+        return self.cache.get_or_load(request.plan_id, lambda: self._plan(request, table))
+
+    def by_id(self, plan_id: str, load: Any) -> PlanResult:
+        """The plan of a plan id; `load(location)` loads its table (a replica that never saw the id
+        rebuilds the plan)."""
+        request = parse_plan_id(plan_id)
+        cached = self.cache.get(request.plan_id)
+        if cached is not None:
+            return cached
+        try:
+            table = load(request.metadata_location)
+        except (StorageError, NoSuchTableError):
+            raise NoSuchPlanIdError(
+                f"Plan {plan_id[:64]}... cannot be rebuilt: its metadata file {request.metadata_location} is gone "
+                "(the table was rewritten since); plan the scan again"
+            ) from None
+        table = LoadedTable(request.table, table.metadata_location, table.metadata)
+        return self.get(request, table)
+
+    def _plan(self, request: CanonicalRequest, table: LoadedTable | None, explain: bool = False) -> PlanResult:
+        if table is None:
+            loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
+            table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
+        row_filter = expression_from_json(request.filter)
+        snapshot = request.snapshot
+        scan = ScanRequest(
+            SnapshotChoice(snapshot.get("snapshot-id"), snapshot.get("as-of-timestamp-ms"), snapshot.get("ref")),
+            request.options,
+            row_filter,
+            request.case_sensitive,
+            explain=explain,
+        )
+        plan = self.planner.plan(table, scan)
+        schema = plan.schema
+        if request.select is not None:
+            filter_ids = referenced_field_ids(table.metadata.schema, row_filter, request.case_sensitive)
+            schema = project_schema(plan.schema, request.select, filter_ids, request.case_sensitive)
+        return PlanResult(request, plan, schema.to_json())

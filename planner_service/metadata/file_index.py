@@ -1,0 +1,222 @@
+"""A columnar table of live content files: one row per file, partitions interned.
+
+A manifest decodes into one FileIndex (metadata/manifest.py); the FileIndexes of a snapshot's manifests,
+concatenated in Java's planning order, form the snapshot's index, which planning prunes in one vectorized
+pass. Partition tuples are interned: `partitions` lists each distinct (spec id, values) once and
+`partition_id` points every row at its tuple, so partition pruning, residuals and the delete index work
+per distinct partition, not per file. Python objects (ContentFile) are made only for the rows that need
+them (delete files, explanations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from planner_service.expressions.evaluator import java_equality_key
+from planner_service.metadata.content_file import SPLITTABLE_FORMATS, ContentFile
+from planner_service.pruning.stats_columns import StatsColumns
+
+Int32Array = np.ndarray[Any, np.dtype[np.int32]]
+Int64Array = np.ndarray[Any, np.dtype[np.int64]]
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+Partition = tuple[int, tuple[Any, ...]]  # (spec id, internal values in spec field order)
+
+STATS_COLUMNS = (
+    "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds",
+)  # fmt: skip
+CORE_COLUMNS = (
+    "content", "file_path", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
+    "file_sequence_number", "snapshot_id", "split_offsets", "equality_ids", "sort_order_id", "key_metadata",
+    "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FileIndex:
+    frame: pl.DataFrame  # CORE_COLUMNS + STATS_COLUMNS, one row per live file
+    partitions: tuple[Partition, ...]
+    partition_id: Int32Array  # row -> index into `partitions`
+    _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @property
+    def nbytes(self) -> int:
+        """An estimate of the memory held (the frame, the row arrays, decoded statistics)."""
+        return int(self.frame.estimated_size()) + 8 * len(self) + 64 * len(self.partitions)
+
+    @classmethod
+    def concat(cls, parts: Sequence[FileIndex]) -> FileIndex:
+        """The rows of `parts` one after the other, partitions re-interned across them."""
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return empty_index()
+        interned: dict[tuple[int, tuple[Any, ...]], int] = {}
+        partitions: list[Partition] = []
+        remapped = []
+        for part in parts:
+            local_to_global = np.empty(len(part.partitions), dtype=np.int32)
+            for local, (spec_id, values) in enumerate(part.partitions):
+                key = (spec_id, tuple(java_equality_key(v) for v in values))
+                gid = interned.get(key)
+                if gid is None:
+                    gid = interned[key] = len(partitions)
+                    partitions.append((spec_id, values))
+                local_to_global[local] = gid
+            remapped.append(local_to_global[part.partition_id])
+        frame = pl.concat([p.frame for p in parts], how="vertical", rechunk=False)
+        return cls(frame, tuple(partitions), np.concatenate(remapped).astype(np.int32, copy=False))
+
+    # -- columns as arrays (computed once, kept) ---------------------------------------------------------
+
+    def ints(self, column: str) -> Int64Array:
+        """An integer column as int64 (nulls as 0)."""
+        key = f"ints:{column}"
+        out = self._cache.get(key)
+        if out is None:
+            series = self.frame.get_column(column)
+            out = self._cache[key] = np.asarray(series.fill_null(0).to_numpy(), dtype=np.int64)
+        return out
+
+    @property
+    def spec_id(self) -> Int32Array:
+        out = self._cache.get("spec_id")
+        if out is None:
+            specs = np.fromiter((s for s, _ in self.partitions), np.int32, len(self.partitions))
+            out = self._cache["spec_id"] = specs[self.partition_id] if len(self.partitions) else self.partition_id
+        return out
+
+    @property
+    def splittable(self) -> BoolArray:
+        out = self._cache.get("splittable")
+        if out is None:
+            upper = self.frame.get_column("file_format").str.to_uppercase()
+            out = self._cache["splittable"] = np.asarray(upper.is_in(list(SPLITTABLE_FORMATS)).to_numpy(), bool)
+        return out
+
+    def split_offsets(self, rows: Int64Array) -> tuple[Int64Array, Int64Array]:
+        """The split offsets of `rows`: (count per row, all offsets flat in row order)."""
+        offsets = self.frame.get_column("split_offsets").gather(rows)
+        counts = np.asarray(offsets.list.len().fill_null(0).to_numpy(), dtype=np.int64)
+        flat = offsets.explode().drop_nulls()
+        return counts, np.asarray(flat.to_numpy(), dtype=np.int64)
+
+    @property
+    def stats(self) -> StatsColumns:
+        """Column statistics, decoded per field id on first use and kept with the index."""
+        out = self._cache.get("stats")
+        if out is None:
+            out = self._cache["stats"] = StatsColumns(self.frame)
+        return out
+
+    # -- rows as objects ---------------------------------------------------------------------------------
+
+    def content_files(
+        self, rows: Sequence[int] | Int64Array | None = None, with_stats: bool = False
+    ) -> list[ContentFile]:
+        """ContentFile objects for `rows` (all rows by default), in that order."""
+        if rows is None:
+            frame, pids = self.frame, self.partition_id
+        else:
+            index = np.asarray(rows, dtype=np.int64)
+            frame, pids = self.frame[index], self.partition_id[index]
+        cols = [frame.get_column(c).to_list() for c in CORE_COLUMNS]
+        content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
+            first_row, ref_file, c_off, c_size = cols  # fmt: skip
+        fmt_upper = {f: f.upper() for f in set(fmt)}
+        partitions = self.partitions
+        out = []
+        for i, pid in enumerate(pids.tolist()):
+            spec_id, values = partitions[pid]
+            out.append(
+                ContentFile(
+                    content[i],
+                    path[i],
+                    fmt_upper[fmt[i]],
+                    spec_id,
+                    values,
+                    records[i],
+                    size[i],
+                    data_seq[i],
+                    file_seq[i],
+                    snap[i],
+                    _tuple(offsets[i]),
+                    _tuple(eq_ids[i]),
+                    sort_id[i],
+                    key_meta[i],
+                    first_row[i],
+                    ref_file[i],
+                    c_off[i],
+                    c_size[i],
+                )
+            )
+        if with_stats:
+            stats = [[_map(v) for v in frame.get_column(c).to_list()] for c in STATS_COLUMNS]
+            for f, sizes, values, nulls, nans, lower, upper in zip(out, *stats, strict=True):
+                f.column_sizes, f.value_counts, f.null_value_counts = sizes, values, nulls
+                f.nan_value_counts, f.lower_bounds, f.upper_bounds = nans, lower, upper
+        return out
+
+
+def empty_index() -> FileIndex:
+    return FileIndex(pl.DataFrame(schema=CANONICAL_SCHEMA), (), np.zeros(0, dtype=np.int32))
+
+
+def intern_partitions(
+    spec_id: int, partition: pl.Series, first_row: np.ndarray[Any, Any]
+) -> tuple[tuple[Partition, ...], Int32Array]:
+    """Distinct partition tuples of a struct column (first-seen order) and each row's index into them;
+    `first_row`: the first row of each row's group of equal partitions, grouped by polars.
+
+    Float fields are grouped again in Python: Java compares them by bits (-0.0 is not 0.0, NaN equals
+    NaN), which only java_equality_key reproduces."""
+    n = len(partition)
+    dtype = partition.dtype
+    fields = dtype.fields if isinstance(dtype, pl.Struct) else []
+    if not fields:
+        return ((spec_id, ()),), np.zeros(n, dtype=np.int32)
+    if any(f.dtype.is_float() for f in fields):
+        rows = list(zip(*(s.to_list() for s in partition.struct.unnest()), strict=True))
+        seen: dict[tuple[Any, ...], int] = {}
+        ids = np.empty(n, dtype=np.int32)
+        distinct: list[Partition] = []
+        for i, values in enumerate(rows):
+            key = tuple(java_equality_key(v) for v in values)
+            pid = seen.get(key)
+            if pid is None:
+                pid = seen[key] = len(distinct)
+                distinct.append((spec_id, values))
+            ids[i] = pid
+        return tuple(distinct), ids
+    firsts, inverse = np.unique(first_row, return_inverse=True)
+    unnested = partition.gather(firsts).struct.unnest()
+    tuples = zip(*(s.to_list() for s in unnested), strict=True)
+    return tuple((spec_id, t) for t in tuples), inverse.astype(np.int32)
+
+
+_COUNT_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Int64}))
+_BOUND_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Binary}))
+CANONICAL_SCHEMA: dict[str, pl.DataType] = {
+    "content": pl.Int32(), "file_path": pl.String(), "file_format": pl.String(), "record_count": pl.Int64(),
+    "file_size_in_bytes": pl.Int64(), "data_sequence_number": pl.Int64(), "file_sequence_number": pl.Int64(),
+    "snapshot_id": pl.Int64(), "split_offsets": pl.List(pl.Int64), "equality_ids": pl.List(pl.Int32),
+    "sort_order_id": pl.Int32(), "key_metadata": pl.Binary(), "first_row_id": pl.Int64(),
+    "referenced_data_file": pl.String(), "content_offset": pl.Int64(), "content_size_in_bytes": pl.Int64(),
+    "column_sizes": _COUNT_MAP, "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP,
+    "nan_value_counts": _COUNT_MAP, "lower_bounds": _BOUND_MAP, "upper_bounds": _BOUND_MAP,
+}  # fmt: skip
+
+
+def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _map(entries: list[dict[str, Any]] | None) -> dict[int, Any] | None:
+    return None if entries is None else {e["key"]: e["value"] for e in entries}
