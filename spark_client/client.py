@@ -170,8 +170,10 @@ def plan_request(
     ref: str | None = None,
     options: Mapping[str, int | str] | None = None,
     case_sensitive: bool = True,
+    inline_task_limit: int | None = None,
 ) -> dict[str, Any]:
-    """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC)."""
+    """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC).
+    `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting)."""
     chosen = [
         name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
     ]
@@ -194,6 +196,8 @@ def plan_request(
         body["case-sensitive"] = False
     if options:
         body["options"] = dict(options)
+    if inline_task_limit is not None:
+        body["inline-task-limit"] = int(inline_task_limit)
     return body
 
 

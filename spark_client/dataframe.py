@@ -42,6 +42,7 @@ def plan_and_read(
     *,
     case_sensitive: bool = True,
     client: PlannerClient | None = None,
+    inline_task_limit: int | None = None,
 ) -> DataFrame:
     """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
 
@@ -52,10 +53,12 @@ def plan_and_read(
     options: split-size, lookback, file-open-cost (Iceberg's read-option names).
     storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
+    inline_task_limit: plans with more tasks are answered by id and each executor fetches its own task
+      (default: the service's setting, 10,000); 0 always does.
     """
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
-                        case_sensitive=case_sensitive)  # fmt: skip
+                        case_sensitive=case_sensitive, inline_task_limit=inline_task_limit)  # fmt: skip
     if client is not None:
         plan = client.plan(body)
         url = client.service_url

@@ -57,6 +57,7 @@ OPTIONS = {
     "lookback": "bin-packing lookback (read.split.planning-lookback)",
     "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",
     "max-records-per-batch": f"the most rows in an Arrow batch given to Spark (default {DEFAULT_MAX_ROWS})",
+    "inline-task-limit": "plans with more tasks are fetched by each executor from the service (default: its setting)",
     "storage.<key>": "passed to the executors' reader as storage[<key>], e.g. S3 endpoint and credentials",
 }
 _SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
@@ -170,6 +171,9 @@ def request_of(options: Mapping[str, str]) -> dict[str, Any]:
         ref=refs[0] if refs else None,
         options=split_options,
         case_sensitive=_bool(options.get("case-sensitive", "true"), "case-sensitive"),
+        inline_task_limit=_int(options["inline-task-limit"], "inline-task-limit")
+        if options.get("inline-task-limit")
+        else None,
     )
 
 

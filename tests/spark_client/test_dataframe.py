@@ -21,13 +21,17 @@ from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, r
 pytest.importorskip("pyspark")
 
 
+@pytest.mark.parametrize("by_id", [False, True], ids=["inline", "by-id"])
 @pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])
 def test_read_equals_spark_and_iceberg_java(
-    spark: Any, conformance: Conformance, conformance_service: str, read_id: str
+    spark: Any, conformance: Conformance, conformance_service: str, read_id: str, by_id: bool
 ) -> None:
+    """Both ways a plan reaches the executors: inline payloads, and task indexes each executor fetches."""
     case = conformance.read(read_id)
     arguments = read_arguments(case)
-    df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, **arguments)
+    limit = 0 if by_id else None
+    df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, inline_task_limit=limit,
+                       **arguments)  # fmt: skip
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request(f"db.{case['table']}", **arguments))
     assert df.rdd.getNumPartitions() == plan["task-count"]

@@ -50,16 +50,19 @@ def spark_filters(df: Any) -> bool:
     return re.search(r"\bFilter\b", str(df._jdf.queryExecution().executedPlan().toString())) is not None
 
 
+@pytest.mark.parametrize("by_id", [False, True], ids=["inline", "by-id"])
 @pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES if c["filter"] is None and c["columns"] is None])
 def test_reads_equal_spark_and_iceberg_java(
-    source: Any, conformance: Conformance, conformance_service: str, read_id: str
+    source: Any, conformance: Conformance, conformance_service: str, read_id: str, by_id: bool
 ) -> None:
     """Every table's full read (every column type through the source's exact Arrow schema check), time
-    travel by each snapshot option, and split files."""
+    travel by each snapshot option, and split files; with tasks inline and fetched by each executor."""
     from pyspark.sql.types import StructType
 
     case = conformance.read(read_id)
     reader = source.read.format("scan-planner").option("service-url", conformance_service)
+    if by_id:
+        reader = reader.option("inline-task-limit", "0")
     snapshot = case["snapshot"]
     if snapshot["kind"] in SNAPSHOT_OPTIONS:
         reader = reader.option(SNAPSHOT_OPTIONS[snapshot["kind"]], str(snapshot["value"]))
@@ -76,7 +79,7 @@ def test_reads_equal_spark_and_iceberg_java(
     if case["split_size"] is not None:
         with PlannerClient(conformance_service) as client:
             plan = client.plan(plan_request(f"db.{case['table']}", options={"split-size": case["split_size"]}))
-        assert df.rdd.getNumPartitions() == len(plan["tasks"]) > 1
+        assert df.rdd.getNumPartitions() == plan["task-count"] > 1
 
 
 def test_options_columns_filter_and_tag(source: Any, demo_service: str, demo_table: Any) -> None:

@@ -28,6 +28,7 @@ pytest.importorskip("pyspark")
 
 HERE = Path(__file__).resolve().parent
 CONFORMANCE = "conformance/"  # the prefix of a conformance read's name (then the case id, "<table>/<name>")
+BY_ID = "by-id/"  # the same reads with every task fetched by its executor (inline-task-limit 0)
 DEMO_READS: dict[str, dict[str, Any]] = {
     "demo/all-small-splits": {"options": {"split-size": 4096}},
     "demo/filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
@@ -73,7 +74,17 @@ def reads35(
             CONFORMANCE + c["id"], conformance_service, f"db.{c['table']}", read_arguments(conformance.read(c["id"]))
         )
         for c in READ_CASES
-    ] + [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
+    ]
+    requests += [
+        _request(
+            BY_ID + c["id"],
+            conformance_service,
+            f"db.{c['table']}",
+            {**read_arguments(conformance.read(c["id"])), "inline_task_limit": 0},
+        )
+        for c in READ_CASES
+    ]
+    requests += [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
     requests_path = out / "requests.json"
     requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
@@ -92,14 +103,15 @@ def test_the_reads_ran_on_pyspark_35(reads35: Reads35) -> None:
     assert {r["spark"] for r in reads35.results.values()} == {reads35.env.pyspark_version}
 
 
+@pytest.mark.parametrize("prefix", [CONFORMANCE, BY_ID], ids=["inline", "by-id"])
 @pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES])
 def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
-    reads35: Reads35, conformance: Conformance, read_id: str
+    reads35: Reads35, conformance: Conformance, read_id: str, prefix: str
 ) -> None:
     from pyspark.sql.types import StructType
 
     case = conformance.read(read_id)
-    result = reads35.result(CONFORMANCE + read_id)
+    result = reads35.result(prefix + read_id)
     assert "partitions" in result, result["error"]  # the DataFrame was built (an error here is a traceback)
     assert result["partitions"] == result["tasks"]
     if case["table"] in UNSUPPORTED or read_id in FAILS_ON_35:
@@ -109,7 +121,7 @@ def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
         return
     assert "error" not in result, result["error"]
     schema = StructType.fromJson(result["schema"])
-    assert_spark_read_matches(case, schema, reads35.table(CONFORMANCE + read_id),
+    assert_spark_read_matches(case, schema, reads35.table(prefix + read_id),
                               pq.read_table(conformance.dir / case["path"]))  # fmt: skip
 
 
