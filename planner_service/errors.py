@@ -67,6 +67,17 @@ class StorageError(PlannerError):
     error_type = "StorageException"
 
 
+class OverloadedError(PlannerError):
+    """Too many plans are being made at once; the client should retry after `retry_after` seconds."""
+
+    status_code = 503
+    error_type = "ServiceUnavailableException"
+
+    def __init__(self, message: str, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class NoSuchPlanIdError(NotFoundError):
     """A REST scan plan id that is unknown, expired or belongs to another table."""
 

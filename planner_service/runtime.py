@@ -19,6 +19,7 @@ from planner_service.io.locations import AllowList
 from planner_service.planning.cache import LruCache
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
+from planner_service.splitting.bin_packing import load_compiled
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,11 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
-        return cls(settings, io, catalog, planner, MetricsRegistry(), PlanResults(planner, settings.plan_cache_bytes))
+        load_compiled()
+        plans = PlanResults(
+            planner, settings.plan_cache_bytes, settings.max_concurrent_plans, settings.plan_queue_seconds
+        )
+        return cls(settings, io, catalog, planner, MetricsRegistry(), plans)
 
     def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
         """A table by catalog name or by its metadata.json location (exactly one of them)."""

@@ -15,7 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service.api.responses import json_response
 from planner_service.api.wire import describe_validation_errors
-from planner_service.errors import PlannerError
+from planner_service.errors import OverloadedError, PlannerError
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,10 @@ def install_error_handlers(app: FastAPI) -> None:
     async def planner_error(request: Request, exc: PlannerError) -> Response:
         if exc.status_code >= 500:
             log.warning("request failed", extra={"path": request.url.path, "error": exc.message})
-        return error_response(exc.error_type, exc.message, exc.status_code)
+        response = error_response(exc.error_type, exc.message, exc.status_code)
+        if isinstance(exc, OverloadedError):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> Response:

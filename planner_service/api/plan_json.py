@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import orjson
 import polars as pl
+import pyarrow as pa
 
 from planner_service.api.content_file_json import ContentFileEncoder, partition_json, partition_types
 from planner_service.errors import CorruptMetadataError
@@ -99,16 +100,23 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[str]:
     partitions = np.array(
         [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions], dtype=object
     )
+    columns = index.frame.select(_DATA_FILE_COLUMNS)
     for begin in range(0, len(files), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(files))
         rows = files.rows[begin:end]
-        frame = index.frame[rows].with_columns(
+        frame = columns[rows].with_columns(
             pl.Series("spec_id", index.spec_id[rows]),
             pl.Series("partition_json", partitions[index.partition_id[rows]], dtype=pl.String),
             pl.Series("residual", files.residual_id[begin:end]),
             pl.Series("deletes", _delete_refs(files, begin, end), dtype=pl.String),
         )
         yield _render_data_files(frame)
+
+
+_DATA_FILE_COLUMNS = [
+    "file_path", "file_format", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id",
+    "key_metadata", "first_row_id", "data_sequence_number",
+]  # fmt: skip
 
 
 def _render_data_files(frame: pl.DataFrame) -> str:
@@ -160,28 +168,30 @@ def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str]:
 
 
 def _task_chunks(tasks: CombinedTasks) -> Iterator[str]:
-    counts = np.diff(tasks.offsets)
     for begin in range(0, len(tasks), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(tasks))
         first, last = int(tasks.offsets[begin]), int(tasks.offsets[end])
-        pieces = pl.DataFrame({
-            "task": np.repeat(np.arange(begin, end), counts[begin:end]),
-            "file": tasks.file[first:last],
-            "start": tasks.start[first:last],
-            "length": tasks.length[first:last],
-        })  # fmt: skip
+        pieces = pl.DataFrame({"file": tasks.file[first:last], "start": tasks.start[first:last],
+                               "length": tasks.length[first:last]})  # fmt: skip
         split = pl.concat_str(pl.lit("["), "file", pl.lit(","), "start", pl.lit(","), "length", pl.lit("]"))
-        splits = pieces.group_by("task", maintain_order=True).agg(split.str.join(",").alias("splits"))
+        rendered = pieces.select(split).to_series().to_arrow()
+        # the task's splits as a list (the pieces of a task are contiguous), joined into one string each
+        per_task = pa.LargeListArray.from_arrays(pa.array(tasks.offsets[begin : end + 1] - first), rendered)
+        frame = pl.DataFrame({
+            "size": tasks.size_bytes[begin:end],
+            "rows": tasks.estimated_rows[begin:end],
+            "splits": pl.Series(per_task).list.join(","),
+        })  # fmt: skip
         line = pl.concat_str(
             pl.lit('{"size-bytes":'),
-            pl.lit(pl.Series(tasks.size_bytes[begin:end])).cast(pl.String),
+            pl.col("size").cast(pl.String),
             pl.lit(',"estimated-row-count":'),
-            pl.lit(pl.Series(tasks.estimated_rows[begin:end])).cast(pl.String),
+            pl.col("rows").cast(pl.String),
             pl.lit(',"splits":['),
             pl.col("splits"),
             pl.lit("]}"),
         )
-        yield str(splits.select(line.str.join(",")).item())
+        yield str(frame.select(line.str.join(",")).item())
 
 
 def _joined(chunks: Iterator[str]) -> Iterator[bytes]:

@@ -7,13 +7,15 @@ file) is answered from the cache; explain requests are always planned afresh (th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.api.plan_ids import CanonicalRequest, parse_plan_id
 from planner_service.api.wire import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, StorageError
+from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, OverloadedError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.expressions.filter_string import parse_filter
@@ -72,28 +74,78 @@ def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest
     )
 
 
-class PlanResults:
-    """The plan-result cache (plans by canonical request) and the body cache (encoded /plan responses)."""
+@dataclass
+class _InFlight:
+    done: threading.Event = field(default_factory=threading.Event)
+    result: PlanResult | None = None
+    error: BaseException | None = None
 
-    def __init__(self, planner: ScanPlanner, max_bytes: int) -> None:
+
+class PlanResults:
+    """The plan-result cache (plans by canonical request) and the body cache (encoded /plan responses).
+
+    Admission: at most `max_planning` plans are made at once (each holds a whole plan's columns while it
+    runs); a request that waits `queue_seconds` for its turn gets 503 with Retry-After. Identical requests
+    arriving together are planned once: the others wait for that plan (single flight)."""
+
+    def __init__(self, planner: ScanPlanner, max_bytes: int, max_planning: int = 2, queue_seconds: float = 30) -> None:
         self.planner = planner
         self.cache: LruCache[PlanResult] = LruCache(max_bytes // 2, lambda r: r.weight)
         self.bodies: LruCache[bytes] = LruCache(max_bytes // 2, len)
+        self._slots = threading.BoundedSemaphore(max_planning)
+        self._queue_seconds = queue_seconds
+        self._lock = threading.Lock()
+        self._in_flight: dict[str, _InFlight] = {}
 
     def plan(self, request: CanonicalRequest, table: LoadedTable, explain: bool = False) -> tuple[PlanResult, bool]:
         """(the plan, whether it was made now); explained plans are always made now and not kept."""
         if explain:
-            return self._plan(request, table, explain=True), True
-        cached = self.cache.get(request.plan_id)
-        if cached is not None:
-            return cached, False
-        result = self._plan(request, table)
-        self.cache.put(request.plan_id, result)
-        return result, True
+            return self._admitted(lambda: self._plan(request, table, explain=True)), True
+        return self._single_flight(request, table)
 
     def get(self, request: CanonicalRequest, table: LoadedTable | None = None) -> PlanResult:
         """The plan of a canonical request, from the cache or made now."""
-        return self.cache.get_or_load(request.plan_id, lambda: self._plan(request, table))
+        return self._single_flight(request, table)[0]
+
+    def _single_flight(self, request: CanonicalRequest, table: LoadedTable | None) -> tuple[PlanResult, bool]:
+        key = request.plan_id
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached, False
+        with self._lock:
+            flight = self._in_flight.get(key)
+            owner = flight is None
+            if flight is None:
+                flight = self._in_flight[key] = _InFlight()
+        if not owner:
+            if not flight.done.wait(self._queue_seconds + 600):
+                raise OverloadedError("The same plan is still being made; try again shortly")
+            if flight.error is not None:
+                raise flight.error
+            assert flight.result is not None
+            return flight.result, False
+        try:
+            flight.result = self._admitted(lambda: self._plan(request, table))
+            self.cache.put(key, flight.result)
+            return flight.result, True
+        except BaseException as exc:
+            flight.error = exc
+            raise
+        finally:
+            with self._lock:
+                self._in_flight.pop(key, None)
+            flight.done.set()
+
+    def _admitted(self, work: Callable[[], PlanResult]) -> PlanResult:
+        if not self._slots.acquire(timeout=self._queue_seconds):
+            raise OverloadedError(
+                f"Too many plans in progress: waited {self._queue_seconds:.0f}s for a turn; retry later",
+                retry_after=max(1, int(self._queue_seconds // 6)),
+            )
+        try:
+            return work()
+        finally:
+            self._slots.release()
 
     def by_id(self, plan_id: str, load: Any) -> PlanResult:
         """The plan of a plan id; `load(location)` loads its table (a replica that never saw the id

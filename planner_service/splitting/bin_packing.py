@@ -29,6 +29,11 @@ def pack_bins(weights: Int64Array, target_weight: int, lookback: int, largest_bi
     return _pack(items, np.int64(target_weight), np.int64(lookback), np.int64(slots), largest_bin_first)
 
 
+def load_compiled() -> None:
+    """Load (or compile) the packing loop now: a service calls this at start, not on its first plan."""
+    pack_bins(np.ones(2, dtype=np.int64), 1, 1)
+
+
 def pack(weights: Sequence[int], target_weight: int, lookback: int, largest_bin_first: bool = True) -> list[list[int]]:
     """The item indices of each bin, in output order (pack_bins as lists)."""
     bins = pack_bins(np.asarray(weights, dtype=np.int64), target_weight, lookback, largest_bin_first)

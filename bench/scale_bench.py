@@ -1,0 +1,225 @@
+"""Planning at scale, from the user's seat: the service over HTTP and a Spark driver getting its partitions,
+against Iceberg Java planning in the driver, in one run (issue 8's targets).
+
+    .venv/bin/python bench/scale_bench.py [--files 200000 --manifests 400] [--repeat 3] [--src DIR]
+
+On the bench table (bench/make_table.py; built once with Iceberg Java and cached), one after the other:
+1. Iceberg Java 1.10.2 planTasks() (bench/java_plan.py, a bare JVM): the full plan of a freshly loaded table
+   in a warm JVM with the default worker pool (the median of --repeat warm plans), and the selective plan
+   (`id = X`: every manifest read, one file kept) without the pool (sequential), warm.
+2. The service (`scan-planner serve`, fresh): the first full plan (cold caches) until the whole body is
+   received, inline (every file and task; `Accept-Encoding: zstd`), then warm; the default answer for the
+   full plan (its plan id: over the inline task limit); the selective plan, cold and warm.
+3. Spark drivers (bench/driver_partitions.py): `spark.read.format("iceberg").load(t).rdd.getNumPartitions()`
+   on pyspark 3.5 + the Iceberg runtime against `plan_and_read(spark, t).rdd.getNumPartitions()` on the
+   project's pyspark 4 with a fresh service: first, warm, selective.
+4. Memory: a fresh service's peak RSS over 2 full (inline) + 3 selective plans, against PyIceberg 0.12's
+   peak for plan_files() of the full table (bench/py_plan.py).
+Prints the times side by side with the ratios and the issue's targets; writes --out as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from common import BENCH, REPO, load_java_env, progress, write_json
+from plan_bench import BenchError, ensure_table, environment, java_environment, run_json
+from scenarios import scenarios
+from service import Service
+from service_bench import BENCH_TABLE, bench_service
+
+INLINE = 10**9  # an inline-task-limit no plan reaches: every file and task in the body
+MB = 1024 * 1024
+
+
+def fetch_ms(client: httpx.Client, body: dict[str, Any], coding: str = "zstd") -> tuple[float, dict[str, Any]]:
+    """POST /plan until the whole body is received and decoded (httpx decodes zstd and gzip)."""
+    started = time.perf_counter()
+    response = client.post("/plan", json=body, headers={"Accept-Encoding": coding})
+    raw = response.read()
+    elapsed = (time.perf_counter() - started) * 1000
+    if response.status_code != 200:
+        raise BenchError(f"/plan answered {response.status_code}: {response.text[:500]}")
+    return elapsed, {"bytes": len(raw), "wire_bytes": response.num_bytes_downloaded}
+
+
+def service_times(service: Service, one: dict[str, Any], repeat: int) -> dict[str, Any]:
+    full = {"table": BENCH_TABLE, "inline-task-limit": INLINE}
+    out: dict[str, Any] = {}
+    with httpx.Client(base_url=service.url, timeout=600) as client:
+        out["full_cold_ms"], size = fetch_ms(client, full)
+        out["full_body_bytes"], out["full_wire_bytes"] = size["bytes"], size["wire_bytes"]
+        out["full_warm_ms"] = statistics.median(fetch_ms(client, full)[0] for _ in range(repeat))
+        out["full_warm_identity_ms"] = fetch_ms(client, full, "identity")[0]
+        started = time.perf_counter()
+        default = client.post("/plan", json={"table": BENCH_TABLE}).json()
+        out["full_by_id_ms"] = (time.perf_counter() - started) * 1000
+        out["full_by_id_tasks"] = default["task-count"]
+        out["one_cold_ms"], _ = fetch_ms(client, one)
+        out["one_warm_ms"] = statistics.median(fetch_ms(client, one)[0] for _ in range(repeat))
+    progress("service", json.dumps({k: round(v) if isinstance(v, float) else v for k, v in out.items()}))
+    return out
+
+
+def service_memory(args: argparse.Namespace, location: str, one: dict[str, Any]) -> dict[str, Any]:
+    """A fresh service's peak RSS over 2 full (inline) + 3 selective plans."""
+    with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as client:
+        idle = service.rss_bytes()
+        for body in [{"table": BENCH_TABLE, "inline-task-limit": INLINE}] * 2 + [one] * 3:
+            fetch_ms(client, body)
+        return {
+            "idle_rss_bytes": idle,
+            "peak_rss_bytes": service.peak_rss_bytes(),
+            "rss_after_bytes": service.rss_bytes(),
+        }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    java_env = load_java_env()
+    env = java_env.ensure_java_env()
+    java = {**env, "env": java_environment(env["java_home"])}
+    table = ensure_table(args, java)
+    location = table["metadata_location"]
+    one_id = table["one_percent"]["id_range"]["min"]  # ids are disjoint per file: exactly one file holds it
+    one_filter = {"type": "eq", "term": "id", "value": one_id}
+    one = {"table": BENCH_TABLE, "filter": one_filter}
+    full_files = scenarios(table)["full"].expected_files
+    results: dict[str, Any] = {"table": table, "one_id": one_id}
+
+    java_plan = [java["python"], str(BENCH / "java_plan.py"), "--metadata-location", location,
+                 "--repeat", str(args.repeat), "--jars", ",".join(java["jars"])]  # fmt: skip
+    progress("bench", "--- Iceberg Java planTasks(): full (worker pool), one file (sequential)")
+    results["java_full"] = run_json("java full", java_plan, java["env"], args.timeout)
+    results["java_one"] = run_json(
+        "java one", [*java_plan, "--no-worker-pool", "--filter-json", json.dumps(one_filter)], java["env"], args.timeout
+    )
+    progress("bench", "--- the service over HTTP")
+    with bench_service(args.src, location) as service:
+        results["service"] = service_times(service, one, args.repeat)
+    progress("bench", "--- Spark + Iceberg Java in the driver (pyspark 3.5)")
+    table_location = str(Path(location).parent.parent)
+    results["spark_iceberg"] = run_json(
+        "spark + iceberg",
+        [
+            java["python"],
+            str(BENCH / "driver_partitions.py"),
+            "iceberg",
+            "--table-location",
+            table_location,
+            "--one-id",
+            str(one_id),
+            "--repeat",
+            str(args.repeat),
+            "--jars",
+            ",".join(java["jars"]),
+        ],
+        java["env"],
+        args.timeout,
+    )
+    progress("bench", "--- plan_and_read in the driver (pyspark 4), a fresh service")
+    with bench_service(args.src, location) as service:
+        path = f"{args.src}:{BENCH}"
+        results["spark_ours"] = run_json(
+            "spark + ours",
+            [
+                sys.executable,
+                str(BENCH / "driver_partitions.py"),
+                "ours",
+                "--service-url",
+                service.url,
+                "--one-id",
+                str(one_id),
+                "--repeat",
+                str(args.repeat),
+            ],
+            {**java["env"], "PYTHONPATH": path, "JAVA_HOME": env["java_home"]},
+            args.timeout,
+        )
+    progress("bench", "--- memory: the service over 2 full + 3 selective plans; PyIceberg plan_files()")
+    results["service_memory"] = service_memory(args, location, one)
+    results["pyiceberg"] = run_json(
+        "pyiceberg",
+        [sys.executable, str(BENCH / "py_plan.py"), "pyiceberg", "--metadata-location", location, "--repeat", "1"],
+        {**java["env"], "PYTHONPATH": str(args.src)},
+        args.timeout,
+    )
+    if results["pyiceberg"]["files"] != full_files:
+        raise BenchError(f"PyIceberg planned {results['pyiceberg']['files']} files, the table has {full_files}")
+    return results
+
+
+def report(r: dict[str, Any]) -> list[str]:
+    java_full = r["java_full"]["warm"]["median_ms"]
+    java_one = r["java_one"]["warm"]["median_ms"]
+    svc, spark_j, spark_o = r["service"], r["spark_iceberg"], r["spark_ours"]
+    mem, pyi = r["service_memory"], r["pyiceberg"]
+    java_fresh, java_seq, spark = (
+        "Java planTasks, fresh table, warm JVM",
+        "Java planTasks, sequential",
+        "Spark + Iceberg",
+    )
+    rows = [
+        ("service, cold full plan, whole body (zstd)", java_full, svc["full_cold_ms"], 0.5, java_fresh),
+        ("service, warm full plan, whole body (zstd)", java_full, svc["full_warm_ms"], None, java_fresh),
+        ("service, warm selective plan (1 file)", java_one, svc["one_warm_ms"], 0.05, java_seq),
+        ("Spark driver to partitions, first", spark_j["full"]["first_ms"], spark_o["full"]["first_ms"], 0.5, spark),
+        ("Spark driver to partitions, warm", spark_j["full"]["warm_median_ms"], spark_o["full"]["warm_median_ms"],
+         0.25, spark),
+        ("Spark driver to partitions, selective", spark_j["one"]["warm_median_ms"], spark_o["one"]["warm_median_ms"],
+         0.1, spark),
+        ("service peak RSS, 2 full + 3 selective (MB)", pyi["peak_rss_bytes"] / MB, mem["peak_rss_bytes"] / MB, 0.5,
+         "PyIceberg plan_files() peak"),
+    ]  # fmt: skip
+    lines = [f"{'':46} {'peer':>10} {'ours':>10} {'ours/peer':>10} {'target':>8}  peer"]
+    for name, peer, ours, target, who in rows:
+        ratio = ours / peer if peer else float("nan")
+        verdict = "" if target is None else ("  met" if ratio <= target else "  MISSED")
+        tgt = "" if target is None else f"<= {target}"
+        lines.append(f"{name:46} {peer:>10,.0f} {ours:>10,.0f} {ratio:>9.2f}x {tgt:>8}  {who}{verdict}")
+    lines.append(
+        f"full plan: {svc['full_body_bytes'] / MB:.1f} MB of JSON inline ({svc['full_wire_bytes'] / MB:.1f} MB "
+        f"zstd); by default (plan id, {svc['full_by_id_tasks']:,} tasks over the inline limit) "
+        f"{svc['full_by_id_ms']:,.0f} ms; warm inline, no compression {svc['full_warm_identity_ms']:,.0f} ms; "
+        f"selective cold {svc['one_cold_ms']:,.0f} ms"
+    )
+    lines.append(
+        f"service RSS: idle {mem['idle_rss_bytes'] / MB:.0f} MB, after {mem['rss_after_bytes'] / MB:.0f} MB; "
+        f"Spark: {spark_j['spark']} + Iceberg vs {spark_o['spark']} + ours; partitions "
+        f"{spark_j['full']['partitions']:,} vs {spark_o['full']['partitions']:,}"
+    )
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=200_000)
+    parser.add_argument("--manifests", type=int, default=400)
+    parser.add_argument("--repeat", type=int, default=3, help="warm repeats of each measurement (default 3)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds each step may take")
+    parser.add_argument("--src", type=Path, default=REPO, help="the checkout whose planner_service to serve")
+    parser.add_argument("--out", type=Path, default=BENCH / "results" / "scale-latest.json")
+    args = parser.parse_args()
+    started = time.monotonic()
+    try:
+        results = run(args)
+    except (BenchError, subprocess.SubprocessError) as err:
+        print(f"[bench] failed: {err}", file=sys.stderr)
+        return 1
+    write_json(args.out, {"environment": environment(args.src), "results": results})
+    lines = report(results)
+    print("\n".join(lines))
+    write_json(args.out, {"environment": environment(args.src), "results": results, "report": lines})
+    progress("bench", f"done in {time.monotonic() - started:.0f}s; results in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The plan-result cache's admission control and single flight, with a real planner over a conformance table;
+the plan's own work is held up where a test needs two plans to overlap."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from planner_service.api.plan_ids import parse_plan_id
+from planner_service.api.plans import PlanResults, canonical_request
+from planner_service.api.wire import PlanRequest
+from planner_service.catalog.base import LoadedTable, load_by_metadata_location
+from planner_service.errors import OverloadedError
+from planner_service.io.fileio import FileIO
+from planner_service.planning.planner import ScanPlanner
+from tests.conformance.reference import Conformance
+
+
+@pytest.fixture
+def planner() -> Iterator[ScanPlanner]:
+    planner = ScanPlanner(FileIO())
+    yield planner
+    planner.close()
+
+
+@pytest.fixture
+def table(conformance: Conformance, planner: ScanPlanner) -> LoadedTable:
+    return load_by_metadata_location(planner.io, conformance.tables["identity_part"]["metadata_location"])
+
+
+def _held(results: PlanResults, release: threading.Event, started: threading.Event) -> list[int]:
+    """Make results' plans wait for `release` (after setting `started`); returns the count of plans made."""
+    made = [0]
+    plan = results._plan
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        made[0] += 1
+        started.set()
+        release.wait(10)
+        return plan(*args, **kwargs)
+
+    results._plan = held  # type: ignore[method-assign]
+    return made
+
+
+def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) -> None:
+    results = PlanResults(planner, 64 * 1024 * 1024)
+    release, started = threading.Event(), threading.Event()
+    made = _held(results, release, started)
+    request = canonical_request(table, PlanRequest(filter="id > 3"))
+    answers: list[Any] = []
+    threads = [threading.Thread(target=lambda: answers.append(results.plan(request, table))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    started.wait(10)
+    release.set()
+    for t in threads:
+        t.join(10)
+    assert made[0] == 1 and len(answers) == 4
+    assert len({id(result) for result, _ in answers}) == 1 and sum(fresh for _, fresh in answers) == 1
+    assert results.plan(request, table) == (answers[0][0], False)  # then from the cache
+
+
+def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: LoadedTable) -> None:
+    results = PlanResults(planner, 64 * 1024 * 1024, max_planning=1, queue_seconds=0.05)
+    release, started = threading.Event(), threading.Event()
+    _held(results, release, started)
+    first = threading.Thread(target=results.plan, args=(canonical_request(table, PlanRequest()), table))
+    first.start()
+    started.wait(10)
+    with pytest.raises(OverloadedError, match="Too many plans in progress") as err:
+        results.plan(canonical_request(table, PlanRequest(filter="id > 3")), table)
+    assert err.value.status_code == 503 and err.value.retry_after >= 1
+    release.set()
+    first.join(10)
+
+
+def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
+    request = canonical_request(table, PlanRequest(filter="id > 3", select=["id"], options={"split-size": 1024}))
+    assert parse_plan_id(request.plan_id) == request
+    assert request.filter == {"type": "gt", "term": "id", "value": 3}
