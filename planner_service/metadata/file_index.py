@@ -26,9 +26,8 @@ Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 Partition = tuple[int, tuple[Any, ...]]  # (spec id, internal values in spec field order)
 
-STATS_COLUMNS = (
-    "column_sizes", "value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds",
-)  # fmt: skip
+STATS_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
+# column_sizes (field 108) is not kept: planning never reads it
 CORE_COLUMNS = (
     "content", "file_path", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
     "file_sequence_number", "snapshot_id", "split_offsets", "equality_ids", "sort_order_id", "key_metadata",
@@ -159,8 +158,8 @@ class FileIndex:
             )
         if with_stats:
             stats = [[_map(v) for v in frame.get_column(c).to_list()] for c in STATS_COLUMNS]
-            for f, sizes, values, nulls, nans, lower, upper in zip(out, *stats, strict=True):
-                f.column_sizes, f.value_counts, f.null_value_counts = sizes, values, nulls
+            for f, values, nulls, nans, lower, upper in zip(out, *stats, strict=True):
+                f.value_counts, f.null_value_counts = values, nulls
                 f.nan_value_counts, f.lower_bounds, f.upper_bounds = nans, lower, upper
         return out
 
@@ -209,7 +208,7 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
     "snapshot_id": pl.Int64(), "split_offsets": pl.List(pl.Int64), "equality_ids": pl.List(pl.Int32),
     "sort_order_id": pl.Int32(), "key_metadata": pl.Binary(), "first_row_id": pl.Int64(),
     "referenced_data_file": pl.String(), "content_offset": pl.Int64(), "content_size_in_bytes": pl.Int64(),
-    "column_sizes": _COUNT_MAP, "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP,
+    "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP,
     "nan_value_counts": _COUNT_MAP, "lower_bounds": _BOUND_MAP, "upper_bounds": _BOUND_MAP,
 }  # fmt: skip
 

@@ -26,7 +26,7 @@ EXISTING, ADDED, DELETED = 0, 1, 2
 _ENTRY_IDS = {0: "status", 1: "snapshot_id", 3: "sequence_number", 4: "file_sequence_number"}
 _FILE_IDS = {
     134: "content", 100: "file_path", 101: "file_format", 102: "partition", 103: "record_count",
-    104: "file_size_in_bytes", 108: "column_sizes", 109: "value_counts", 110: "null_value_counts",
+    104: "file_size_in_bytes", 109: "value_counts", 110: "null_value_counts",
     137: "nan_value_counts", 125: "lower_bounds", 128: "upper_bounds", 131: "key_metadata",
     132: "split_offsets", 135: "equality_ids", 140: "sort_order_id", 142: "first_row_id",
     143: "referenced_data_file", 144: "content_offset", 145: "content_size_in_bytes",

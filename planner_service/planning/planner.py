@@ -37,6 +37,8 @@ from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
 from planner_service.splitting.combine import CombinedTasks, combine
 
+DECODE_BATCH = 64  # manifests decoded, then made canonical, together
+
 
 @dataclass(frozen=True)
 class ScanRequest:
@@ -200,9 +202,10 @@ class ScanPlanner:
         (polars releases the GIL), then made canonical together."""
         found = [self._manifests.get(m.manifest_path) for m in manifests]
         missing = [i for i, index in enumerate(found) if index is None]
-        if missing:
-            raws = list(self._pool.map(self._decode, [manifests[i] for i in missing]))
-            for i, index in zip(missing, live_entries(raws), strict=True):
+        for begin in range(0, len(missing), DECODE_BATCH):  # a batch's raw frames at a time, not all of them
+            batch = missing[begin : begin + DECODE_BATCH]
+            raws = list(self._pool.map(self._decode, [manifests[i] for i in batch]))
+            for i, index in zip(batch, live_entries(raws), strict=True):
                 self._manifests.put(manifests[i].manifest_path, index)
                 found[i] = index
         return [index for index in found if index is not None]
