@@ -41,7 +41,7 @@ def session(jars: list[str] | None) -> Any:
     builder = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "4g")
+        .config("spark.driver.memory", "8g")
         .config("spark.sql.shuffle.partitions", "2")
     )
     if jars:
