@@ -10,13 +10,13 @@ from typing import Any
 
 from planner_service.api.metrics import MetricsRegistry
 from planner_service.api.plans import PlanResult, PlanResults
+from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO, S3Config
 from planner_service.io.locations import AllowList
-from planner_service.planning.cache import LruCache
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
 from planner_service.splitting.bin_packing import load_compiled
@@ -61,7 +61,8 @@ class Runtime:
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """Every cache by name, for metrics."""
-        return {**self.planner.caches(), "plans": self.plans.cache, "plan-bodies": self.plans.bodies}
+        caches: dict[str, LruCache[Any]] = {"table-metadata": self.io.parsed, **self.planner.caches()}
+        return {**caches, "plans": self.plans.cache, "plan-bodies": self.plans.bodies}
 
     def close(self) -> None:
         self.planner.close()

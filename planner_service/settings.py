@@ -53,7 +53,7 @@ class Settings(BaseSettings):
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
     cache_bytes: int = 512 * 1024 * 1024
-    plan_cache_bytes: int = 256 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
+    plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After

@@ -14,13 +14,13 @@ from typing import Any
 
 from planner_service.api.plan_ids import CanonicalRequest, parse_plan_id
 from planner_service.api.wire import PlanRequest
+from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, OverloadedError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.expressions.filter_string import parse_filter
 from planner_service.metadata.snapshot_choice import SnapshotChoice
-from planner_service.planning.cache import LruCache
 from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 from planner_service.planning.projection import project_schema, referenced_field_ids
 

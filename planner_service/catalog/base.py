@@ -42,13 +42,13 @@ class Catalog(Protocol):
 
 
 def read_metadata(io: FileIO, location: str, table_name: str | None = None) -> TableMetadata:
-    """Read and parse one metadata.json; a missing file means a missing table."""
+    """Read and parse one metadata.json (kept by location: a metadata file never changes once written);
+    a missing file means a missing table."""
     try:
-        data = io.read(location)
+        return io.read_parsed(location, "table-metadata", lambda data: parse_table_metadata(data, location))
     except FileNotFound:
         what = f"Table {table_name}" if table_name else "Table"
         raise NoSuchTableError(f"{what} does not exist: metadata file not found at {location}") from None
-    return parse_table_metadata(data, location)
 
 
 def load_by_metadata_location(io: FileIO, location: str) -> LoadedTable:

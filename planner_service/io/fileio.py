@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
+from planner_service.cache import LruCache
 from planner_service.errors import StorageError
 from planner_service.io.locations import AllowList, Location, parse_location
 
@@ -25,8 +28,15 @@ class S3Config:
     path_style: bool = True
 
 
+T = TypeVar("T")
+PARSED_CACHE_BYTES = 64 * 1024 * 1024
+
+
 class FileIO:
-    """Reads whole files and lists directories; every location is checked against the allow-list."""
+    """Reads whole files and lists directories; every location is checked against the allow-list.
+
+    Files that never change once written (metadata.json) can be read parsed through `read_parsed`, which
+    keeps the parsed value by location (the allow-list is checked on every call, hit or miss)."""
 
     def __init__(self, s3: S3Config | None = None, allow: AllowList | None = None) -> None:
         self._s3_config = s3 or S3Config()
@@ -34,6 +44,19 @@ class FileIO:
         self._local = pafs.LocalFileSystem()
         self._s3: pafs.S3FileSystem | None = None
         self._lock = threading.Lock()
+        self.parsed: LruCache[Any] = LruCache(PARSED_CACHE_BYTES, lambda entry: entry[1])
+
+    def read_parsed(self, location: str, kind: str, parse: Callable[[bytes], T]) -> T:
+        """`parse(bytes of an immutable file)`, kept by (kind, location) and weighed by 8x the file's size."""
+        self._resolve(location)  # the allow-list, whatever the cache holds
+        key = f"{kind}\0{location}"
+        hit = self.parsed.get(key)
+        if hit is None:
+            data = self.read(location)
+            hit = (parse(data), 8 * len(data) + 1024)
+            self.parsed.put(key, hit)
+        value: T = hit[0]
+        return value
 
     def read(self, location: str) -> bytes:
         loc = self._resolve(location)

@@ -101,11 +101,20 @@ class FileIndex:
         return out
 
     def split_offsets(self, rows: Int64Array) -> tuple[Int64Array, Int64Array]:
-        """The split offsets of `rows`: (count per row, all offsets flat in row order)."""
-        offsets = self.frame.get_column("split_offsets").gather(rows)
-        counts = np.asarray(offsets.list.len().fill_null(0).to_numpy(), dtype=np.int64)
-        flat = offsets.explode().drop_nulls()
-        return counts, np.asarray(flat.to_numpy(), dtype=np.int64)
+        """The split offsets of `rows` (ascending row numbers): (count per row, all offsets flat in row order)."""
+        cached = self._cache.get("split_offsets")
+        if cached is None:  # every row's offsets, flat, decoded once
+            column = self.frame.get_column("split_offsets")
+            counts = np.asarray(column.list.len().fill_null(0).to_numpy(), dtype=np.int64)
+            flat = np.asarray(column.explode().drop_nulls().to_numpy(), dtype=np.int64)
+            cached = self._cache["split_offsets"] = (counts, flat, np.cumsum(counts) - counts)
+        counts_all, flat_all, starts_all = cached
+        if len(rows) == len(self):  # rows are ascending and unique: all of them
+            return counts_all, flat_all
+        counts = counts_all[rows]
+        before = np.cumsum(counts) - counts
+        positions = np.repeat(starts_all[rows] - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+        return counts, flat_all[positions]
 
     @property
     def stats(self) -> StatsColumns:

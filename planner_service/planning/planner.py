@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
 from planner_service.errors import PlannerError, StorageError
@@ -29,7 +30,6 @@ from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, 
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
-from planner_service.planning.cache import LruCache
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
