@@ -20,7 +20,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin planner \
     && mkdir -p /var/lib/scan-planner/catalog \
     && chown -R planner:planner /var/lib/scan-planner
-ENV SCAN_PLANNER_HOME=/var/lib/scan-planner
+ENV SCAN_PLANNER_HOME=/var/lib/scan-planner \
+    NUMBA_CACHE_DIR=/var/lib/scan-planner/numba
+# (numba keeps the compiled bin-packing loop there: the installed package's own directory is read-only)
 
 WORKDIR /app
 COPY . /app
