@@ -19,7 +19,6 @@ from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, OverloadedError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.expressions.filter_string import parse_filter
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 from planner_service.planning.projection import project_schema, referenced_field_ids
@@ -45,6 +44,8 @@ def row_filter_of(value: Any) -> Expression:
     if value is None:
         return TRUE
     if isinstance(value, str):
+        from planner_service.expressions.filter_string import parse_filter  # sqlglot loads on the first one
+
         return parse_filter(value)
     return expression_from_json(value)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from typing import TYPE_CHECKING
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
 from planner_service.errors import NoSuchNamespaceError, NoSuchTableError, StorageError
 from planner_service.io.fileio import FileIO
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
 
 
 class SqlCatalog:
@@ -14,11 +17,15 @@ class SqlCatalog:
         """`uri` is a SQLAlchemy URL (sqlite:///path.db, postgresql://...) or a path to a sqlite file."""
         if "://" not in uri:
             uri = f"sqlite:///{uri}"
+        import sqlalchemy as sa  # here: a service without a SQL catalog does not load it (~26 MB)
+
         self.io = io
         self.catalog_name = catalog_name
         self._engine = sa.create_engine(uri)
 
     def _query(self, sql: str, **params: object) -> list[sa.Row[tuple[object, ...]]]:
+        import sqlalchemy as sa
+
         try:
             with self._engine.connect() as conn:
                 return list(conn.execute(sa.text(sql), params))
