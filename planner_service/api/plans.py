@@ -10,9 +10,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from planner_service.api.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.api.plan_json import plan_head
 from planner_service.api.wire import PlanRequest
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
@@ -29,6 +31,11 @@ class PlanResult:
     request: CanonicalRequest
     plan: ScanPlan
     schema: dict[str, Any]  # the response's (projected) schema
+
+    @cached_property
+    def reader_context(self) -> dict[str, Any]:
+        """What reading any of its tasks needs besides the task (made once; each task fetch sends it)."""
+        return {key: value for key, value in plan_head(self.plan, self.schema).items() if key != "metrics"}
 
     @property
     def weight(self) -> int:

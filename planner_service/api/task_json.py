@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from planner_service.api.content_file_json import ContentFileEncoder, DeleteFileTable
-from planner_service.api.plan_json import plan_head
 from planner_service.api.plans import PlanResult
 from planner_service.errors import NoSuchPlanTaskError
 from planner_service.expressions.expression_json import expression_to_json
@@ -32,7 +31,7 @@ def encode_tasks(result: PlanResult, start: int, end: int | None) -> dict[str, A
     first, last = int(tasks.offsets[start]), int(tasks.offsets[end])
     positions = sorted(set(tasks.file[first:last].tolist()))
     content = dict(zip(positions, files.index.content_files(files.rows[positions]), strict=True))
-    residuals = [expression_to_json(r) for r in files.residuals]
+    residuals = [expression_to_json(r) for r in files.residuals]  # few: one per distinct residual
     out = []
     for t in range(start, end):
         items = []
@@ -51,5 +50,5 @@ def encode_tasks(result: PlanResult, start: int, end: int | None) -> dict[str, A
             "size-bytes": int(tasks.size_bytes[t]),
             "estimated-row-count": int(tasks.estimated_rows[t]),
         })  # fmt: skip
-    context = {key: value for key, value in plan_head(plan, result.schema).items() if key != "metrics"}
-    return {"plan-id": result.request.plan_id, "plan": {**context, "delete-files": deletes.files}, "tasks": out}
+    plan_context = {**result.reader_context, "delete-files": deletes.files}
+    return {"plan-id": result.request.plan_id, "plan": plan_context, "tasks": out}

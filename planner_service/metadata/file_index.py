@@ -57,21 +57,10 @@ class FileIndex:
             return parts[0]
         if not parts:
             return empty_index()
-        interned: dict[tuple[int, tuple[Any, ...]], int] = {}
-        partitions: list[Partition] = []
-        remapped = []
-        for part in parts:
-            local_to_global = np.empty(len(part.partitions), dtype=np.int32)
-            for local, (spec_id, values) in enumerate(part.partitions):
-                key = (spec_id, tuple(java_equality_key(v) for v in values))
-                gid = interned.get(key)
-                if gid is None:
-                    gid = interned[key] = len(partitions)
-                    partitions.append((spec_id, values))
-                local_to_global[local] = gid
-            remapped.append(local_to_global[part.partition_id])
+        interner = _Interner()
+        remapped = [interner.ids(part.partitions)[part.partition_id] for part in parts]
         frame = pl.concat([p.frame for p in parts], how="vertical", rechunk=False)
-        return cls(frame, tuple(partitions), np.concatenate(remapped).astype(np.int32, copy=False))
+        return cls(frame, tuple(interner.partitions), np.concatenate(remapped).astype(np.int32, copy=False))
 
     # -- columns as arrays (computed once, kept) ---------------------------------------------------------
 
@@ -177,6 +166,25 @@ def empty_index() -> FileIndex:
     return FileIndex(pl.DataFrame(schema=CANONICAL_SCHEMA), (), np.zeros(0, dtype=np.int32))
 
 
+class _Interner:
+    """Distinct partitions in first-seen order, equal as Java's equals() says (java_equality_key)."""
+
+    def __init__(self) -> None:
+        self.partitions: list[Partition] = []
+        self._ids: dict[tuple[int, tuple[Any, ...]], int] = {}
+
+    def ids(self, partitions: Sequence[Partition]) -> Int32Array:
+        out = np.empty(len(partitions), dtype=np.int32)
+        for i, (spec_id, values) in enumerate(partitions):
+            key = (spec_id, tuple(java_equality_key(v) for v in values))
+            pid = self._ids.get(key)
+            if pid is None:
+                pid = self._ids[key] = len(self.partitions)
+                self.partitions.append((spec_id, values))
+            out[i] = pid
+        return out
+
+
 def intern_partitions(
     spec_id: int, partition: pl.Series, first_row: np.ndarray[Any, Any]
 ) -> tuple[tuple[Partition, ...], Int32Array]:
@@ -191,18 +199,10 @@ def intern_partitions(
     if not fields:
         return ((spec_id, ()),), np.zeros(n, dtype=np.int32)
     if any(f.dtype.is_float() for f in fields):
-        rows = list(zip(*(s.to_list() for s in partition.struct.unnest()), strict=True))
-        seen: dict[tuple[Any, ...], int] = {}
-        ids = np.empty(n, dtype=np.int32)
-        distinct: list[Partition] = []
-        for i, values in enumerate(rows):
-            key = tuple(java_equality_key(v) for v in values)
-            pid = seen.get(key)
-            if pid is None:
-                pid = seen[key] = len(distinct)
-                distinct.append((spec_id, values))
-            ids[i] = pid
-        return tuple(distinct), ids
+        rows = zip(*(s.to_list() for s in partition.struct.unnest()), strict=True)
+        interner = _Interner()
+        ids = interner.ids([(spec_id, values) for values in rows])
+        return tuple(interner.partitions), ids
     firsts, inverse = np.unique(first_row, return_inverse=True)
     unnested = partition.gather(firsts).struct.unnest()
     tuples = zip(*(s.to_list() for s in unnested), strict=True)

@@ -86,11 +86,6 @@ def live_entries(raws: Sequence[RawManifest]) -> list[FileIndex]:
     return [index for index in out if index is not None]
 
 
-def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> FileIndex:
-    """The live entries of one manifest file's bytes; `manifest` is its manifest-list entry (inheritance)."""
-    return live_entries([decode_manifest(data, manifest, location)])[0]
-
-
 def _live_entries_of_shape(raws: list[RawManifest]) -> list[FileIndex]:
     first = raws[0]
     heights = np.fromiter((r.frame.height for r in raws), np.int64, len(raws))

@@ -92,7 +92,7 @@ class ScanPlanner:
     def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int = 4) -> None:
         self.io = io
         self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
-        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, _index_weight)
+        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, lambda index: index.nbytes)
         # a snapshot's (or a filter's) kept manifests assembled: shares the manifests' buffers, adds row arrays
         self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
@@ -235,10 +235,6 @@ def _attach_deletes(
     used = list(dict.fromkeys(refs))
     renumber = {old: new for new, old in enumerate(used)}
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
-
-
-def _index_weight(index: FileIndex) -> int:
-    return index.nbytes
 
 
 def _may_have_files(m: ManifestFile, row_filter: RowFilter) -> bool:

@@ -55,7 +55,7 @@ class CombinedTasks:
         return range(int(self.offsets[task]), int(self.offsets[task + 1]))
 
 
-def check_split_options(split_size: int, lookback: int, open_file_cost: int) -> None:
+def _check_split_options(split_size: int, lookback: int, open_file_cost: int) -> None:
     if split_size <= 0:
         raise ValueError(f"Split size must be > 0: {split_size}")
     if lookback <= 0:
@@ -65,7 +65,7 @@ def check_split_options(split_size: int, lookback: int, open_file_cost: int) -> 
 
 
 def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: int) -> CombinedTasks:
-    check_split_options(split_size, lookback, open_file_cost)
+    _check_split_options(split_size, lookback, open_file_cost)
     splits = split_files(files.sizes, files.splittable, files.offset_counts, files.flat_offsets, split_size)
     owner = splits.owner
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
