@@ -20,16 +20,19 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin planner \
     && mkdir -p /var/lib/scan-planner/catalog \
     && chown -R planner:planner /var/lib/scan-planner
-ENV SCAN_PLANNER_HOME=/var/lib/scan-planner \
-    NUMBA_CACHE_DIR=/var/lib/scan-planner/numba
-# (numba keeps the compiled bin-packing loop there: the installed package's own directory is read-only)
+ENV SCAN_PLANNER_HOME=/var/lib/scan-planner
 
 WORKDIR /app
 COPY . /app
 # owned by root, so the service cannot change its own code
-RUN python -m venv .venv \
+# (gcc builds the compiled loops in planner_service/csrc, then goes: the image runs, it does not build)
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && python -m venv .venv \
     && .venv/bin/python -m pip install --quiet --upgrade pip \
-    && .venv/bin/python -m pip install --quiet --disable-pip-version-check .
+    && .venv/bin/python -m pip install --quiet --disable-pip-version-check . \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 ENV VIRTUAL_ENV=/app/.venv \
     PATH=/app/.venv/bin:$PATH
 

@@ -19,7 +19,6 @@ from planner_service.io.fileio import FileIO, S3Config
 from planner_service.io.locations import AllowList
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
-from planner_service.splitting.bin_packing import load_compiled
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,6 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
-        load_compiled()
         plans = PlanResults(
             planner, settings.plan_cache_bytes, settings.max_concurrent_plans, settings.plan_queue_seconds
         )

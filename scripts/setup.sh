@@ -7,7 +7,16 @@ if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)" >&2
   "$PYTHON" -m venv .venv
 fi
-stamp=.venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)
+# the compiled loops (planner_service/csrc) are built by pip: they need a C compiler and Python's headers
+if ! command -v cc >/dev/null 2>&1; then
+  echo "[setup] installing a C compiler (gcc): pip builds planner_service/csrc" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
+fi
+if ! "$PYTHON" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+  echo "[setup] installing Python's headers (python3-dev): pip builds planner_service/csrc" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev >/dev/null
+fi
+stamp=.venv/.installed-$(cat pyproject.toml planner_service/csrc/* | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
   echo "[setup] installing scan-planner and dev tools into .venv" >&2
   .venv/bin/python -m pip install --quiet --upgrade pip 2>/dev/null || true

@@ -10,7 +10,7 @@ them (delete files, explanations).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,10 +186,14 @@ class _Interner:
 
 
 def intern_partitions(
-    spec_id: int, partition: pl.Series, first_row: np.ndarray[Any, Any]
+    spec_id: int,
+    partition: pl.Series,
+    first_row: np.ndarray[Any, Any],
+    convert: Sequence[Callable[[Any], Any] | None] = (),
 ) -> tuple[tuple[Partition, ...], Int32Array]:
     """Distinct partition tuples of a struct column (first-seen order) and each row's index into them;
-    `first_row`: the first row of each row's group of equal partitions, grouped by polars.
+    `first_row`: the first row of each row's group of equal partitions, grouped by polars; `convert`:
+    per field, what turns a stored value into Iceberg's internal one (None: it already is).
 
     Float fields are grouped again in Python: Java compares them by bits (-0.0 is not 0.0, NaN equals
     NaN), which only java_equality_key reproduces."""
@@ -199,14 +203,21 @@ def intern_partitions(
     if not fields:
         return ((spec_id, ()),), np.zeros(n, dtype=np.int32)
     if any(f.dtype.is_float() for f in fields):
-        rows = zip(*(s.to_list() for s in partition.struct.unnest()), strict=True)
+        rows = zip(*_values(partition, convert), strict=True)
         interner = _Interner()
         ids = interner.ids([(spec_id, values) for values in rows])
         return tuple(interner.partitions), ids
     firsts, inverse = np.unique(first_row, return_inverse=True)
-    unnested = partition.gather(firsts).struct.unnest()
-    tuples = zip(*(s.to_list() for s in unnested), strict=True)
+    tuples = zip(*_values(partition.gather(firsts), convert), strict=True)
     return tuple((spec_id, t) for t in tuples), inverse.astype(np.int32)
+
+
+def _values(partition: pl.Series, convert: Sequence[Callable[[Any], Any] | None]) -> list[list[Any]]:
+    columns = [s.to_list() for s in partition.struct.unnest()]
+    for i, conversion in enumerate(convert):
+        if conversion is not None:
+            columns[i] = [conversion(v) for v in columns[i]]
+    return columns
 
 
 _COUNT_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Int64}))

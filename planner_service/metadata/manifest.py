@@ -1,22 +1,35 @@
 """Manifests decoded into a columnar FileIndex of their live entries (polars), inheritance applied.
 
-A manifest is decoded once into a polars DataFrame with canonical column names and types, so that the
-manifests of a snapshot concatenate into one index. Decoding with polars' native Avro reader is several
-times faster than building one Python dict per entry; the canonical form is made by one query for many
-manifests at once (decode_manifest per file, in parallel, then live_entries for all of them).
+Two steps, each run from many threads: read_manifest parses a manifest file's container and
+decompresses its blocks; live_entries decodes the blocks of many manifests of one shape (writer schema
+and partition spec) at once with the compiled Avro decoder (metadata/avro_columns.py), which releases the
+GIL, into columns with canonical names and types, applies inheritance, and interns the partition tuples
+with one polars query. Fields planning never reads (column_sizes) are skipped, not materialized.
 """
 
 from __future__ import annotations
 
-import io
-from collections.abc import Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import orjson
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
+from planner_service.metadata.avro_columns import (
+    AvroError,
+    Container,
+    FieldPath,
+    compile_schema,
+    decode,
+    read_container,
+)
+from planner_service.metadata.conversions import decimal_of
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
 
@@ -31,156 +44,151 @@ _FILE_IDS = {
     132: "split_offsets", 135: "equality_ids", 140: "sort_order_id", 142: "first_row_id",
     143: "referenced_data_file", 144: "content_offset", 145: "content_size_in_bytes",
 }  # fmt: skip
-_MISSING_TYPES = CANONICAL_SCHEMA | {"status": pl.Int32(), "sequence_number": pl.Int64()}
+_PATHS: dict[str, FieldPath] = {name: (fid,) for fid, name in _ENTRY_IDS.items()} | {
+    name: (2, fid) for fid, name in _FILE_IDS.items()
+}
+_SELECT = frozenset(_PATHS.values())
+_REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
+_COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
+_BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
+_ARROW_TYPES: dict[str, pa.DataType] = {  # CANONICAL_SCHEMA in Arrow
+    "content": pa.int32(), "file_path": pa.large_string(), "file_format": pa.large_string(),
+    "record_count": pa.int64(), "file_size_in_bytes": pa.int64(), "data_sequence_number": pa.int64(),
+    "file_sequence_number": pa.int64(), "snapshot_id": pa.int64(), "split_offsets": pa.large_list(pa.int64()),
+    "equality_ids": pa.large_list(pa.int32()), "sort_order_id": pa.int32(), "key_metadata": pa.large_binary(),
+    "first_row_id": pa.int64(), "referenced_data_file": pa.large_string(), "content_offset": pa.int64(),
+    "content_size_in_bytes": pa.int64(), "value_counts": _COUNTS, "null_value_counts": _COUNTS,
+    "nan_value_counts": _COUNTS, "lower_bounds": _BOUNDS, "upper_bounds": _BOUNDS,
+}  # fmt: skip
+
+PartitionValue = Callable[[Any], Any]  # an Avro partition value (as decoded) -> Iceberg's internal form
 
 
 @dataclass(frozen=True)
-class RawManifest:
-    """A manifest's entries as its Avro file has them, before canonical names and inheritance."""
+class ManifestBlocks:
+    """A manifest file's records, decompressed and not yet decoded."""
 
     manifest: ManifestFile
     location: str
-    frame: pl.DataFrame
-    entry_names: dict[int, str]
-    file_names: dict[int, str]
-    avro_schema: str  # manifests of one schema and spec are made canonical by one query
+    container: Container
 
     @property
     def shape(self) -> tuple[int, str]:
-        return self.manifest.partition_spec_id, self.avro_schema
+        """Manifests of one shape decode together."""
+        return self.manifest.partition_spec_id, self.container.schema_text
 
 
-def decode_manifest(data: bytes, manifest: ManifestFile, location: str) -> RawManifest:
-    """Decode a manifest file's bytes (polars' Avro reader releases the GIL: call it from many threads)."""
-    schema, meta = read_header(data, location)
-    entry_names = names_by_field_id(schema)
-    if 2 not in entry_names:
-        raise CorruptMetadataError(f"Manifest {location} has no data_file field (field id 2)")
-    data_file_field = next(f for f in schema["fields"] if f["name"] == entry_names[2])
-    file_record = record_of(data_file_field["type"])
-    if file_record is None:
-        raise CorruptMetadataError(f"Manifest {location}: data_file is not a record")
-    file_names = names_by_field_id(file_record)
-    for fid, name in _FILE_IDS.items():
-        if fid not in file_names and name not in _MISSING_TYPES and name != "content":
-            raise CorruptMetadataError(f"Manifest {location} lacks required data_file field {name} (id {fid})")
+def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> ManifestBlocks:
     try:
-        raw = pl.read_avro(io.BytesIO(data))
-    except Exception as exc:  # polars raises ComputeError / OSError / PanicException on damaged files
-        raise CorruptMetadataError(f"Cannot decode manifest {location}: {type(exc).__name__}: {exc}") from None
-    return RawManifest(manifest, location, raw, entry_names, file_names, meta["avro.schema"])
+        return ManifestBlocks(manifest, location, read_container(data))
+    except AvroError as exc:
+        raise CorruptMetadataError(f"Cannot read manifest {location}: {exc}") from None
 
 
-def live_entries(raws: Sequence[RawManifest]) -> list[FileIndex]:
-    """The live entries of each manifest, inheritance applied. Manifests of one shape are concatenated
-    and made canonical by one polars query (a query per 500-entry manifest would cost more than reading
-    it); the results are slices of that query's columns."""
-    out: list[FileIndex | None] = [None] * len(raws)
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for i, raw in enumerate(raws):
-        groups.setdefault(raw.shape, []).append(i)
-    for members in groups.values():
-        batch = [raws[i] for i in members]
-        for i, index in zip(members, _live_entries_of_shape(batch), strict=True):
-            out[i] = index
-    return [index for index in out if index is not None]
-
-
-def _live_entries_of_shape(raws: list[RawManifest]) -> list[FileIndex]:
-    first = raws[0]
-    heights = np.fromiter((r.frame.height for r in raws), np.int64, len(raws))
-    manifest_of_row = pl.Series("_manifest", np.repeat(np.arange(len(raws), dtype=np.int64), heights))
-    inherited: dict[str, list[int | None]] = {  # what each row inherits from its manifest
-        "_seq": [r.manifest.sequence_number for r in raws],
-        "_snapshot": [r.manifest.added_snapshot_id for r in raws],
-    }
-    frame = pl.concat([r.frame for r in raws], how="vertical", rechunk=False) if len(raws) > 1 else first.frame
-    frame = frame.with_columns(
-        manifest_of_row,
-        *(
-            pl.Series(name, values, dtype=pl.Int64).gather(manifest_of_row).alias(name)
-            for name, values in inherited.items()
-        ),
-    )
-    where = first.location if len(raws) == 1 else f"{first.location} (or one of {len(raws) - 1} more)"
+def live_entries(manifests: Sequence[ManifestBlocks]) -> list[FileIndex]:
+    """The live entries of each of `manifests` (all of one shape) as a FileIndex, decoded together."""
+    first = manifests[0]
+    assert all(m.shape == first.shape for m in manifests)
     try:
-        live = _canonical(frame, first.entry_names, first.file_names).filter(pl.col("status") != DELETED)
-        columns = [pl.col(name).cast(dtype) for name, dtype in CANONICAL_SCHEMA.items()]
-        # each row's group of equal partitions, by its first row (partitions are interned per group)
-        group = pl.col("_row").first().over("_manifest", "partition").alias("_group")
-        result = live.with_row_index("_row").select(*columns, "partition", "_manifest", group).collect()
-    except CorruptMetadataError:
-        raise
-    except Exception as exc:
-        raise CorruptMetadataError(f"Cannot decode manifest {where}: {type(exc).__name__}: {exc}") from None
-    spec_id = first.manifest.partition_spec_id
-    partitions, partition_id = intern_partitions(spec_id, result.get_column("partition"), result["_group"].to_numpy())
-    canonical = result.select(list(CANONICAL_SCHEMA))
-    bounds = np.searchsorted(result.get_column("_manifest").to_numpy(), np.arange(len(raws) + 1))
+        program = compile_schema(first.container.schema_text, _SELECT)
+        missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
+        if missing:
+            raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
+        fields = decode(program, [block for m in manifests for block in m.container.blocks])
+        frame, partition, manifest_of_row = _live(manifests, fields)
+    except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
+        if len(manifests) > 1:  # name the manifest that fails
+            for m in manifests:
+                live_entries([m])
+        raise CorruptMetadataError(f"Cannot decode manifest {first.location}: {_reason(exc)}") from None
+    convert = _partition_values(first.container.schema_text)
+    # each row's group of equal partitions, by its first row (partitions are interned per group)
+    grouped = pl.DataFrame({"_manifest": manifest_of_row, "partition": partition}).with_row_index("_row")
+    group = grouped.select(pl.col("_row").first().over("_manifest", "partition")).to_series().to_numpy()
+    partitions, partition_id = intern_partitions(first.manifest.partition_spec_id, partition, group, convert)
+    bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1))
     out = []
     for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         used, local = np.unique(partition_id[start:end], return_inverse=True)
         part = tuple(partitions[g] for g in used.tolist())
-        out.append(FileIndex(canonical.slice(start, end - start), part, local.astype(np.int32)))
+        out.append(FileIndex(frame.slice(start, end - start), part, local.astype(np.int32)))
     return out
 
 
-def _canonical(frame: pl.DataFrame, entry_names: dict[int, str], file_names: dict[int, str]) -> pl.LazyFrame:
-    data_file = pl.col(entry_names[2])
-    exprs: list[pl.Expr] = [pl.col("_manifest"), pl.col("_seq"), pl.col("_snapshot")]
-    for fid, name in _ENTRY_IDS.items():
-        exprs.append(pl.col(entry_names[fid]).alias(name) if fid in entry_names else _null(name))
-    for fid, name in _FILE_IDS.items():
-        if fid in file_names:
-            exprs.append(data_file.struct.field(file_names[fid]).alias(name))
-        elif name == "content":
-            exprs.append(pl.lit(0, pl.Int32).alias(name))  # v1: data files only
-        else:
-            exprs.append(_null(name))
-    data_file_type = frame.schema[entry_names[2]]
-    assert isinstance(data_file_type, pl.Struct)
-    partition_dtype = next(f.dtype for f in data_file_type.fields if f.name == file_names[102])
-    assert isinstance(partition_dtype, pl.Struct)
+def _reason(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, AvroError) else f"{type(exc).__name__}: {exc}"
 
+
+def _live(
+    manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array]
+) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]]]:
+    """The canonical columns of the live entries, their partition structs and manifest numbers."""
+    counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
+    manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
+    status = fields[_PATHS["status"]]
+    n = len(status)
+    columns: dict[str, pa.Array] = {}
+    for name, path in _PATHS.items():
+        array = fields.get(path)
+        columns[name] = array if array is not None else pa.nulls(n, _ARROW_TYPES.get(name, pa.int64()))
+    if _PATHS["content"] not in fields:
+        columns["content"] = pa.array(np.zeros(n, np.int32))  # v1: data files only
     # Inheritance (spec "Manifest Entry Fields", Java InheritableMetadataFactory): a null snapshot id takes
     # the manifest's; a null sequence number takes the manifest's when the entry is ADDED or the manifest is v1.
-    seq = pl.col("_seq")
-    inherit_seq = (pl.col("status") == ADDED) | (seq == 0)
-    return (
-        frame.lazy()
-        .select(exprs)
-        .with_columns(
-            pl.col("snapshot_id").fill_null(pl.col("_snapshot")),
-            pl.when(pl.col("sequence_number").is_null() & inherit_seq)
-            .then(seq)
-            .otherwise(pl.col("sequence_number"))
-            .alias("data_sequence_number"),
-            pl.when(pl.col("file_sequence_number").is_null() & inherit_seq)
-            .then(seq)
-            .otherwise(pl.col("file_sequence_number"))
-            .alias("file_sequence_number"),
-            _internal_partition(partition_dtype),
-        )
+    seq = np.fromiter((m.manifest.sequence_number for m in manifests), np.int64, len(manifests))[manifest_of_row]
+    inherit = pc.or_(pc.equal(status, ADDED), pa.array(seq == 0))
+    for name, target in (("sequence_number", "data_sequence_number"), ("file_sequence_number", "file_sequence_number")):
+        value = columns[name].cast(pa.int64())
+        columns[target] = pc.if_else(pc.and_(pc.is_null(value), inherit), pa.array(seq), value)
+    snapshots = [m.manifest.added_snapshot_id for m in manifests]
+    inherited = pa.array(snapshots, pa.int64()).take(pa.array(manifest_of_row))
+    columns["snapshot_id"] = pc.coalesce(columns["snapshot_id"].cast(pa.int64()), inherited)
+    live = pc.not_equal(status, DELETED)
+    table = pa.table({name: columns[name].cast(_ARROW_TYPES[name]) for name in CANONICAL_SCHEMA})
+    partition = columns["partition"]
+    if pc.any(pc.invert(live)).as_py():
+        table, partition, manifest_of_row = table.filter(live), partition.filter(live), manifest_of_row[live]
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    return frame, pl.Series("partition", partition), manifest_of_row
+
+
+def _partition_values(schema_text: str) -> tuple[PartitionValue | None, ...]:
+    return _PARTITION_VALUES.get(schema_text) or _PARTITION_VALUES.setdefault(
+        schema_text, _partition_conversions(orjson.loads(schema_text))
     )
 
 
-def _null(name: str) -> pl.Expr:
-    return pl.lit(None, _MISSING_TYPES[name]).alias(name)
+_PARTITION_VALUES: dict[str, tuple[PartitionValue | None, ...]] = {}
 
 
-def _internal_partition(dtype: pl.DataType) -> pl.Expr:
-    """Rewrite partition values into Iceberg's internal form: dates as days, times and timestamps as µs."""
-    assert isinstance(dtype, pl.Struct)
-    fields = []
-    for f in dtype.fields:
-        value = pl.col("partition").struct.field(f.name)
-        if isinstance(f.dtype, pl.Date):
-            value = value.cast(pl.Int32)
-        elif isinstance(f.dtype, pl.Datetime):
-            value = value.cast(pl.Int64)  # in the column's own unit: µs for timestamp-micros
-        elif isinstance(f.dtype, pl.Time):
-            value = value.cast(pl.Int64) // 1000  # polars keeps ns since midnight
-        fields.append(value.alias(f.name))
-    if not fields:
-        return pl.col("partition")
-    return pl.struct(fields).alias("partition")
+def _partition_conversions(schema: Any) -> tuple[PartitionValue | None, ...]:
+    """Per partition field, how its decoded value becomes Iceberg's internal one: decimals (unscaled
+    big-endian bytes) to Decimal, uuids (16 bytes) to UUID; dates, times and timestamps already are
+    (days, microseconds)."""
+    data_file = next(f for f in schema["fields"] if f.get("field-id") == 2)
+    partition = next(f for f in _record(data_file["type"])["fields"] if f.get("field-id") == 102)
+    out: list[PartitionValue | None] = []
+    for f in _record(partition["type"])["fields"]:
+        typ: Any = next((b for b in f["type"] if b != "null"), "null") if isinstance(f["type"], list) else f["type"]
+        logical = typ.get("logicalType") if isinstance(typ, dict) else None
+        if logical == "decimal":
+            out.append(_decimal(int(typ.get("scale", 0))))
+        elif logical == "uuid" and typ.get("type") == "fixed":
+            out.append(_uuid)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def _record(typ: Any) -> dict[str, Any]:
+    branches = typ if isinstance(typ, list) else [typ]
+    return next(b for b in branches if isinstance(b, dict) and b.get("type") == "record")
+
+
+def _decimal(scale: int) -> PartitionValue:
+    return lambda v: None if v is None else decimal_of(int.from_bytes(v, "big", signed=True), scale)
+
+
+def _uuid(v: Any) -> Any:
+    return None if v is None else uuid.UUID(bytes=bytes(v))

@@ -1,0 +1,18 @@
+/* planner_service._kernels: the method table (see kernels.h). */
+#include "kernels.h"
+
+static PyMethodDef methods[] = {
+    {"decode_avro", kernels_decode_avro, METH_VARARGS,
+     "decode_avro(nodes, children, kinds, blocks) -> [(validity, values, offsets, length, nulls), ...]\n"
+     "Decode Avro datum blocks [(bytes, record count), ...] by a compiled schema program into one column\n"
+     "per output slot (planner_service/metadata/avro_columns.py builds the program)."},
+    {"pack_bins", kernels_pack_bins, METH_VARARGS,
+     "pack_bins(weights, target, lookback, largest_first) -> bytes of int64 bin numbers, one per item\n"
+     "(planner_service/splitting/bin_packing.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    .m_base = PyModuleDef_HEAD_INIT, .m_name = "_kernels", .m_size = -1, .m_methods = methods};
+
+PyMODINIT_FUNC PyInit__kernels(void) { return PyModule_Create(&module); }

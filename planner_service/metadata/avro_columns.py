@@ -1,0 +1,401 @@
+"""Avro container files read into Arrow columns, one column per selected field, by a compiled decoder.
+
+The container (magic, metadata, sync marker, then blocks of records, each compressed by the file's codec)
+is parsed here; the records themselves are decoded by planner_service/csrc/avro_columns.c, which walks
+the writer schema compiled into a program (`compile_schema`) and appends each selected field's values to
+flat buffers without the GIL. Those buffers become Arrow arrays without a copy. Fields not selected are
+skipped, never materialized (a manifest's column_sizes, for instance).
+
+Selection is by a path of Iceberg field ids: `(2, 100)` is data_file.file_path of a manifest entry. A
+selected field comes out whole, in its Avro form: records as structs, arrays as lists, Iceberg's maps
+(arrays of key/value records) as lists of structs; int and long values stay the numbers they are
+(dates as days, timestamps as microseconds, Iceberg's internal form), decimals and fixed as binary.
+"""
+
+from __future__ import annotations
+
+import functools
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from planner_service import _kernels
+
+FieldPath = tuple[int, ...]
+MAGIC = b"Obj\x01"
+
+# node types and column kinds, as planner_service/csrc/avro_columns.c numbers them
+_NULL, _BOOL, _INT, _LONG, _FLOAT, _DOUBLE, _BYTES, _STRING, _FIXED, _RECORD, _ARRAY, _MAP, _UNION, _ENUM = range(14)
+_U8, _I32, _I64, _F32, _F64, _BIN, _LIST = range(7)
+_PRIMITIVES = {
+    "null": _NULL, "boolean": _BOOL, "int": _INT, "long": _LONG, "float": _FLOAT, "double": _DOUBLE,
+    "bytes": _BYTES, "string": _STRING,
+}  # fmt: skip
+_KIND = {_BOOL: _U8, _INT: _I32, _ENUM: _I32, _LONG: _I64, _FLOAT: _F32, _DOUBLE: _F64, _BYTES: _BIN,
+         _STRING: _BIN, _FIXED: _BIN, _ARRAY: _LIST, _MAP: _LIST, _UNION: _I32}  # fmt: skip
+_ARROW = {_BOOL: pa.bool_(), _INT: pa.int32(), _ENUM: pa.int32(), _LONG: pa.int64(), _FLOAT: pa.float32(),
+          _DOUBLE: pa.float64(), _BYTES: pa.large_binary(), _STRING: pa.large_string(),
+          _FIXED: pa.large_binary()}  # fmt: skip
+_MAX_DEPTH = 32  # Iceberg's schemas nest a handful of levels; the decoder itself stops at 64
+
+
+class AvroError(ValueError):
+    """The file is not a readable Avro container, or its records do not match its schema."""
+
+
+@dataclass(frozen=True)
+class Container:
+    meta: dict[str, str]  # the header's metadata; "avro.schema" is the writer schema
+    blocks: list[tuple[bytes, int]]  # (decompressed records, record count)
+
+    @property
+    def schema_text(self) -> str:
+        return self.meta["avro.schema"]
+
+    @property
+    def schema(self) -> Any:
+        return orjson.loads(self.schema_text)
+
+    @property
+    def record_count(self) -> int:
+        return sum(count for _, count in self.blocks)
+
+
+def read_container(data: bytes) -> Container:
+    """Parse an Avro object container file and decompress its blocks (null, deflate, snappy, zstandard)."""
+    reader = _Reader(data)
+    if reader.take(4) != MAGIC:
+        raise AvroError("not an Avro file (bad magic bytes)")
+    meta = {key: value.decode("utf-8", "replace") for key, value in reader.map_of_bytes()}
+    sync = reader.take(16)
+    try:
+        orjson.loads(meta["avro.schema"])
+    except (KeyError, orjson.JSONDecodeError):
+        raise AvroError("the header has no valid avro.schema") from None
+    decompress = _decompressor(meta.get("avro.codec", "null"))
+    blocks = []
+    while not reader.at_end():
+        count, size = reader.long(), reader.long()
+        if count < 0 or size < 0:
+            raise AvroError("a block with a negative record count or size")
+        blocks.append((decompress(reader.take(size)), count))
+        if reader.take(16) != sync:
+            raise AvroError("a block does not end with the file's sync marker")
+    return Container(meta, blocks)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A writer schema compiled for the decoder, with the fields it outputs."""
+
+    nodes: bytes  # int32 (type, output, a, b) per node
+    children: bytes  # int32 node numbers
+    kinds: bytes  # int32 column kind per output slot
+    fields: dict[FieldPath, _Field]  # each selected field present in the schema: how to assemble it
+
+
+@dataclass(frozen=True)
+class _Field:
+    """How to make one Arrow array from output columns: a tree that mirrors the field's Avro type."""
+
+    type: int
+    column: int | None  # its own output slot (leaves, arrays, maps, and unions that hold a record)
+    arrow: pa.DataType | None = None
+    children: tuple[tuple[str, _Field], ...] = ()  # record fields; a list's or union's single child
+    null_branch: int | None = None  # unions: the branch that is null
+
+
+@functools.lru_cache(maxsize=256)
+def compile_schema(schema_text: str, select: frozenset[FieldPath]) -> Program:
+    """Compile a record schema (its JSON text), outputting the fields at the `select` paths (those it has).
+    Kept per schema: a table's manifests share a handful of them."""
+    return _Compiler(select).compile(orjson.loads(schema_text))
+
+
+def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath, pa.Array]:
+    """The selected fields of every record in `blocks` (of containers with the program's schema), one
+    Arrow array each."""
+    try:
+        columns = _kernels.decode_avro(program.nodes, program.children, program.kinds, blocks)
+    except ValueError as exc:
+        raise AvroError(str(exc)) from None
+    records = sum(count for _, count in blocks)
+    return {path: _assemble(f, columns, records) for path, f in program.fields.items()}
+
+
+# -- the compiler ------------------------------------------------------------------------------------
+
+
+class _Compiler:
+    def __init__(self, select: frozenset[FieldPath]) -> None:
+        self.select = select
+        self.prefixes = {path[:i] for path in select for i in range(1, len(path))}
+        self.nodes: list[tuple[int, int, int, int]] = []
+        self.children: list[int] = []
+        self.kinds: list[int] = []
+        self.fields: dict[FieldPath, _Field] = {}
+        self.named: dict[str, Any] = {}  # named types (records, enums, fixed) by full name
+
+    def compile(self, schema: Any) -> Program:
+        if not (isinstance(schema, dict) and schema.get("type") == "record"):
+            raise AvroError("the schema is not a record")
+        self._node(schema, (), None, 0)
+        return Program(
+            np.asarray(self.nodes, dtype=np.int32).tobytes(),
+            np.asarray(self.children, dtype=np.int32).tobytes(),
+            np.asarray(self.kinds, dtype=np.int32).tobytes(),
+            self.fields,
+        )
+
+    def _node(self, schema: Any, path: FieldPath, out: _Field | None, depth: int) -> tuple[int, _Field | None]:
+        """Add the node for `schema`; `path` is its field path (for selection), `out` whether it is output
+        (inside a selected field). Returns the node number and, when output, how to assemble it."""
+        if depth > _MAX_DEPTH:
+            raise AvroError("the schema nests too deeply")
+        schema = self._resolve(schema)
+        number = len(self.nodes)
+        self.nodes.append((0, -1, 0, 0))
+        typ = schema if isinstance(schema, str) else schema.get("type") if isinstance(schema, dict) else None
+        if isinstance(schema, list):
+            return number, self._union(number, schema, path, out is not None, depth)
+        if isinstance(typ, dict | list):  # {"type": {...}}: a wrapped type
+            node, field = self._node(typ, path, out, depth + 1)
+            self.nodes[number] = (_RECORD, -1, len(self.children), 1)
+            self.children.append(node)
+            return number, field
+        if typ == "null":
+            self.nodes[number] = (_NULL, -1, 0, 0)
+            return number, None
+        if typ in _PRIMITIVES:
+            return number, self._leaf(number, _PRIMITIVES[str(typ)], out is not None)
+        if typ == "fixed":
+            self._name(schema)
+            size = schema.get("size")
+            if not isinstance(size, int) or size < 0:
+                raise AvroError("a fixed type without a valid size")
+            return number, self._leaf(number, _FIXED, out is not None, size)
+        if typ == "enum":
+            self._name(schema)
+            return number, self._leaf(number, _ENUM, out is not None)
+        if typ == "record":
+            return number, self._record(number, schema, path, out is not None, depth)
+        if typ in ("array", "map"):
+            return number, self._repeated(number, schema, path, out is not None, depth)
+        raise AvroError(f"an unknown Avro type {typ!r}")
+
+    def _resolve(self, schema: Any) -> Any:
+        if isinstance(schema, str) and schema not in _PRIMITIVES:
+            if schema not in self.named:
+                raise AvroError(f"an unknown named type {schema!r}")
+            return self.named[schema]  # (a recursive reference would recurse until _MAX_DEPTH)
+        return schema
+
+    def _name(self, schema: dict[str, Any]) -> None:
+        name = schema.get("name")
+        if isinstance(name, str):
+            namespace = schema.get("namespace")
+            self.named[name] = schema
+            if isinstance(namespace, str) and namespace:
+                self.named[f"{namespace}.{name}"] = schema
+
+    def _output(self, typ: int) -> int:
+        self.kinds.append(_KIND[typ])
+        return len(self.kinds) - 1
+
+    def _leaf(self, number: int, typ: int, output: bool, size: int = 0) -> _Field | None:
+        column = self._output(typ) if output else -1
+        self.nodes[number] = (typ, column, size, 0)
+        return _Field(typ, column, _ARROW[typ]) if output else None
+
+    def _record(self, number: int, schema: dict[str, Any], path: FieldPath, output: bool, depth: int) -> _Field | None:
+        self._name(schema)
+        fields = schema.get("fields")
+        if not isinstance(fields, list):
+            raise AvroError("a record without fields")
+        nodes, out = [], []
+        for f in fields:
+            if not isinstance(f, dict) or "type" not in f:
+                raise AvroError("a record field without a type")
+            fid = f.get("field-id")
+            sub = (*path, int(fid)) if isinstance(fid, int) else None
+            selected = sub is not None and sub in self.select
+            node, field = self._node(f["type"], sub or (), _MARK if output or selected else None, depth + 1)
+            nodes.append(node)
+            if output and field is not None:
+                out.append((str(f.get("name")), field))
+            if selected and sub is not None and field is not None and not output:
+                self.fields[sub] = field
+        start = len(self.children)
+        self.children.extend(nodes)
+        self.nodes[number] = (_RECORD, -1, start, len(nodes))
+        return _Field(_RECORD, None, children=tuple(out)) if output else None
+
+    def _repeated(
+        self, number: int, schema: dict[str, Any], path: FieldPath, output: bool, depth: int
+    ) -> _Field | None:
+        mark = _MARK if output else None
+        if schema["type"] == "array":
+            item, field = self._node(schema.get("items"), (), mark, depth + 1)
+            column = self._output(_ARRAY) if output else -1
+            self.nodes[number] = (_ARRAY, column, item, 0)
+            return _Field(_ARRAY, column, children=(("element", field),)) if output and field else None
+        key, key_field = self._node("string", (), mark, depth + 1)
+        value, value_field = self._node(schema.get("values"), (), mark, depth + 1)
+        column = self._output(_MAP) if output else -1
+        self.nodes[number] = (_MAP, column, key, value)
+        if not (output and key_field and value_field):
+            return None
+        entry = _Field(_RECORD, None, children=(("key", key_field), ("value", value_field)))
+        return _Field(_MAP, column, children=(("entries", entry),))
+
+    def _union(self, number: int, branches: list[Any], path: FieldPath, output: bool, depth: int) -> _Field | None:
+        compiled = [self._node(b, path, _MARK if output else None, depth + 1) for b in branches]
+        nulls = [i for i, (node, _) in enumerate(compiled) if self.nodes[node][0] == _NULL]
+        values = [(i, f) for i, (_, f) in enumerate(compiled) if i not in nulls]
+        start = len(self.children)
+        self.children.extend(node for node, _ in compiled)
+        if not output:
+            self.nodes[number] = (_UNION, -1, start, len(branches))
+            return None
+        if len(values) != 1 or values[0][1] is None:
+            raise AvroError("a selected field is a union of more than one non-null type")
+        value = values[0][1]
+        # a union over a record needs its branch numbers for the record's validity; leaves and lists carry theirs
+        column = self._output(_UNION) if value.type == _RECORD else -1
+        self.nodes[number] = (_UNION, column, start, len(branches))
+        if column < 0:
+            return value
+        return _Field(_UNION, column, children=(("value", value),), null_branch=nulls[0] if nulls else None)
+
+
+_MARK = _Field(_NULL, None)  # "inside a selected field": its nodes are output
+
+
+# -- assembling Arrow arrays -------------------------------------------------------------------------
+
+
+def _assemble(f: _Field, columns: list[tuple[Any, Any, Any, int, int]], length: int) -> pa.Array:
+    """The array of field `f` from the decoded columns; `length`: how many values it has."""
+    if f.type == _RECORD:
+        if not f.children:  # an empty record (an unpartitioned table's partition)
+            return pa.Array.from_buffers(pa.struct([]), length, [None], children=[])
+        arrays = [_assemble(child, columns, length) for _, child in f.children]
+        return pa.StructArray.from_arrays(arrays, names=[name for name, _ in f.children])
+    assert f.column is not None
+    valid, values, offsets, count, nulls = columns[f.column]
+    assert count == length
+    validity = pa.py_buffer(valid) if valid is not None else None
+    if f.type == _UNION:  # a nullable record: valid where the union did not take its null branch
+        inner = _assemble(f.children[0][1], columns, length)
+        branch = np.frombuffer(values or b"", dtype=np.int32)
+        mask = pa.array(branch == f.null_branch) if f.null_branch is not None else None
+        return pa.StructArray.from_arrays(inner.flatten(), fields=list(inner.type), mask=mask)
+    if f.type in (_ARRAY, _MAP):
+        items = int(np.frombuffer(offsets, dtype=np.int64)[-1])
+        item = _assemble(f.children[0][1], columns, items)
+        typ = pa.large_list(pa.field(f.children[0][0], item.type))
+        return pa.Array.from_buffers(typ, length, [validity, pa.py_buffer(offsets)], nulls, children=[item])
+    if f.type == _BOOL:
+        flags = np.frombuffer(values or b"", dtype=np.bool_)
+        mask = None if valid is None else ~_unpack(valid, length)
+        return pa.array(flags, type=pa.bool_(), mask=mask)
+    assert f.arrow is not None
+    buffers = [validity, pa.py_buffer(values)]
+    if offsets is not None:
+        buffers.insert(1, pa.py_buffer(offsets))
+    array = pa.Array.from_buffers(f.arrow, length, buffers, nulls)
+    if f.type == _STRING:
+        try:
+            array.validate(full=True)  # UTF-8
+        except pa.ArrowInvalid:
+            raise AvroError("a string is not valid UTF-8") from None
+    return array
+
+
+def _unpack(bitmap: bytes, length: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    return np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=length, bitorder="little").astype(bool)
+
+
+# -- the container's framing ---------------------------------------------------------------------------
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.data)
+
+    def take(self, n: int) -> bytes:
+        if n < 0 or self.pos + n > len(self.data):
+            raise AvroError("the file ends early")
+        out = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return out
+
+    def long(self) -> int:
+        value = shift = 0
+        while shift < 64:
+            if self.pos >= len(self.data):
+                raise AvroError("the file ends early")
+            byte = self.data[self.pos]
+            self.pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return (value >> 1) ^ -(value & 1)
+            shift += 7
+        raise AvroError("a variable-length integer is longer than 10 bytes")
+
+    def map_of_bytes(self) -> Iterator[tuple[str, bytes]]:
+        while (count := self.long()) != 0:
+            if count < 0:
+                count = -count
+                self.long()  # the block's size in bytes
+            for _ in range(count):
+                key = self.take(self.long()).decode("utf-8", "replace")
+                yield key, self.take(self.long())
+
+
+def _decompressor(codec: str) -> Any:
+    if codec == "null":
+        return lambda block: block
+    if codec == "deflate":
+        return _inflate
+    if codec == "zstandard":
+        import zstandard
+
+        return lambda block: zstandard.ZstdDecompressor().decompressobj().decompress(block)
+    if codec == "snappy":
+        return _unsnappy
+    raise AvroError(f"an unsupported codec {codec!r} (null, deflate, snappy and zstandard are)")
+
+
+def _inflate(block: bytes) -> bytes:
+    try:
+        return zlib.decompress(block, -15)
+    except zlib.error as exc:
+        raise AvroError(f"a block does not inflate: {exc}") from None
+
+
+def _unsnappy(block: bytes) -> bytes:
+    """Snappy blocks end with the CRC-32 of the uncompressed data (big-endian); the compressed data starts
+    with the uncompressed length as a varint."""
+    body, crc = block[:-4], block[-4:]
+    length = shift = 0
+    for byte in body[:5]:
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            break
+    try:
+        out = pa.decompress(body, decompressed_size=length, codec="snappy", asbytes=True)
+    except (pa.ArrowException, ValueError) as exc:
+        raise AvroError(f"a block does not decompress: {exc}") from None
+    if len(crc) != 4 or zlib.crc32(out) != int.from_bytes(crc, "big"):
+        raise AvroError("a snappy block fails its checksum")
+    return bytes(out)
