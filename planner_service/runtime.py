@@ -17,6 +17,7 @@ from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO, S3Config
 from planner_service.io.locations import AllowList
+from planner_service.metadata.manifest import warm_up
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
 
@@ -39,6 +40,7 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
+        warm_up()  # what loads on first use loads now, not in the first plan
         plans = PlanResults(
             planner, settings.plan_cache_bytes, settings.max_concurrent_plans, settings.plan_queue_seconds
         )

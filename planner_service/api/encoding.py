@@ -1,7 +1,10 @@
-"""Content-Encoding for large bodies: zstd or gzip, chosen from Accept-Encoding, applied while streaming."""
+"""Content-Encoding for large bodies: zstd or gzip, chosen from Accept-Encoding, applied while streaming;
+and bodies rendered ahead of their compression by a thread of their own."""
 
 from __future__ import annotations
 
+import queue
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 
@@ -42,7 +45,7 @@ def compressed(chunks: Iterable[bytes], coding: str | None) -> Iterator[bytes]:
     compress: Callable[[bytes], bytes]
     finish: Callable[[], bytes]
     if coding == "zstd":
-        zstd = zstandard.ZstdCompressor(level=3).compressobj()
+        zstd = zstandard.ZstdCompressor(level=1).compressobj()
         compress, finish = zstd.compress, zstd.flush
     elif coding == "gzip":
         gzip = zlib.compressobj(1, zlib.DEFLATED, 31)  # level 1: several times faster, a few % larger
@@ -54,3 +57,47 @@ def compressed(chunks: Iterable[bytes], coding: str | None) -> Iterator[bytes]:
         if out:
             yield out
     yield finish()
+
+
+_END = object()
+
+
+class _Failed:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def rendered_ahead(chunks: Iterator[bytes], depth: int = 2) -> Iterator[bytes]:
+    """`chunks`, made by a thread of their own up to `depth` chunks ahead of the consumer: rendering the
+    next chunk overlaps compressing and sending this one (both release the GIL). An error is raised where
+    the chunk would have been; a consumer that stops early (the client went away) stops the thread."""
+    ready: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if not put(chunk):
+                    return
+            put(_END)
+        except BaseException as exc:  # handed to the consumer, raised there
+            put(_Failed(exc))
+
+    threading.Thread(target=produce, name="render-ahead", daemon=True).start()
+    try:
+        while (item := ready.get()) is not _END:
+            if isinstance(item, _Failed):
+                raise item.error
+            assert isinstance(item, bytes)
+            yield item
+    finally:
+        stop.set()

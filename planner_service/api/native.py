@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
-from planner_service.api.encoding import compressed, negotiate
+from planner_service.api.encoding import compressed, negotiate, rendered_ahead
 from planner_service.api.plan_json import encode_plan, plan_head
 from planner_service.api.plans import PlanResult, canonical_request
 from planner_service.api.responses import json_bytes, json_response
@@ -64,7 +64,7 @@ def plan_response(
     if pretty:
         return _body_response(b"".join(chunks), pretty, coding, etag)
     keep = None if body.explain else partial(runtime.plans.bodies.put, key)
-    return StreamingResponse(_kept(compressed(chunks, coding), keep), headers=_headers(coding, etag),
+    return StreamingResponse(_kept(compressed(rendered_ahead(chunks), coding), keep), headers=_headers(coding, etag),
                              media_type="application/json")  # fmt: skip
 
 

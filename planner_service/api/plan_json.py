@@ -11,20 +11,21 @@ Each data file, delete file and residual is written once; tasks refer to them by
      ["explain"]}
 
 Content files use the Iceberg REST spec's DataFile / DeleteFile forms. Data-file objects and tasks are
-rendered by polars, a chunk of rows at a time, never one Python dict per file or per task.
+rendered from columns by the compiled renderer (api/json_rows.py), a chunk of rows at a time, never one
+Python dict per file or per task.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import orjson
 import polars as pl
-import pyarrow as pa
 
+from planner_service.api import json_rows as rows
 from planner_service.api.content_file_json import ContentFileEncoder, partition_json, partition_types
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
@@ -93,24 +94,19 @@ def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:
     return [encoder.encode(d) for d in plan.files.delete_files]
 
 
-def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[str]:
+def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
     meta = plan.table.metadata
     index = files.index
     types = partition_types(meta.specs, meta.schema)
-    partitions = np.array(
-        [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions], dtype=object
-    )
+    partitions = [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions]
     columns = index.frame.select(_DATA_FILE_COLUMNS)
     for begin in range(0, len(files), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(files))
         rows = files.rows[begin:end]
-        frame = columns[rows].with_columns(
-            pl.Series("spec_id", index.spec_id[rows]),
-            pl.Series("partition_json", partitions[index.partition_id[rows]], dtype=pl.String),
-            pl.Series("residual", files.residual_id[begin:end]),
-            pl.Series("deletes", _delete_refs(files, begin, end), dtype=pl.String),
-        )
-        yield _render_data_files(frame)
+        yield _render_data_files(
+            columns[rows], index.spec_id[rows], (index.partition_id[rows], partitions),
+            files.residual_id[begin:end], _delete_refs(files, begin, end),
+        )  # fmt: skip
 
 
 _DATA_FILE_COLUMNS = [
@@ -119,47 +115,47 @@ _DATA_FILE_COLUMNS = [
 ]  # fmt: skip
 
 
-def _render_data_files(frame: pl.DataFrame) -> str:
+def _render_data_files(
+    frame: pl.DataFrame,
+    spec_id: np.ndarray[Any, Any],
+    partition: tuple[np.ndarray[Any, Any], list[str]],
+    residual: np.ndarray[Any, Any],
+    deletes: list[str] | None,
+) -> bytes:
     """One chunk of `files` entries, comma-separated. Optional fields that no file of the chunk has are
     left out; where only some files have one, the others carry null."""
-    head = pl.struct(
-        pl.col("spec_id").alias("spec-id"),
-        pl.lit("data").alias("content"),
-        pl.col("file_path").alias("file-path"),
-        pl.col("file_format").str.to_lowercase().alias("file-format"),
-    )
-    tail = [
-        pl.col("file_size_in_bytes").alias("file-size-in-bytes"),
-        pl.col("record_count").alias("record-count"),
-    ]
-    optional = {
-        "split_offsets": pl.col("split_offsets").alias("split-offsets"),
-        "sort_order_id": pl.col("sort_order_id").alias("sort-order-id"),
-        "key_metadata": pl.col("key_metadata").bin.encode("hex").str.to_uppercase().alias("key-metadata"),
-        "first_row_id": pl.col("first_row_id").alias("first-row-id"),
-        "data_sequence_number": pl.col("data_sequence_number").alias("sequence-number"),
+    col = frame.get_column
+    parts = [
+        rows.literal('{"data-file":{"spec-id":'), rows.ints(spec_id),
+        rows.literal(',"content":"data","file-path":'), rows.strings(col("file_path")),
+        rows.literal(',"file-format":'), rows.strings(col("file_format").str.to_lowercase()),
+        rows.literal(',"partition":'), rows.snippets(*partition),
+        rows.literal(',"file-size-in-bytes":'), rows.ints(col("file_size_in_bytes")),
+        rows.literal(',"record-count":'), rows.ints(col("record_count")),
+    ]  # fmt: skip
+    optional: dict[str, tuple[str, Callable[[pl.Series], rows.Part]]] = {
+        "split_offsets": ("split-offsets", rows.int_lists),
+        "sort_order_id": ("sort-order-id", rows.ints),
+        "key_metadata": ("key-metadata", lambda s: rows.strings(s.bin.encode("hex").str.to_uppercase())),
+        "first_row_id": ("first-row-id", rows.ints),
+        "data_sequence_number": ("sequence-number", rows.ints),
     }
     nulls = frame.select(pl.col(list(optional)).null_count()).row(0)
-    tail += [expr for (name, expr), n in zip(optional.items(), nulls, strict=True) if n < frame.height]
-    line = pl.concat_str(
-        pl.lit('{"data-file":'),
-        head.struct.json_encode().str.head(-1),
-        pl.lit(',"partition":'),
-        pl.col("partition_json"),
-        pl.lit(","),
-        pl.struct(tail).struct.json_encode().str.slice(1),
-        pl.lit(',"residual":'),
-        pl.col("residual").cast(pl.String),
-        pl.col("deletes"),
-        pl.lit("}"),
-    )
-    return str(frame.select(line.str.join(",")).item())
+    for (name, (key, part)), n in zip(optional.items(), nulls, strict=True):
+        if n < frame.height:
+            parts += [rows.literal(f',"{key}":'), part(col(name))]
+    parts += [rows.literal('},"residual":'), rows.ints(residual.astype(np.int64))]
+    if deletes is not None:
+        parts.append(rows.snippets(np.arange(len(deletes)), deletes))
+    parts.append(rows.literal("}"))
+    return rows.render(frame.height, parts)
 
 
-def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str]:
-    """`,"delete-file-references":[...]` per file, empty where none apply (as Java's REST parser writes)."""
+def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str] | None:
+    """`,"delete-file-references":[...]` per file, empty where none apply (as Java's REST parser writes);
+    None when no file has deletes."""
     if files.delete_offsets is None:
-        return [""] * (end - begin)
+        return None
     out = []
     for i in range(begin, end):
         refs = files.deletes_of(i)
@@ -167,36 +163,20 @@ def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str]:
     return out
 
 
-def _task_chunks(tasks: CombinedTasks) -> Iterator[str]:
+def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
     for begin in range(0, len(tasks), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(tasks))
-        first, last = int(tasks.offsets[begin]), int(tasks.offsets[end])
-        pieces = pl.DataFrame({"file": tasks.file[first:last], "start": tasks.start[first:last],
-                               "length": tasks.length[first:last]})  # fmt: skip
-        split = pl.concat_str(pl.lit("["), "file", pl.lit(","), "start", pl.lit(","), "length", pl.lit("]"))
-        rendered = pieces.select(split).to_series().to_arrow()
-        # the task's splits as a list (the pieces of a task are contiguous), joined into one string each
-        per_task = pa.LargeListArray.from_arrays(pa.array(tasks.offsets[begin : end + 1] - first), rendered)
-        frame = pl.DataFrame({
-            "size": tasks.size_bytes[begin:end],
-            "rows": tasks.estimated_rows[begin:end],
-            "splits": pl.Series(per_task).list.join(","),
-        })  # fmt: skip
-        line = pl.concat_str(
-            pl.lit('{"size-bytes":'),
-            pl.col("size").cast(pl.String),
-            pl.lit(',"estimated-row-count":'),
-            pl.col("rows").cast(pl.String),
-            pl.lit(',"splits":['),
-            pl.col("splits"),
-            pl.lit("]}"),
-        )
-        yield str(frame.select(line.str.join(",")).item())
+        yield rows.render(end - begin, [
+            rows.literal('{"size-bytes":'), rows.ints(tasks.size_bytes[begin:end]),
+            rows.literal(',"estimated-row-count":'), rows.ints(tasks.estimated_rows[begin:end]),
+            rows.literal(',"splits":'), rows.splits(tasks.offsets, tasks.file, tasks.start, tasks.length, begin),
+            rows.literal("}"),
+        ])  # fmt: skip
 
 
-def _joined(chunks: Iterator[str]) -> Iterator[bytes]:
+def _joined(chunks: Iterator[bytes]) -> Iterator[bytes]:
     for i, chunk in enumerate(chunks):
-        yield (chunk if i == 0 else "," + chunk).encode()
+        yield chunk if i == 0 else b"," + chunk
 
 
 def _name_mapping(properties: dict[str, str]) -> Any:

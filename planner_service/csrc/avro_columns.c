@@ -11,19 +11,10 @@
  * whose datums do not end exactly at its end. */
 #include "kernels.h"
 
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-
 enum { T_NULL, T_BOOL, T_INT, T_LONG, T_FLOAT, T_DOUBLE, T_BYTES, T_STRING, T_FIXED, T_RECORD, T_ARRAY, T_MAP,
        T_UNION, T_ENUM, T_COUNT };
 enum { K_U8, K_I32, K_I64, K_F32, K_F64, K_BIN, K_LIST, K_COUNT };
 #define MAX_DEPTH 64
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-} Buf;
 
 typedef struct {
     int kind;
@@ -42,25 +33,6 @@ typedef struct {
     const uint8_t *p, *end;
     const char *error;
 } Decoder;
-
-static int grow(Buf *b, size_t extra) {
-    size_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->len + extra) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (p == NULL) return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static inline int reserve(Buf *b, size_t extra) { return b->len + extra <= b->cap ? 0 : grow(b, extra); }
-
-static int append(Buf *b, const void *data, size_t n) {
-    if (reserve(b, n) < 0) return -1;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    return 0;
-}
 
 static int fail(Decoder *d, const char *message) {
     if (d->error == NULL) d->error = message;
@@ -82,7 +54,7 @@ static inline int read_long(Decoder *d, int64_t *out) {
 }
 
 static inline int push_valid(Decoder *d, Column *c, uint8_t present) {
-    if (reserve(&c->valid, 1) < 0) return fail(d, "out of memory");
+    if (buf_reserve(&c->valid, 1) < 0) return fail(d, "out of memory");
     c->valid.p[c->valid.len++] = (char)present;
     c->length++;
     c->nulls += !present;
@@ -92,7 +64,7 @@ static inline int push_valid(Decoder *d, Column *c, uint8_t present) {
 /* One fixed-width value (of the column's width) from `value`, which holds at least 8 bytes. */
 static inline int push_value(Decoder *d, Column *c, const void *value, uint8_t present) {
     Buf *b = &c->values;
-    if (reserve(b, 8) < 0) return fail(d, "out of memory");
+    if (buf_reserve(b, 8) < 0) return fail(d, "out of memory");
     switch (c->kind) {
         case K_U8: memcpy(b->p + b->len, value, 1); b->len += 1; break;
         case K_I32: case K_F32: memcpy(b->p + b->len, value, 4); b->len += 4; break;
@@ -102,7 +74,7 @@ static inline int push_value(Decoder *d, Column *c, const void *value, uint8_t p
 }
 
 static inline int push_bytes(Decoder *d, Column *c, const uint8_t *data, size_t n, uint8_t present) {
-    if (append(&c->values, data, n) < 0 || reserve(&c->offsets, 8) < 0) return fail(d, "out of memory");
+    if (buf_append(&c->values, data, n) < 0 || buf_reserve(&c->offsets, 8) < 0) return fail(d, "out of memory");
     int64_t offset = (int64_t)c->values.len;
     memcpy(c->offsets.p + c->offsets.len, &offset, 8);
     c->offsets.len += 8;
@@ -110,7 +82,7 @@ static inline int push_bytes(Decoder *d, Column *c, const uint8_t *data, size_t 
 }
 
 static int push_list_end(Decoder *d, Column *c, uint8_t present) {
-    if (append(&c->offsets, &c->items, 8) < 0) return fail(d, "out of memory");
+    if (buf_append(&c->offsets, &c->items, 8) < 0) return fail(d, "out of memory");
     return push_valid(d, c, present);
 }
 
@@ -353,7 +325,7 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
             goto done;
         }
         int64_t zero = 0;
-        if ((d.columns[i].kind == K_BIN || d.columns[i].kind == K_LIST) && append(&d.columns[i].offsets, &zero, 8) < 0) {
+        if ((d.columns[i].kind == K_BIN || d.columns[i].kind == K_LIST) && buf_append(&d.columns[i].offsets, &zero, 8) < 0) {
             PyErr_NoMemory();
             goto done;
         }
@@ -366,8 +338,8 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n_columns; i++) {  /* room for one value per record: most columns need no more */
         Column *c = &d.columns[i];
         size_t width = c->kind == K_I32 || c->kind == K_F32 ? 4 : c->kind == K_U8 ? 1 : 8;
-        if (reserve(&c->valid, (size_t)records) < 0 || reserve(&c->offsets, (size_t)records * 8) < 0 ||
-            (c->kind != K_LIST && reserve(&c->values, (size_t)records * width) < 0)) {
+        if (buf_reserve(&c->valid, (size_t)records) < 0 || buf_reserve(&c->offsets, (size_t)records * 8) < 0 ||
+            (c->kind != K_LIST && buf_reserve(&c->values, (size_t)records * width) < 0)) {
             PyErr_NoMemory();
             goto done;
         }

@@ -1,13 +1,43 @@
-/* The service's two compiled loops (planner_service._kernels): Avro blocks decoded into Arrow-style
- * columns (avro_columns.c) and first-fit bin packing with lookback (bin_packing.c). Both run without
- * the GIL, so manifests decode on every core. */
+/* The service's compiled loops (planner_service._kernels): Avro blocks decoded into Arrow-style columns
+ * (avro_columns.c), first-fit bin packing with lookback (bin_packing.c) and rows of columns rendered as
+ * JSON (json_rows.c). All run without the GIL, so they use every core. */
 #ifndef SCAN_PLANNER_KERNELS_H
 #define SCAN_PLANNER_KERNELS_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
 PyObject *kernels_decode_avro(PyObject *self, PyObject *args);
 PyObject *kernels_pack_bins(PyObject *self, PyObject *args);
+PyObject *kernels_render_rows(PyObject *self, PyObject *args);
+
+/* A growing byte buffer (malloc'd). */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} Buf;
+
+static inline int buf_grow(Buf *b, size_t extra) {
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + extra) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (p == NULL) return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int buf_reserve(Buf *b, size_t extra) { return b->len + extra <= b->cap ? 0 : buf_grow(b, extra); }
+
+static inline int buf_append(Buf *b, const void *data, size_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    return 0;
+}
 
 #endif

@@ -9,6 +9,9 @@ static PyMethodDef methods[] = {
     {"pack_bins", kernels_pack_bins, METH_VARARGS,
      "pack_bins(weights, target, lookback, largest_first) -> bytes of int64 bin numbers, one per item\n"
      "(planner_service/splitting/bin_packing.py)."},
+    {"render_rows", kernels_render_rows, METH_VARARGS,
+     "render_rows(length, parts) -> bytes: `length` rows rendered by `parts` (literals and columns), joined\n"
+     "by commas (planner_service/api/json_rows.py describes the parts)."},
     {NULL, NULL, 0, NULL},
 };
 

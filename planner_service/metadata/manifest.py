@@ -18,7 +18,6 @@ import numpy as np
 import orjson
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.avro_columns import (
@@ -27,6 +26,8 @@ from planner_service.metadata.avro_columns import (
     FieldPath,
     compile_schema,
     decode,
+    numpy_array,
+    numpy_of,
     read_container,
 )
 from planner_service.metadata.conversions import decimal_of
@@ -132,22 +133,33 @@ def _live(
         array = fields.get(path)
         columns[name] = array if array is not None else pa.nulls(n, _ARROW_TYPES.get(name, pa.int64()))
     if _PATHS["content"] not in fields:
-        columns["content"] = pa.array(np.zeros(n, np.int32))  # v1: data files only
+        columns["content"] = numpy_array(np.zeros(n, np.int32))  # v1: data files only
     # Inheritance (spec "Manifest Entry Fields", Java InheritableMetadataFactory): a null snapshot id takes
     # the manifest's; a null sequence number takes the manifest's when the entry is ADDED or the manifest is v1.
+    status_of, _ = numpy_of(status.cast(pa.int32()))
     seq = np.fromiter((m.manifest.sequence_number for m in manifests), np.int64, len(manifests))[manifest_of_row]
-    inherit = pc.or_(pc.equal(status, ADDED), pa.array(seq == 0))
+    inherit = (status_of == ADDED) | (seq == 0)
     for name, target in (("sequence_number", "data_sequence_number"), ("file_sequence_number", "file_sequence_number")):
-        value = columns[name].cast(pa.int64())
-        columns[target] = pc.if_else(pc.and_(pc.is_null(value), inherit), pa.array(seq), value)
+        values, missing = numpy_of(columns[name].cast(pa.int64()))
+        if missing is not None:
+            values = np.where(missing & inherit, seq, values)
+            missing = missing & ~inherit
+        columns[target] = numpy_array(values, missing)
     snapshots = [m.manifest.added_snapshot_id for m in manifests]
-    inherited = pa.array(snapshots, pa.int64()).take(pa.array(manifest_of_row))
-    columns["snapshot_id"] = pc.coalesce(columns["snapshot_id"].cast(pa.int64()), inherited)
-    live = pc.not_equal(status, DELETED)
-    table = pa.table({name: columns[name].cast(_ARROW_TYPES[name]) for name in CANONICAL_SCHEMA})
+    values, missing = numpy_of(columns["snapshot_id"].cast(pa.int64()))
+    if missing is not None:
+        none = np.array([s is None for s in snapshots])[manifest_of_row]
+        own = np.array([s or 0 for s in snapshots], dtype=np.int64)[manifest_of_row]
+        values, missing = np.where(missing, own, values), missing & none
+    columns["snapshot_id"] = numpy_array(values, missing)
+    table = pa.Table.from_arrays(
+        [columns[name].cast(_ARROW_TYPES[name]) for name in CANONICAL_SCHEMA], names=list(CANONICAL_SCHEMA)
+    )
     partition = columns["partition"]
-    if pc.any(pc.invert(live)).as_py():
-        table, partition, manifest_of_row = table.filter(live), partition.filter(live), manifest_of_row[live]
+    live = status_of != DELETED
+    if not live.all():
+        mask = numpy_array(live)
+        table, partition, manifest_of_row = table.filter(mask), partition.filter(mask), manifest_of_row[live]
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)
     return frame, pl.Series("partition", partition), manifest_of_row
@@ -192,3 +204,32 @@ def _decimal(scale: int) -> PartitionValue:
 
 def _uuid(v: Any) -> Any:
     return None if v is None else uuid.UUID(bytes=bytes(v))
+
+
+def warm_up() -> None:
+    """Decode a one-entry manifest written in memory, so that what loads on first use (the decoder's
+    program cache, Arrow's and polars' lazily loaded parts) loads at service start, not in a first plan."""
+    import io
+
+    import fastavro
+
+    partition = {"type": "record", "name": "r102", "fields": [{"name": "p", "type": ["null", "int"], "field-id": 1000}]}
+    data_file = {"type": "record", "name": "r2", "fields": [
+        {"name": "file_path", "type": "string", "field-id": 100},
+        {"name": "file_format", "type": "string", "field-id": 101},
+        {"name": "partition", "type": partition, "field-id": 102},
+        {"name": "record_count", "type": "long", "field-id": 103},
+        {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+    ]}  # fmt: skip
+    schema = {"type": "record", "name": "manifest_entry", "fields": [
+        {"name": "status", "type": "int", "field-id": 0},
+        {"name": "snapshot_id", "type": ["null", "long"], "field-id": 1},
+        {"name": "data_file", "type": data_file, "field-id": 2},
+    ]}  # fmt: skip
+    entry = {"status": 1, "snapshot_id": None, "data_file": {
+        "file_path": "f", "file_format": "PARQUET", "partition": {"p": 1}, "record_count": 1, "file_size_in_bytes": 1,
+    }}  # fmt: skip
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), [entry], codec="deflate")
+    manifest = ManifestFile("warm-up", 0, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, None)
+    live_entries([read_manifest(out.getvalue(), manifest, "warm-up")])

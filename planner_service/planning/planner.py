@@ -25,7 +25,7 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.file_index import FileIndex
-from planner_service.metadata.manifest import ManifestBlocks, live_entries, read_manifest
+from planner_service.metadata.manifest import live_entries, read_manifest
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
@@ -37,7 +37,7 @@ from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
 from planner_service.splitting.combine import CombinedTasks, combine
 
-DECODE_BATCH = 64  # manifests decoded, then made canonical, together
+DECODE_CHUNK = 16  # manifests read and decoded together by one thread
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,6 @@ class ScanPlanner:
         self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, lambda index: index.nbytes)
         # a snapshot's (or a filter's) kept manifests assembled: shares the manifests' buffers, adds row arrays
         self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
-        self._threads = threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
 
     def caches(self) -> dict[str, LruCache[Any]]:
@@ -199,24 +198,29 @@ class ScanPlanner:
     # -- I/O ------------------------------------------------------------------------------------------
 
     def _live_entries(self, manifests: list[ManifestFile]) -> list[FileIndex]:
-        """Each manifest's live entries, from the cache or decoded: files read and decompressed in
-        parallel, then decoded in parallel, manifests of one shape together (the decoder releases the GIL)."""
+        """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
+        and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL)."""
         found = [self._manifests.get(m.manifest_path) for m in manifests]
         missing = [i for i, index in enumerate(found) if index is None]
-        for begin in range(0, len(missing), DECODE_BATCH):  # a batch's blocks at a time, not all of them
-            batch = missing[begin : begin + DECODE_BATCH]
-            read = list(self._pool.map(self._read_manifest, [manifests[i] for i in batch]))
-            chunks = _chunks_of_one_shape(list(zip(batch, read, strict=True)), self._threads)
-            decoded = self._pool.map(live_entries, [[blocks for _, blocks in chunk] for chunk in chunks])
-            for chunk, indexes in zip(chunks, decoded, strict=True):
-                for (i, _), index in zip(chunk, indexes, strict=True):
-                    self._manifests.put(manifests[i].manifest_path, index)
-                    found[i] = index
+        chunks = [missing[begin : begin + DECODE_CHUNK] for begin in range(0, len(missing), DECODE_CHUNK)]
+        decoded = self._pool.map(self._decode_chunk, [[manifests[i] for i in chunk] for chunk in chunks])
+        for chunk, indexes in zip(chunks, decoded, strict=True):
+            for i, index in zip(chunk, indexes, strict=True):
+                self._manifests.put(manifests[i].manifest_path, index)
+                found[i] = index
         return [index for index in found if index is not None]
 
-    def _read_manifest(self, manifest: ManifestFile) -> ManifestBlocks:
-        path = manifest.manifest_path
-        return read_manifest(self._read(path), manifest, path)
+    def _decode_chunk(self, manifests: list[ManifestFile]) -> list[FileIndex]:
+        """The live entries of `manifests`, read and decoded together (those of one shape in one call)."""
+        read = [read_manifest(self._read(m.manifest_path), m, m.manifest_path) for m in manifests]
+        shapes: dict[tuple[int, str], list[int]] = {}
+        for i, blocks in enumerate(read):
+            shapes.setdefault(blocks.shape, []).append(i)
+        out: list[FileIndex | None] = [None] * len(read)
+        for members in shapes.values():
+            for i, index in zip(members, live_entries([read[i] for i in members]), strict=True):
+                out[i] = index
+        return [index for index in out if index is not None]
 
     def _read(self, location: str) -> bytes:
         try:
@@ -239,20 +243,6 @@ def _attach_deletes(
     used = list(dict.fromkeys(refs))
     renumber = {old: new for new, old in enumerate(used)}
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
-
-
-def _chunks_of_one_shape(
-    manifests: list[tuple[int, ManifestBlocks]], threads: int
-) -> list[list[tuple[int, ManifestBlocks]]]:
-    """Manifests grouped by shape, each group cut into up to `threads` contiguous chunks."""
-    groups: dict[tuple[int, str], list[tuple[int, ManifestBlocks]]] = {}
-    for item in manifests:
-        groups.setdefault(item[1].shape, []).append(item)
-    out: list[list[tuple[int, ManifestBlocks]]] = []
-    for group in groups.values():
-        size = -(-len(group) // max(1, threads))
-        out.extend(group[i : i + size] for i in range(0, len(group), size))
-    return out
 
 
 def _may_have_files(m: ManifestFile, row_filter: RowFilter) -> bool:

@@ -1,0 +1,78 @@
+"""Rows of columns rendered as JSON by the compiled renderer (planner_service/csrc/json_rows.c).
+
+A row template is a list of parts: literal text, and columns (numbers, strings, lists of numbers,
+pre-rendered snippets picked per row, a task's splits). `render` gives the rows joined by commas. Columns
+come from polars, Arrow or numpy without a copy where their layout allows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from planner_service import _kernels
+from planner_service.metadata.avro_columns import numpy_array
+
+Part = tuple[Any, ...]
+_LITERAL, _INT, _STRING, _INTS, _SNIPPET, _SPLITS = range(6)
+
+
+def render(length: int, parts: list[Part]) -> bytes:
+    return _kernels.render_rows(length, parts)
+
+
+def literal(text: str) -> Part:
+    return (_LITERAL, text.encode())
+
+
+def ints(values: pl.Series | np.ndarray[Any, Any]) -> Part:
+    """A number per row, or null."""
+    if isinstance(values, np.ndarray):
+        return (_INT, None, np.ascontiguousarray(values, dtype=np.int64), 0)
+    array = _compact(values.cast(pl.Int64).to_arrow())
+    validity, data = array.buffers()
+    return (_INT, validity, data, array.offset)
+
+
+def strings(values: pl.Series) -> Part:
+    """A JSON string per row, or null."""
+    array = _compact(values.cast(pl.String).to_arrow().cast(pa.large_string()))
+    validity, offsets, data = array.buffers()
+    return (_STRING, validity, offsets, data or b"", array.offset)
+
+
+def int_lists(values: pl.Series) -> Part:
+    """A JSON array of numbers per row, or null."""
+    array = _compact(values.cast(pl.List(pl.Int64)).to_arrow().cast(pa.large_list(pa.int64())))
+    child = array.values
+    if child.offset:
+        array = _compact(array, force=True)
+        child = array.values
+    return (_INTS, array.buffers()[0], array.buffers()[1], child.buffers()[1] or b"", array.offset)
+
+
+def snippets(ids: np.ndarray[Any, Any], texts: Sequence[str]) -> Part:
+    """For each row, texts[ids[row]] as it is (JSON already)."""
+    encoded = [t.encode() for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return (_SNIPPET, np.ascontiguousarray(ids, dtype=np.int64), offsets, b"".join(encoded))
+
+
+def splits(offsets: np.ndarray[Any, Any], file: Any, start: Any, length: Any, first: int) -> Part:
+    """[[file, start, length], ...] of the pieces offsets[row + first] .. offsets[row + first + 1] - 1."""
+    arrays = (np.ascontiguousarray(a, dtype=np.int64) for a in (offsets, file, start, length))
+    return (_SPLITS, *arrays, first)
+
+
+def _compact(array: pa.Array | pa.ChunkedArray, force: bool = False) -> pa.Array:
+    """One contiguous array (a chunked one concatenated; `force`: copied afresh, offsets from 0)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    if force:
+        array = pa.concat_arrays([array.take(numpy_array(np.arange(len(array))))])
+    return array

@@ -1,0 +1,84 @@
+"""The compiled JSON row renderer: what it writes parses (with Python's json) back to the columns it was
+given, whatever the strings hold; and inconsistent columns are refused before anything is read."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+
+from planner_service.api import json_rows as rows
+
+STRINGS = ["plain", 'quote " and \\ backslash', "tab\tnew\nline\x00nul\x1f", "é ü 日本 🙂", "", None, "/a/b=c d"]
+INT64 = [0, -1, 1, 2**63 - 1, -(2**63), None, 1234567890123]
+LISTS = [[4, 12807178], [], None, [-(2**63), 2**63 - 1], [0]]
+
+
+def _parse(rendered: bytes) -> list[object]:
+    return json.loads(b"[" + rendered + b"]")
+
+
+def test_rows_parse_back_to_their_columns() -> None:
+    n = len(STRINGS)
+    frame = pl.DataFrame(
+        {
+            "s": STRINGS,
+            "i": INT64,
+            "l": (LISTS * 2)[:n],
+        },
+        schema={"s": pl.String, "i": pl.Int64, "l": pl.List(pl.Int64)},
+    )
+    snippets = ['{"a":1}', "null", '[1,"x"]']
+    ids = np.arange(n) % 3
+    parts = [
+        rows.literal('{"s":'), rows.strings(frame["s"]),
+        rows.literal(',"i":'), rows.ints(frame["i"]),
+        rows.literal(',"l":'), rows.int_lists(frame["l"]),
+        rows.literal(',"n":'), rows.ints(np.arange(n) * -3),
+        rows.literal(',"p":'), rows.snippets(ids, snippets),
+        rows.literal("}"),
+    ]  # fmt: skip
+    expected = [
+        {"s": s, "i": i, "l": lst, "n": k * -3, "p": json.loads(snippets[k % 3])}
+        for k, (s, i, lst) in enumerate(zip(STRINGS, INT64, (LISTS * 2)[:n], strict=True))
+    ]
+    assert _parse(rows.render(n, parts)) == expected
+
+
+def test_sliced_and_chunked_columns() -> None:
+    base = pl.Series("s", [f"v{i}" for i in range(100)])
+    chunked = pl.concat([base.slice(0, 40), base.slice(40, 60)], rechunk=False)
+    sliced = base.slice(37, 20)
+    assert _parse(rows.render(100, [rows.strings(chunked)])) == base.to_list()
+    assert _parse(rows.render(20, [rows.strings(sliced)])) == sliced.to_list()
+    lists = pl.Series("l", [[i, i + 1] for i in range(50)]).slice(13, 7)
+    assert _parse(rows.render(7, [rows.int_lists(lists)])) == lists.to_list()
+
+
+def test_splits_of_tasks() -> None:
+    offsets = np.array([0, 2, 3, 3, 6])
+    file, start, length = np.arange(6), np.arange(6) * 10, np.arange(6) + 100
+    rendered = rows.render(3, [rows.splits(offsets, file, start, length, first=1)])
+    assert _parse(rendered) == [[[2, 20, 102]], [], [[3, 30, 103], [4, 40, 104], [5, 50, 105]]]
+
+
+def test_zero_rows() -> None:
+    assert rows.render(0, [rows.literal("x"), rows.ints(np.zeros(0, np.int64))]) == b""
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        [rows.ints(np.arange(3))],  # 3 values for 5 rows
+        [rows.snippets(np.array([0, 1, 2, 3, 9]), ["1", "2"])],  # an id past the snippets
+        [rows.splits(np.array([0, 1, 9, 9, 9, 9]), np.zeros(2), np.zeros(2), np.zeros(2), 0)],  # past the pieces
+        [(rows._STRING, None, np.array([0, 5, 2, 3, 4, 5], np.int64), b"abcde", 0)],  # descending offsets
+        [(99, b"x")],
+        ["not a tuple"],
+    ],
+)
+def test_inconsistent_columns_are_refused(parts: list[rows.Part]) -> None:
+    with pytest.raises(ValueError, match="render_rows"):
+        rows.render(5, parts)
