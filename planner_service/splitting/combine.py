@@ -1,8 +1,9 @@
 """From files to combined scan tasks (Java TableScanUtil.planTasks, 1.10), over columns.
 
 Split every file, weigh each split, pack the splits in order with first-fit and lookback, then merge
-adjacent splits of one file within a bin. Everything but the packing loop (bin_packing.py, compiled) is
-a handful of numpy operations over the whole plan; no Python object is made per split or per task.
+adjacent splits of one file within a bin. Splitting, packing and merging are compiled loops
+(planner_service/csrc), the rest a few numpy operations over the whole plan; no Python object is made
+per split or per task, and no temporary array per split beyond the splits themselves.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from planner_service import _kernels
 from planner_service.metadata.content_file import SPLITTABLE_FORMATS
 from planner_service.splitting.bin_packing import pack_bins
 from planner_service.splitting.splits import split_files
@@ -74,23 +76,10 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
 
     # TableScanUtil.mergeTasks: within a bin, a split continues the previous one when both are splits of
     # the same file and the ranges touch; a run of such splits becomes one range
-    order = np.argsort(bins, kind="stable")
-    bin_of = bins[order]
-    owner, start, length, is_split = owner[order], splits.start[order], splits.length[order], splits.is_split[order]
-    continues = np.zeros(len(order), dtype=bool)
-    continues[1:] = (
-        (bin_of[1:] == bin_of[:-1])
-        & is_split[1:]
-        & is_split[:-1]
-        & (owner[1:] == owner[:-1])
-        & (start[:-1] + length[:-1] == start[1:])
-    )
-    runs = np.flatnonzero(~continues)
-    run_length = np.add.reduceat(length, runs) if len(runs) else np.zeros(0, np.int64)
-    run_file = owner[runs]
-    n_tasks = int(bin_of[-1]) + 1 if len(bin_of) else 0
-    offsets = np.searchsorted(bin_of[runs], np.arange(n_tasks + 1), side="left").astype(np.int64)
-
+    n_tasks = int(bins.max()) + 1 if len(bins) else 0
+    merged = _kernels.merge_bins(bins, owner, splits.start, splits.length, splits.is_split, n_tasks)
+    offsets, run_file, run_start, run_length = (np.frombuffer(b, np.int64) for b in merged[:4])
+    run_is_split = np.frombuffer(merged[4], np.bool_)
     file_size = files.sizes[run_file]
     records = files.record_counts[run_file]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,9 +88,9 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     return CombinedTasks(
         offsets,
         run_file,
-        start[runs],
+        run_start,
         run_length,
-        is_split[runs],
+        run_is_split,
         _per_task(piece_bytes, offsets),
         _per_task(rows.astype(np.int64), offsets),
     )

@@ -7,8 +7,8 @@ belong to no range). Otherwise it is cut in fixed-size ranges from 0; an empty s
 range at all. An unsplittable file (Puffin, metadata) is one range, which Java does not wrap in a
 SplitScanTask (`is_split` False), so it never merges with a neighbour.
 
-Computed with numpy over all files of a plan, from their columns: a table of 200,000 files has about half a
-million splits.
+Computed over all files of a plan at once, from their columns, by a compiled loop
+(planner_service/csrc/splitting.c): a table of 200,000 files has about half a million splits.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from planner_service import _kernels
 from planner_service.metadata.content_file import SPLITTABLE_FORMATS, ContentFile
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
@@ -47,41 +48,20 @@ def split_files(
     per file, and all offsets one file after the other)."""
     if target_size <= 0:
         raise ValueError(f"Split size must be > 0: {target_size}")
-    n = len(sizes)
-    n_offsets, flat = offset_counts, flat_offsets
-    first = np.cumsum(n_offsets) - n_offsets  # index in `flat` of each file's first offset
-    use_offsets = splittable & _usable_offsets(flat, first, n_offsets, sizes)
-
-    fixed = splittable & ~use_offsets
-    n_fixed = -(-sizes // target_size)  # ceil; 0 for an empty file
-    count = np.where(use_offsets, n_offsets, np.where(fixed, n_fixed, 1))
-    owner = np.repeat(np.arange(n, dtype=np.int64), count)
-    pos = np.arange(len(owner), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
-
-    file_size = sizes[owner]
-    by_offset = use_offsets[owner]
-    flat_index = np.where(by_offset, first[owner] + pos, 0)
-    offset_start = flat[flat_index] if len(flat) else np.zeros(len(owner), np.int64)
-    is_last = pos == count[owner] - 1
-    next_offset = flat[np.where(by_offset & ~is_last, flat_index + 1, 0)] if len(flat) else offset_start
-    offset_end = np.where(is_last, file_size, next_offset)
-
-    by_size = fixed[owner]
-    start = np.where(by_offset, offset_start, np.where(by_size, pos * target_size, 0))
-    end = np.where(by_offset, offset_end, np.where(by_size, np.minimum(start + target_size, file_size), file_size))
-    return Splits(owner, start, end - start, by_offset | by_size)
+    owner, start, length, is_split = _kernels.split_files(
+        _int64(sizes), np.ascontiguousarray(splittable, dtype=np.bool_), _int64(offset_counts), _int64(flat_offsets),
+        int(target_size),
+    )  # fmt: skip
+    return Splits(
+        np.frombuffer(owner, np.int64),
+        np.frombuffer(start, np.int64),
+        np.frombuffer(length, np.int64),
+        np.frombuffer(is_split, np.bool_),
+    )
 
 
-def _usable_offsets(flat: Int64Array, first: Int64Array, count: Int64Array, sizes: Int64Array) -> BoolArray:
-    """Present, last one < file size, strictly ascending (one offset is ascending)."""
-    has = count > 0
-    last = flat[np.where(has, first + count - 1, 0)] if len(flat) else np.zeros(len(count), np.int64)
-    ok = has & (last < sizes)
-    if len(flat) > 1:
-        owner = np.repeat(np.arange(len(count)), count)
-        descending = (np.diff(flat) <= 0) & (owner[1:] == owner[:-1])
-        ok &= np.bincount(owner[1:][descending], minlength=len(count)) == 0
-    return ok
+def _int64(values: Int64Array) -> Int64Array:
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 def split_ranges(f: ContentFile, target_size: int) -> list[Range]:

@@ -72,3 +72,24 @@ def test_row_groups_packed_back_into_one_task() -> None:
 def test_plan_tasks_validates(size: int, lookback: int, cost: int) -> None:
     with pytest.raises(ValueError, match="must be"):
         _combined([], size, lookback, cost)
+
+
+def test_the_compiled_loops_refuse_inconsistent_columns() -> None:
+    import numpy as np
+
+    from planner_service import _kernels
+
+    sizes = np.array([10, 20], np.int64)
+    with pytest.raises(ValueError, match="split_files: split offset counts past the offsets"):
+        _kernels.split_files(sizes, np.ones(2, bool), np.array([1, 5], np.int64), np.array([0, 4], np.int64), 8)
+    with pytest.raises(ValueError, match="split_files: a split size <= 0"):
+        _kernels.split_files(sizes, np.ones(2, bool), np.zeros(2, np.int64), np.zeros(0, np.int64), 0)
+    ranges = np.zeros(3, np.int64)
+    with pytest.raises(ValueError, match="merge_bins: a bin out of range"):
+        _kernels.merge_bins(np.array([0, 1, 7], np.int64), ranges, ranges, ranges, np.zeros(3, bool), 2)
+
+
+def test_splits_of_huge_files_do_not_overflow() -> None:
+    big = 2**63 - 1
+    ranges = split_ranges(_file(big, []), 2**62)
+    assert [(s, n) for s, n, _ in ranges] == [(0, 2**62), (2**62, 2**62 - 1)]  # Java: min(target, rest)

@@ -1,0 +1,194 @@
+/* Splitting files into byte ranges and merging packed ranges into tasks, without temporaries per split.
+ * The rules are documented on planner_service/splitting/splits.py:split_files (Java
+ * BaseContentScanTask.split) and planner_service/splitting/combine.py:combine (TableScanUtil.mergeTasks). */
+#include "kernels.h"
+
+static PyObject *new_bytes(Py_ssize_t n, void **data) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n > 0 ? n : 0);
+    if (out != NULL) *data = PyBytes_AS_STRING(out);
+    return out;
+}
+
+/* Offsets are usable when present, the last one inside the file, and strictly ascending. */
+static int usable_offsets(const int64_t *offsets, int64_t count, int64_t size) {
+    if (count <= 0 || offsets[count - 1] >= size) return 0;
+    for (int64_t k = 1; k < count; k++)
+        if (offsets[k] <= offsets[k - 1]) return 0;
+    return 1;
+}
+
+/* How a file is cut: 0 one unsplit range, 1 at its offsets, 2 in fixed-size ranges; and into how many. */
+static int64_t ranges_of(int64_t size, uint8_t splittable, const int64_t *offsets, int64_t count, int64_t target,
+                         int *how) {
+    if (!splittable) {
+        *how = 0;
+        return 1;
+    }
+    if (usable_offsets(offsets, count, size)) {
+        *how = 1;
+        return count;
+    }
+    *how = 2;
+    return size <= 0 ? 0 : size / target + (size % target != 0);
+}
+
+PyObject *kernels_split_files(PyObject *self, PyObject *args) {
+    Py_buffer sizes, splittable, counts, flat;
+    long long target;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*L", &sizes, &splittable, &counts, &flat, &target)) return NULL;
+    Py_ssize_t n = sizes.len / 8, n_flat = flat.len / 8;
+    const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf;
+    const uint8_t *can = splittable.buf;
+    int64_t total = 0, used = 0;
+    const char *bad = target <= 0 ? "a split size <= 0" : NULL;
+    if (bad == NULL && (splittable.len != n || counts.len / 8 != n)) bad = "columns of different lengths";
+    for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
+        int how;
+        if (count[i] < 0 || count[i] > n_flat - used) {
+            bad = "split offset counts past the offsets";
+            break;
+        }
+        total += ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
+        used += count[i];
+    }
+    if (bad != NULL) {
+        PyErr_Format(PyExc_ValueError, "split_files: %s", bad);
+        goto done;
+    }
+    void *o, *s, *l, *f;
+    PyObject *owner = new_bytes(total * 8, &o), *start = new_bytes(total * 8, &s), *length = new_bytes(total * 8, &l),
+             *is_split = new_bytes(total, &f);
+    if (owner == NULL || start == NULL || length == NULL || is_split == NULL) {
+        Py_XDECREF(owner);
+        Py_XDECREF(start);
+        Py_XDECREF(length);
+        Py_XDECREF(is_split);
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    int64_t *own = o, *begin = s, *len = l, r = 0;
+    uint8_t *split = f;
+    used = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int how;
+        const int64_t *at = offsets + used;
+        int64_t k, ranges = ranges_of(size[i], can[i], at, count[i], target, &how);
+        for (k = 0; k < ranges; k++, r++) {
+            int64_t first, end;
+            if (how == 1) {
+                first = at[k];
+                end = k == ranges - 1 ? size[i] : at[k + 1];
+            } else if (how == 2) {
+                first = k * target;
+                end = size[i] - first < target ? size[i] : first + target;
+            } else {
+                first = 0;
+                end = size[i];
+            }
+            own[r] = i;
+            begin[r] = first;
+            len[r] = end - first;
+            split[r] = how != 0;
+        }
+        used += count[i];
+    }
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(NNNN)", owner, start, length, is_split);
+done:
+    PyBuffer_Release(&sizes);
+    PyBuffer_Release(&splittable);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&flat);
+    return result;
+}
+
+PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
+    Py_buffer bins_view, owner_view, start_view, length_view, split_view;
+    long long n_bins;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*L", &bins_view, &owner_view, &start_view, &length_view, &split_view,
+                          &n_bins))
+        return NULL;
+    Py_ssize_t n = bins_view.len / 8;
+    const int64_t *bins = bins_view.buf, *owner = owner_view.buf, *start = start_view.buf, *length = length_view.buf;
+    const uint8_t *is_split = split_view.buf;
+    const char *bad = NULL;
+    if (owner_view.len / 8 != n || start_view.len / 8 != n || length_view.len / 8 != n || split_view.len != n ||
+        n_bins < 0)
+        bad = "columns of different lengths";
+    for (Py_ssize_t i = 0; bad == NULL && i < n; i++)
+        if (bins[i] < 0 || bins[i] >= n_bins) bad = "a bin out of range";
+    if (bad != NULL) {
+        PyErr_Format(PyExc_ValueError, "merge_bins: %s", bad);
+        goto done;
+    }
+    int64_t *first = calloc((size_t)n_bins + 1, 8), *order = malloc((size_t)(n ? n : 1) * 8);
+    void *t, *rf, *rs, *rl, *rx;
+    PyObject *tasks = new_bytes((Py_ssize_t)(n_bins + 1) * 8, &t), *run_file = new_bytes(n * 8, &rf),
+             *run_start = new_bytes(n * 8, &rs), *run_length = new_bytes(n * 8, &rl), *run_split = new_bytes(n, &rx);
+    if (first == NULL || order == NULL || tasks == NULL || run_file == NULL || run_start == NULL ||
+        run_length == NULL || run_split == NULL) {
+        free(first);
+        free(order);
+        Py_XDECREF(tasks);
+        Py_XDECREF(run_file);
+        Py_XDECREF(run_start);
+        Py_XDECREF(run_length);
+        Py_XDECREF(run_split);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t runs = 0;
+    Py_BEGIN_ALLOW_THREADS
+    /* a stable counting sort by bin: within a bin, ranges keep their order */
+    for (Py_ssize_t i = 0; i < n; i++) first[bins[i] + 1]++;
+    for (int64_t b = 0; b < n_bins; b++) first[b + 1] += first[b];
+    int64_t *next = (int64_t *)t;  /* borrowed as each bin's fill position, then rewritten as task offsets */
+    memcpy(next, first, (size_t)(n_bins + 1) * 8);
+    for (Py_ssize_t i = 0; i < n; i++) order[next[bins[i]]++] = i;
+    /* runs: a split continues the previous range when both are splits of one file in one bin and touch */
+    int64_t *tasks_at = (int64_t *)t, *file = rf, *begin = rs, *len = rl;
+    uint8_t *split = rx;
+    for (int64_t b = 0; b <= n_bins; b++) tasks_at[b] = -1;
+    int64_t bin = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int64_t i = order[k];
+        while (bin < n_bins && k >= first[bin + 1]) bin++;
+        if (k == first[bin]) {
+            tasks_at[bin] = runs;  /* a bin's first range always starts a run */
+        } else if (is_split[i] && split[runs - 1] && owner[i] == file[runs - 1] &&
+                   begin[runs - 1] + len[runs - 1] == start[i]) {
+            len[runs - 1] += length[i];
+            continue;
+        }
+        file[runs] = owner[i];
+        begin[runs] = start[i];
+        len[runs] = length[i];
+        split[runs] = is_split[i];
+        runs++;
+    }
+    tasks_at[n_bins] = runs;
+    for (int64_t b = n_bins - 1; b >= 0; b--)
+        if (tasks_at[b] < 0) tasks_at[b] = tasks_at[b + 1];  /* (an empty bin: no task has none, but be exact) */
+    Py_END_ALLOW_THREADS
+    free(first);
+    free(order);
+    if (_PyBytes_Resize(&run_file, runs * 8) < 0 || _PyBytes_Resize(&run_start, runs * 8) < 0 ||
+        _PyBytes_Resize(&run_length, runs * 8) < 0 || _PyBytes_Resize(&run_split, runs) < 0) {
+        Py_XDECREF(tasks);
+        Py_XDECREF(run_file);
+        Py_XDECREF(run_start);
+        Py_XDECREF(run_length);
+        Py_XDECREF(run_split);
+        goto done;
+    }
+    result = Py_BuildValue("(NNNNN)", tasks, run_file, run_start, run_length, run_split);
+done:
+    PyBuffer_Release(&bins_view);
+    PyBuffer_Release(&owner_view);
+    PyBuffer_Release(&start_view);
+    PyBuffer_Release(&length_view);
+    PyBuffer_Release(&split_view);
+    return result;
+}
