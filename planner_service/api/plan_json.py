@@ -103,8 +103,10 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
     for begin in range(0, len(files), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(files))
         rows = files.rows[begin:end]
+        contiguous = len(rows) and rows[-1] - rows[0] == len(rows) - 1  # rows ascend: a slice, not a copy
+        chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
         yield _render_data_files(
-            columns[rows], index.spec_id[rows], (index.partition_id[rows], partitions),
+            chunk, index.spec_id[rows], (index.partition_id[rows], partitions),
             files.residual_id[begin:end], _delete_refs(files, begin, end),
         )  # fmt: skip
 
