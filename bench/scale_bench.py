@@ -9,7 +9,8 @@ On the bench table (bench/make_table.py; built once with Iceberg Java and cached
    (`id = X`: every manifest read, one file kept) without the pool (sequential), warm.
 2. The service (`scan-planner serve`, fresh): the first full plan (cold caches) until the whole body is
    received, inline (every file and task; `Accept-Encoding: zstd`), then warm; the default answer for the
-   full plan (its plan id: over the inline task limit); the selective plan, cold and warm.
+   full plan (its plan id: over the inline task limit), warm and, from another fresh service, cold; the
+   selective plan, cold and warm.
 3. Spark drivers (bench/driver_partitions.py): `spark.read.format("iceberg").load(t).rdd.getNumPartitions()`
    on pyspark 3.5 + the Iceberg runtime against `plan_and_read(spark, t).rdd.getNumPartitions()` on the
    project's pyspark 4 with a fresh service: first, warm, selective.
@@ -104,6 +105,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     progress("bench", "--- the service over HTTP")
     with bench_service(args.src, location) as service:
         results["service"] = service_times(service, one, args.repeat)
+    with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as client:
+        # what a client gets by default: a plan over the inline task limit answers with its id and estimates
+        cold_ms, size = fetch_ms(client, {"table": BENCH_TABLE})
+        results["service"] |= {"full_by_id_cold_ms": cold_ms, "full_by_id_bytes": size["bytes"]}
+        progress("service", f"a fresh service's default answer to the full plan: {cold_ms:,.0f} ms")
     progress("bench", "--- Spark + Iceberg Java in the driver (pyspark 3.5)")
     table_location = str(Path(location).parent.parent)
     results["spark_iceberg"] = run_json(
@@ -172,6 +178,8 @@ def report(r: dict[str, Any]) -> list[str]:
     rows = [
         ("service, cold full plan, whole body (zstd)", java_full, svc["full_cold_ms"], 0.5, java_fresh),
         ("service, warm full plan, whole body (zstd)", java_full, svc["full_warm_ms"], None, java_fresh),
+        ("service, cold full plan, default answer (by id)", java_full, svc.get("full_by_id_cold_ms", float("nan")),
+         None, java_fresh),
         ("service, warm selective plan (1 file)", java_one, svc["one_warm_ms"], 0.05, java_seq),
         ("Spark driver to partitions, first", spark_j["full"]["first_ms"], spark_o["full"]["first_ms"], 0.5, spark),
         ("Spark driver to partitions, warm", spark_j["full"]["warm_median_ms"], spark_o["full"]["warm_median_ms"],

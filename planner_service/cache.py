@@ -46,9 +46,11 @@ class LruCache(Generic[V]):
         if weight > self._max_bytes:
             return
         with self._lock:
-            if key not in self._data:
-                self._data[key] = (value, weight)
-                self.stats.bytes += weight
+            replaced = self._data.pop(key, None)  # a newer value replaces the old (e.g. with more in it)
+            if replaced is not None:
+                self.stats.bytes -= replaced[1]
+            self._data[key] = (value, weight)
+            self.stats.bytes += weight
             while self.stats.bytes > self._max_bytes and self._data:
                 _, (_, w) = self._data.popitem(last=False)
                 self.stats.bytes -= w

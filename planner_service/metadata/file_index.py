@@ -40,6 +40,7 @@ class FileIndex:
     frame: pl.DataFrame  # CORE_COLUMNS + STATS_COLUMNS, one row per live file
     partitions: tuple[Partition, ...]
     partition_id: Int32Array  # row -> index into `partitions`
+    has_stats: bool = True  # False: STATS_COLUMNS are all null, the statistics were not decoded
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
@@ -60,7 +61,8 @@ class FileIndex:
         interner = _Interner()
         remapped = [interner.ids(part.partitions)[part.partition_id] for part in parts]
         frame = pl.concat([p.frame for p in parts], how="vertical", rechunk=False)
-        return cls(frame, tuple(interner.partitions), np.concatenate(remapped).astype(np.int32, copy=False))
+        partition_id = np.concatenate(remapped).astype(np.int32, copy=False)
+        return cls(frame, tuple(interner.partitions), partition_id, all(p.has_stats for p in parts))
 
     # -- columns as arrays (computed once, kept) ---------------------------------------------------------
 
@@ -108,10 +110,15 @@ class FileIndex:
     @property
     def stats(self) -> StatsColumns:
         """Column statistics, decoded per field id on first use and kept with the index."""
+        self._require_stats()
         out = self._cache.get("stats")
         if out is None:
             out = self._cache["stats"] = StatsColumns(self.frame)
         return out
+
+    def _require_stats(self) -> None:
+        if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs
+            raise RuntimeError("This index was decoded without column statistics")
 
     # -- rows as objects ---------------------------------------------------------------------------------
 
@@ -119,6 +126,8 @@ class FileIndex:
         self, rows: Sequence[int] | Int64Array | None = None, with_stats: bool = False
     ) -> list[ContentFile]:
         """ContentFile objects for `rows` (all rows by default), in that order."""
+        if with_stats:
+            self._require_stats()
         if rows is None:
             frame, pids = self.frame, self.partition_id
         else:

@@ -48,7 +48,9 @@ _FILE_IDS = {
 _PATHS: dict[str, FieldPath] = {name: (fid,) for fid, name in _ENTRY_IDS.items()} | {
     name: (2, fid) for fid, name in _FILE_IDS.items()
 }
+_STATS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 _SELECT = frozenset(_PATHS.values())
+_SELECT_WITHOUT_STATS = frozenset(path for name, path in _PATHS.items() if name not in _STATS)
 _REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
 _COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 _BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
@@ -86,12 +88,14 @@ def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> Manifes
         raise CorruptMetadataError(f"Cannot read manifest {location}: {exc}") from None
 
 
-def live_entries(manifests: Sequence[ManifestBlocks]) -> list[FileIndex]:
-    """The live entries of each of `manifests` (all of one shape) as a FileIndex, decoded together."""
+def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -> list[FileIndex]:
+    """The live entries of each of `manifests` (all of one shape) as a FileIndex, decoded together.
+    Without `with_stats` the column statistics (about 40% of a manifest's bytes) are skipped, not decoded:
+    a plan without a filter never reads them."""
     first = manifests[0]
     assert all(m.shape == first.shape for m in manifests)
     try:
-        program = compile_schema(first.container.schema_text, _SELECT)
+        program = compile_schema(first.container.schema_text, _SELECT if with_stats else _SELECT_WITHOUT_STATS)
         missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
@@ -100,7 +104,7 @@ def live_entries(manifests: Sequence[ManifestBlocks]) -> list[FileIndex]:
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
             for m in manifests:
-                live_entries([m])
+                live_entries([m], with_stats)
         raise CorruptMetadataError(f"Cannot decode manifest {first.location}: {_reason(exc)}") from None
     convert = _partition_values(first.container.schema_text)
     # each row's group of equal partitions, by its first row (partitions are interned per group)
@@ -112,7 +116,7 @@ def live_entries(manifests: Sequence[ManifestBlocks]) -> list[FileIndex]:
     for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
         used, local = np.unique(partition_id[start:end], return_inverse=True)
         part = tuple(partitions[g] for g in used.tolist())
-        out.append(FileIndex(frame.slice(start, end - start), part, local.astype(np.int32)))
+        out.append(FileIndex(frame.slice(start, end - start), part, local.astype(np.int32), has_stats=with_stats))
     return out
 
 

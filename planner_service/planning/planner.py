@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -177,7 +177,10 @@ class ScanPlanner:
         if explain is not None:
             for m in ordered:
                 explain.manifest(m, *manifest_reason(m, row_filter))
-        index = self._index(kept)
+        # column statistics are decoded only when something reads them: the filter's metrics pruning,
+        # explain, or equality deletes (matched against the data files' bounds)
+        with_stats = not row_filter.is_true or explain is not None or delete_index.has_equality_deletes
+        index = self._index(kept, with_stats)
         might = row_filter.file_mask(index)
         if explain is not None:
             explain.data_files_of(index, row_filter)
@@ -190,27 +193,35 @@ class ScanPlanner:
             return FileTasks(index, rows, residual_id, residuals)
         return FileTasks(index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index))
 
-    def _index(self, manifests: list[ManifestFile]) -> FileIndex:
-        """The live entries of `manifests`, in their order, as one index (kept for the same manifests)."""
+    def _index(self, manifests: list[ManifestFile], with_stats: bool = True) -> FileIndex:
+        """The live entries of `manifests`, in their order, as one index (kept for the same manifests);
+        with their column statistics or, when not `with_stats`, perhaps without."""
         key = hashlib.sha1("\n".join(m.manifest_path for m in manifests).encode()).hexdigest()
-        return self._indexes.get_or_load(key, lambda: FileIndex.concat(self._live_entries(manifests)))
+        if not with_stats and (complete := self._indexes.get(f"{key}+stats")) is not None:
+            return complete
+        return self._indexes.get_or_load(
+            f"{key}+stats" if with_stats else key,
+            lambda: FileIndex.concat(self._live_entries(manifests, with_stats)),
+        )
 
     # -- I/O ------------------------------------------------------------------------------------------
 
-    def _live_entries(self, manifests: list[ManifestFile]) -> list[FileIndex]:
+    def _live_entries(self, manifests: list[ManifestFile], with_stats: bool) -> list[FileIndex]:
         """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
-        and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL)."""
+        and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
+        manifest decoded without statistics is decoded again when they are wanted (and replaced)."""
         found = [self._manifests.get(m.manifest_path) for m in manifests]
-        missing = [i for i, index in enumerate(found) if index is None]
+        missing = [i for i, index in enumerate(found) if index is None or (with_stats and not index.has_stats)]
         chunks = [missing[begin : begin + DECODE_CHUNK] for begin in range(0, len(missing), DECODE_CHUNK)]
-        decoded = self._pool.map(self._decode_chunk, [[manifests[i] for i in chunk] for chunk in chunks])
+        decode = partial(self._decode_chunk, with_stats=with_stats)
+        decoded = self._pool.map(decode, [[manifests[i] for i in chunk] for chunk in chunks])
         for chunk, indexes in zip(chunks, decoded, strict=True):
             for i, index in zip(chunk, indexes, strict=True):
                 self._manifests.put(manifests[i].manifest_path, index)
                 found[i] = index
         return [index for index in found if index is not None]
 
-    def _decode_chunk(self, manifests: list[ManifestFile]) -> list[FileIndex]:
+    def _decode_chunk(self, manifests: list[ManifestFile], with_stats: bool) -> list[FileIndex]:
         """The live entries of `manifests`, read and decoded together (those of one shape in one call)."""
         read = [read_manifest(self._read(m.manifest_path), m, m.manifest_path) for m in manifests]
         shapes: dict[tuple[int, str], list[int]] = {}
@@ -218,7 +229,7 @@ class ScanPlanner:
             shapes.setdefault(blocks.shape, []).append(i)
         out: list[FileIndex | None] = [None] * len(read)
         for members in shapes.values():
-            for i, index in zip(members, live_entries([read[i] for i in members]), strict=True):
+            for i, index in zip(members, live_entries([read[i] for i in members], with_stats), strict=True):
                 out[i] = index
         return [index for index in out if index is not None]
 

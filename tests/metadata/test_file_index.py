@@ -35,3 +35,13 @@ def test_concat_interns_partitions_by_java_equality() -> None:
     # -0.0 and 0.0 are different partitions for Java (Double.equals compares bits); (1, "x") is one
     assert both.partitions == ((0, (1, "x")), (0, (0.0,)), (0, (-0.0,)))
     assert both.partition_id.tolist() == [0, 1, 2, 0]
+
+
+def test_an_index_without_statistics_refuses_to_give_them() -> None:
+    frame = pl.DataFrame({"split_offsets": [None]}, schema={"split_offsets": pl.List(pl.Int64)})
+    index = FileIndex(frame, ((0, ()),), np.zeros(1, np.int32), has_stats=False)
+    with pytest.raises(RuntimeError, match="without column statistics"):
+        _ = index.stats
+    with pytest.raises(RuntimeError, match="without column statistics"):
+        index.content_files(with_stats=True)
+    assert not FileIndex.concat([index, FileIndex(frame, ((0, ()),), np.zeros(1, np.int32))]).has_stats
