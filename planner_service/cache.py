@@ -57,6 +57,13 @@ class LruCache(Generic[V]):
                 self.stats.evictions += 1
             self.stats.entries = len(self._data)
 
+    def discard(self, key: str) -> None:
+        with self._lock:
+            dropped = self._data.pop(key, None)
+            if dropped is not None:
+                self.stats.bytes -= dropped[1]
+                self.stats.entries = len(self._data)
+
     def get_or_load(self, key: str, load: Callable[[], V]) -> V:
         with self._lock:
             hit = self._data.get(key)

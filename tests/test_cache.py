@@ -25,6 +25,14 @@ def test_put_replaces_and_reweighs() -> None:
     assert cache.stats.bytes == 6 and cache.stats.entries == 1
 
 
+def test_discard() -> None:
+    cache: LruCache[str] = LruCache(10, len)
+    cache.put("a", "aa")
+    cache.discard("a")
+    cache.discard("missing")
+    assert cache.get("a") is None and cache.stats.bytes == 0 and cache.stats.entries == 0
+
+
 def test_too_heavy_values_are_not_kept_and_loads_run_once() -> None:
     cache: LruCache[str] = LruCache(3, len)
     cache.put("big", "xxxx")

@@ -116,6 +116,13 @@ class FileIndex:
             out = self._cache["stats"] = StatsColumns(self.frame)
         return out
 
+    def with_statistics(self, stats: pl.DataFrame) -> FileIndex:
+        """This index with its STATS_COLUMNS taken from `stats` (one row per row of it); the other columns
+        are shared, not copied."""
+        if stats.height != len(self) or list(stats.columns) != list(STATS_COLUMNS):
+            raise ValueError(f"Statistics of {stats.height} rows {stats.columns} for an index of {len(self)} rows")
+        return FileIndex(self.frame.with_columns(stats.get_columns()), self.partitions, self.partition_id, True)
+
     def _require_stats(self) -> None:
         if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs
             raise RuntimeError("This index was decoded without column statistics")

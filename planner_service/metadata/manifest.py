@@ -51,6 +51,7 @@ _PATHS: dict[str, FieldPath] = {name: (fid,) for fid, name in _ENTRY_IDS.items()
 _STATS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 _SELECT = frozenset(_PATHS.values())
 _SELECT_WITHOUT_STATS = frozenset(path for name, path in _PATHS.items() if name not in _STATS)
+_SELECT_STATS = frozenset(_PATHS[name] for name in ("status", *_STATS))
 _REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
 _COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 _BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
@@ -118,6 +119,41 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
         part = tuple(partitions[g] for g in used.tolist())
         out.append(FileIndex(frame.slice(start, end - start), part, local.astype(np.int32), has_stats=with_stats))
     return out
+
+
+def live_statistics(manifests: Sequence[ManifestBlocks]) -> list[pl.DataFrame]:
+    """The column statistics (STATS_COLUMNS) of each manifest's live entries, in live_entries' row order:
+    what an index decoded without them takes on (FileIndex.with_statistics) when a plan needs them."""
+    first = manifests[0]
+    try:
+        fields = decode(
+            compile_schema(first.container.schema_text, _SELECT_STATS),
+            [block for m in manifests for block in m.container.blocks],
+        )
+        status, _ = numpy_of(fields[_PATHS["status"]].cast(pa.int32()))
+        n = len(status)
+        arrays = [_column(fields.get(_PATHS[name]), name, n) for name in _STATS]
+        table = pa.Table.from_arrays(arrays, names=list(_STATS))
+    except (AvroError, pa.ArrowException, ValueError, TypeError, KeyError) as exc:
+        if len(manifests) > 1:  # name the manifest that fails
+            for m in manifests:
+                live_statistics([m])
+        raise CorruptMetadataError(f"Cannot decode manifest {first.location}: {_reason(exc)}") from None
+    counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
+    manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
+    live = status != DELETED
+    if not live.all():
+        table, manifest_of_row = table.filter(numpy_array(live)), manifest_of_row[live]
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1))
+    return [
+        frame.slice(start, end - start) for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
+    ]
+
+
+def _column(array: pa.Array | None, name: str, n: int) -> pa.Array:
+    return (array if array is not None else pa.nulls(n)).cast(_ARROW_TYPES[name])
 
 
 def _reason(exc: Exception) -> str:

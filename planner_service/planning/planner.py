@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.file_index import FileIndex
-from planner_service.metadata.manifest import live_entries, read_manifest
+from planner_service.metadata.manifest import ManifestBlocks, live_entries, live_statistics, read_manifest
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
@@ -37,6 +37,7 @@ from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
 from planner_service.splitting.combine import CombinedTasks, combine
 
+T = TypeVar("T")
 DECODE_CHUNK = 16  # manifests read and decoded together by one thread
 
 
@@ -197,8 +198,11 @@ class ScanPlanner:
         """The live entries of `manifests`, in their order, as one index (kept for the same manifests);
         with their column statistics or, when not `with_stats`, perhaps without."""
         key = hashlib.sha1("\n".join(m.manifest_path for m in manifests).encode()).hexdigest()
-        if not with_stats and (complete := self._indexes.get(f"{key}+stats")) is not None:
+        complete = self._indexes.get(f"{key}+stats")
+        if complete is not None:
             return complete
+        if with_stats:  # the index without statistics goes: its manifests' frames are freed as they are replaced
+            self._indexes.discard(key)
         return self._indexes.get_or_load(
             f"{key}+stats" if with_stats else key,
             lambda: FileIndex.concat(self._live_entries(manifests, with_stats)),
@@ -209,29 +213,47 @@ class ScanPlanner:
     def _live_entries(self, manifests: list[ManifestFile], with_stats: bool) -> list[FileIndex]:
         """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
         and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
-        manifest decoded without statistics is decoded again when they are wanted (and replaced)."""
+        manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
+        of its columns shared) and replaces itself in the cache."""
         found = [self._manifests.get(m.manifest_path) for m in manifests]
-        missing = [i for i, index in enumerate(found) if index is None or (with_stats and not index.has_stats)]
-        chunks = [missing[begin : begin + DECODE_CHUNK] for begin in range(0, len(missing), DECODE_CHUNK)]
-        decode = partial(self._decode_chunk, with_stats=with_stats)
-        decoded = self._pool.map(decode, [[manifests[i] for i in chunk] for chunk in chunks])
-        for chunk, indexes in zip(chunks, decoded, strict=True):
-            for i, index in zip(chunk, indexes, strict=True):
-                self._manifests.put(manifests[i].manifest_path, index)
-                found[i] = index
+        missing = [i for i, index in enumerate(found) if index is None]
+        lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
+        for work, wanted in (
+            (partial(self._decode_chunk, with_stats=with_stats), missing),
+            (self._stats_chunk, lacking),
+        ):
+            chunks = [wanted[begin : begin + DECODE_CHUNK] for begin in range(0, len(wanted), DECODE_CHUNK)]
+            done = self._pool.map(
+                work, [([manifests[i] for i in chunk], [found[i] for i in chunk]) for chunk in chunks]
+            )
+            for chunk, indexes in zip(chunks, done, strict=True):
+                for i, index in zip(chunk, indexes, strict=True):
+                    self._manifests.put(manifests[i].manifest_path, index)
+                    found[i] = index
         return [index for index in found if index is not None]
 
-    def _decode_chunk(self, manifests: list[ManifestFile], with_stats: bool) -> list[FileIndex]:
-        """The live entries of `manifests`, read and decoded together (those of one shape in one call)."""
+    def _decode_chunk(
+        self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool
+    ) -> list[FileIndex]:
+        """The live entries of the manifests, read and decoded together (those of one shape in one call)."""
+        return self._by_shape(work[0], lambda read: live_entries(read, with_stats))
+
+    def _stats_chunk(self, work: tuple[list[ManifestFile], list[FileIndex | None]]) -> list[FileIndex]:
+        """The indexes of the manifests (decoded without statistics) with their statistics."""
+        stats = self._by_shape(work[0], live_statistics)
+        return [index.with_statistics(s) for index, s in zip(work[1], stats, strict=True) if index is not None]
+
+    def _by_shape(self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]]) -> list[T]:
+        """`decode` applied to the manifests read, those of one shape together, results in their order."""
         read = [read_manifest(self._read(m.manifest_path), m, m.manifest_path) for m in manifests]
         shapes: dict[tuple[int, str], list[int]] = {}
         for i, blocks in enumerate(read):
             shapes.setdefault(blocks.shape, []).append(i)
-        out: list[FileIndex | None] = [None] * len(read)
+        out: list[T | None] = [None] * len(read)
         for members in shapes.values():
-            for i, index in zip(members, live_entries([read[i] for i in members], with_stats), strict=True):
-                out[i] = index
-        return [index for index in out if index is not None]
+            for i, result in zip(members, decode([read[i] for i in members]), strict=True):
+                out[i] = result
+        return [result for result in out if result is not None]
 
     def _read(self, location: str) -> bytes:
         try:

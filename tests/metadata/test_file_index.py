@@ -45,3 +45,10 @@ def test_an_index_without_statistics_refuses_to_give_them() -> None:
     with pytest.raises(RuntimeError, match="without column statistics"):
         index.content_files(with_stats=True)
     assert not FileIndex.concat([index, FileIndex(frame, ((0, ()),), np.zeros(1, np.int32))]).has_stats
+
+
+def test_statistics_must_fit_the_index() -> None:
+    frame = pl.DataFrame({"split_offsets": [None, None]}, schema={"split_offsets": pl.List(pl.Int64)})
+    index = FileIndex(frame, ((0, ()),), np.zeros(2, np.int32), has_stats=False)
+    with pytest.raises(ValueError, match="Statistics of 1 rows"):
+        index.with_statistics(pl.DataFrame({"value_counts": [None]}))
