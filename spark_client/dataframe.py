@@ -1,8 +1,9 @@
 """plan_and_read: a Spark DataFrame of an Iceberg table, planned by the service, read by the executors.
 
-The driver asks the service for the plan, then builds an RDD with exactly one element per partition
-(`parallelize(..., numSlices=task count)`), so that each CombinedScanTask becomes one Spark partition: the
-task's payload for a small plan, the task's index for a plan answered by id (the executor fetches the task).
+The driver asks the service for the plan, then builds a dataset with exactly one element per partition, so
+that each CombinedScanTask becomes one Spark partition: for a small plan an RDD of the tasks' payloads
+(`parallelize(..., numSlices=task count)`); for a plan answered by id `spark.range(count, numPartitions=
+count)`, made in the JVM, whose element i is task i's index (the executor fetches the task).
 `mapInArrow` turns each element into the task's rows as Arrow batches. Works on pyspark 3.5 and 4.x
 (mapInArrow needs pandas installed, as every pyspark Arrow feature does).
 """
@@ -80,7 +81,7 @@ def read_plan(
 
     An inline plan's tasks travel to the executors as payloads; a plan answered by id travels as task
     indexes (the driver never holds its files), and each executor fetches its task from `service_url`."""
-    from pyspark.sql.types import LongType, StringType, StructField
+    from pyspark.sql.types import StringType, StructField
     from pyspark.sql.types import StructType as SparkStruct
 
     schema = output_schema(plan["schema"], columns)
@@ -89,17 +90,14 @@ def read_plan(
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
     storage_options = dict(storage) if storage is not None else None
-    context = spark.sparkContext
-    rdd: RDD[tuple[Any]]
-    if is_inline(plan):
-        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows)
-        rdd = context.parallelize(task_payloads(plan), numSlices=count).map(lambda payload: (payload,))
-        column = StructField("task", StringType(), nullable=False)
-    else:
+    if not is_inline(plan):  # task i is partition i of a range made in the JVM: no Python RDD to pickle
         read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, (service_url, str(plan["plan-id"])))
-        rdd = context.parallelize(range(count), numSlices=count).map(lambda index: (index,))
-        column = StructField("task", LongType(), nullable=False)
-    tasks = spark.createDataFrame(rdd, SparkStruct([column]))
+        return spark.range(0, count, 1, numPartitions=count).mapInArrow(read, schema)
+    read = _ReadTasks(arrow_schema(schema), storage_options, max_rows)
+    rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(task_payloads(plan), numSlices=count).map(
+        lambda payload: (payload,)
+    )
+    tasks = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
     return tasks.mapInArrow(read, schema)
 
 
