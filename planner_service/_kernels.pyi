@@ -7,8 +7,23 @@ def decode_avro(
 def pack_bins(weights: Any, target: int, lookback: int, largest_first: bool) -> bytes: ...
 def render_rows(length: int, parts: list[tuple[Any, ...]]) -> bytes: ...
 def split_files(
-    sizes: Any, splittable: Any, offset_counts: Any, flat_offsets: Any, target: int
-) -> tuple[bytes, bytes, bytes, bytes]: ...
-def merge_bins(
-    bins: Any, owner: Any, start: Any, length: Any, is_split: Any, n_bins: int
+    sizes: Any,
+    splittable: Any,
+    offset_counts: Any,
+    flat_offsets: Any,
+    target: int,
+    delete_bytes: Any,
+    delete_counts: Any,
+    open_file_cost: int,
 ) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+def merge_bins(
+    bins: Any,
+    owner: Any,
+    start: Any,
+    length: Any,
+    is_split: Any,
+    n_bins: int,
+    file_sizes: Any,
+    record_counts: Any,
+    delete_bytes: Any,
+) -> tuple[bytes, bytes, bytes, bytes, bytes, bytes, bytes]: ...

@@ -98,7 +98,12 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
     meta = plan.table.metadata
     index = files.index
     types = partition_types(meta.specs, meta.schema)
-    partitions = [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions]
+    partitions = index.memo(  # rendered once per index (and the table's partition types)
+        f"partition-json:{types!r}",
+        lambda: [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions],
+    )
+    format_ids, formats = index.formats
+    format_json = [orjson.dumps(f.lower() if f is not None else None).decode() for f in formats]
     columns = index.frame.select(_DATA_FILE_COLUMNS)
     for begin in range(0, len(files), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(files))
@@ -106,21 +111,23 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
         contiguous = len(rows) and rows[-1] - rows[0] == len(rows) - 1  # rows ascend: a slice, not a copy
         chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
         yield _render_data_files(
-            chunk, index.spec_id[rows], (index.partition_id[rows], partitions),
+            chunk, index.spec_id[rows], (format_ids[rows], format_json), (index.partition_id[rows], partitions),
             files.residual_id[begin:end], _delete_refs(files, begin, end),
         )  # fmt: skip
 
 
 _DATA_FILE_COLUMNS = [
-    "file_path", "file_format", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id",
-    "key_metadata", "first_row_id", "data_sequence_number",
+    "file_path", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id", "key_metadata",
+    "first_row_id", "data_sequence_number",
 ]  # fmt: skip
+Snippets = tuple[np.ndarray[Any, Any], list[str]]  # each row's index into JSON texts, the texts
 
 
 def _render_data_files(
     frame: pl.DataFrame,
     spec_id: np.ndarray[Any, Any],
-    partition: tuple[np.ndarray[Any, Any], list[str]],
+    file_format: Snippets,
+    partition: Snippets,
     residual: np.ndarray[Any, Any],
     deletes: list[str] | None,
 ) -> bytes:
@@ -130,7 +137,7 @@ def _render_data_files(
     parts = [
         rows.literal('{"data-file":{"spec-id":'), rows.ints(spec_id),
         rows.literal(',"content":"data","file-path":'), rows.strings(col("file_path")),
-        rows.literal(',"file-format":'), rows.strings(col("file_format").str.to_lowercase()),
+        rows.literal(',"file-format":'), rows.snippets(*file_format),
         rows.literal(',"partition":'), rows.snippets(*partition),
         rows.literal(',"file-size-in-bytes":'), rows.ints(col("file_size_in_bytes")),
         rows.literal(',"record-count":'), rows.ints(col("record_count")),
@@ -142,9 +149,8 @@ def _render_data_files(
         "first_row_id": ("first-row-id", rows.ints),
         "data_sequence_number": ("sequence-number", rows.ints),
     }
-    nulls = frame.select(pl.col(list(optional)).null_count()).row(0)
-    for (name, (key, part)), n in zip(optional.items(), nulls, strict=True):
-        if n < frame.height:
+    for name, (key, part) in optional.items():
+        if col(name).null_count() < frame.height:
             parts += [rows.literal(f',"{key}":'), part(col(name))]
     parts += [rows.literal('},"residual":'), rows.ints(residual.astype(np.int64))]
     if deletes is not None:

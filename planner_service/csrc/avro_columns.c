@@ -30,6 +30,9 @@ typedef struct {
     const int32_t *children;
     Py_ssize_t n_children;
     Column *columns;
+    uint8_t *live;  /* per node: 1 when it or a node below it has an output slot */
+    int32_t *flat;  /* per node without outputs: the varints it is made of when it is only those, else 0 */
+    uint8_t *leafy;  /* per node: 1 for a record without outputs whose fields are all leaves */
     const uint8_t *p, *end;
     const char *error;
 } Decoder;
@@ -93,6 +96,7 @@ static int append_null(Decoder *d, int32_t n, int depth) {
     const int32_t *nd = node(d, n);
     int32_t type = nd[0], out = nd[1], a = nd[2], b = nd[3];
     static const uint8_t zeros[8] = {0};
+    if (!d->live[n]) return 0;
     if (depth > MAX_DEPTH) return fail(d, "the schema nests too deeply");
     switch (type) {
         case T_RECORD:
@@ -111,6 +115,187 @@ static int append_null(Decoder *d, int32_t n, int depth) {
     if (c->kind == K_BIN) return push_bytes(d, c, zeros, 0, 0);
     if (c->kind == K_LIST) return push_list_end(d, c, 0);
     return push_value(d, c, zeros, 0);
+}
+
+/* Skipping: a node with no output below it is passed over without decoding its values. */
+
+/* Past k variable-length integers: eight bytes at a time while at least eight remain to pass (a byte
+ * without its high bit ends an integer), then byte by byte; `run` counts the bytes of the integer under
+ * way, so that one longer than 10 bytes is an error either way. */
+static inline int skip_varints(Decoder *d, int64_t k) {
+    const uint8_t *p = d->p, *end = d->end;
+    int run = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (k >= 8 && end - p >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        uint64_t stops = ~word & 0x8080808080808080ULL;  /* the high bit of each byte that ends an integer */
+        if (stops == 0 || run + (__builtin_ctzll(stops) >> 3) >= 10) break;
+        k -= (int64_t)(((stops >> 7) * 0x0101010101010101ULL) >> 56);  /* how many end here */
+        run = __builtin_clzll(stops) >> 3;  /* the bytes after the last end */
+        p += 8;
+    }
+#endif
+    while (k > 0) {
+        if (p >= end) return fail(d, "a value runs past the end of its block");
+        if (*p++ & 0x80) {
+            if (++run == 10) return fail(d, "a variable-length integer is longer than 10 bytes");
+        } else {
+            run = 0;
+            k--;
+        }
+    }
+    d->p = p;
+    return 0;
+}
+
+static inline int skip_bytes(Decoder *d, int64_t n) {
+    if (n < 0) return fail(d, "a negative length");
+    if (n > d->end - d->p) return fail(d, "a value runs past the end of its block");
+    d->p += n;
+    return 0;
+}
+
+/* Past one value of a leaf type (not a record, union, array or map). */
+static inline int skip_leaf(Decoder *d, const int32_t *nd) {
+    int64_t v;
+    switch (nd[0]) {
+        case T_NULL:
+            return 0;
+        case T_INT:
+        case T_LONG:
+        case T_ENUM:
+            return skip_varints(d, 1);
+        case T_BOOL:
+            return skip_bytes(d, 1);
+        case T_FLOAT:
+            return skip_bytes(d, 4);
+        case T_DOUBLE:
+            return skip_bytes(d, 8);
+        case T_FIXED:
+            return skip_bytes(d, nd[2]);
+        default:  /* T_BYTES, T_STRING */
+            if (read_long(d, &v) < 0) return -1;
+            return skip_bytes(d, v);
+    }
+}
+
+static int is_leaf(int32_t type) { return type != T_RECORD && type != T_UNION && type != T_ARRAY && type != T_MAP; }
+
+static int skip(Decoder *d, int32_t n, int depth) {
+    const int32_t *nd = node(d, n);
+    int32_t type = nd[0], a = nd[2], b = nd[3];
+    int64_t v;
+    if (depth > MAX_DEPTH) return fail(d, "the schema nests too deeply");
+    if (d->flat[n]) return skip_varints(d, d->flat[n]);
+    switch (type) {
+        case T_NULL:
+            return 0;
+        case T_BOOL:
+            return skip_bytes(d, 1);
+        case T_FLOAT:
+            return skip_bytes(d, 4);
+        case T_DOUBLE:
+            return skip_bytes(d, 8);
+        case T_FIXED:
+            return skip_bytes(d, a);
+        case T_BYTES:
+        case T_STRING:
+            if (read_long(d, &v) < 0) return -1;
+            return skip_bytes(d, v);
+        case T_RECORD:
+            for (int32_t i = 0; i < b; i++)
+                if (skip(d, d->children[a + i], depth + 1) < 0) return -1;
+            return 0;
+        case T_UNION:
+            if (read_long(d, &v) < 0) return -1;
+            if (v < 0 || v >= b) return fail(d, "a union branch out of range");
+            return skip(d, d->children[a + v], depth + 1);
+        case T_ARRAY:
+        case T_MAP: {
+            int64_t count;
+            for (;;) {
+                if (read_long(d, &count) < 0) return -1;
+                if (count == 0) return 0;
+                if (count < 0) {  /* a block that gives its size in bytes: jumped over */
+                    int64_t size;
+                    if (count == INT64_MIN) return fail(d, "a bad array block count");
+                    if (read_long(d, &size) < 0 || skip_bytes(d, size) < 0) return -1;
+                    continue;
+                }
+                if (count > d->end - d->p) return fail(d, "an array is longer than its block");
+                if (type == T_ARRAY && d->flat[a]) {
+                    if (skip_varints(d, count * d->flat[a]) < 0) return -1;
+                    continue;
+                }
+                if (type == T_ARRAY && d->leafy[a]) {  /* records of leaves (a map's entries): no calls */
+                    const int32_t *item = node(d, a), *fields = d->children + item[2];
+                    for (int64_t i = 0; i < count; i++)
+                        for (int32_t f = 0; f < item[3]; f++)
+                            if (skip_leaf(d, node(d, fields[f])) < 0) return -1;
+                    continue;
+                }
+                for (int64_t i = 0; i < count; i++) {
+                    if (type == T_MAP && skip(d, a, depth + 1) < 0) return -1;
+                    if (skip(d, type == T_MAP ? b : a, depth + 1) < 0) return -1;
+                }
+            }
+        }
+        default:
+            return fail(d, "a bad program node");
+    }
+}
+
+/* d->live and d->flat for every node (the program is checked): to a fixed point, as nodes may refer to
+ * nodes after them. */
+static int analyse(Decoder *d) {
+    Py_ssize_t n_nodes = d->n_nodes;
+    d->live = calloc((size_t)n_nodes, 1);
+    d->flat = calloc((size_t)n_nodes, sizeof(int32_t));
+    d->leafy = calloc((size_t)n_nodes, 1);
+    if (d->live == NULL || d->flat == NULL || d->leafy == NULL) return -1;
+    for (Py_ssize_t n = 0; n < n_nodes; n++) {
+        const int32_t *nd = node(d, (int32_t)n);
+        d->live[n] = nd[1] >= 0;
+        d->flat[n] = nd[1] < 0 && (nd[0] == T_INT || nd[0] == T_LONG || nd[0] == T_ENUM);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (Py_ssize_t n = 0; n < n_nodes; n++) {
+            const int32_t *nd = node(d, (int32_t)n);
+            int32_t type = nd[0], a = nd[2], b = nd[3];
+            uint8_t live = d->live[n];
+            int64_t flat = 0;
+            if (type == T_RECORD || type == T_UNION) {
+                for (int32_t i = 0; i < b; i++) live |= d->live[d->children[a + i]];
+                if (type == T_RECORD && !live) {
+                    flat = b > 0;
+                    for (int32_t i = 0; i < b && flat; i++) {
+                        int32_t f = d->flat[d->children[a + i]];
+                        flat = f ? flat + f : 0;
+                    }
+                    flat = flat ? flat - 1 : 0;
+                    if (flat > 1 << 20) flat = 0;
+                }
+            } else if (type == T_ARRAY || type == T_MAP) {
+                live |= d->live[a] | (type == T_MAP && d->live[b]);
+            } else {
+                flat = d->flat[n];
+            }
+            if (live != d->live[n] || flat != d->flat[n]) {
+                d->live[n] = live;
+                d->flat[n] = (int32_t)flat;
+                changed = 1;
+            }
+        }
+    }
+    for (Py_ssize_t n = 0; n < n_nodes; n++) {
+        const int32_t *nd = node(d, (int32_t)n);
+        int leafy = nd[0] == T_RECORD && !d->live[n] && nd[3] > 0;
+        for (int32_t i = 0; i < nd[3] && leafy; i++) leafy = is_leaf(node(d, d->children[nd[2] + i])[0]);
+        d->leafy[n] = (uint8_t)leafy;
+    }
+    return 0;
 }
 
 static int decode(Decoder *d, int32_t n, int depth);
@@ -147,6 +332,7 @@ static int decode(Decoder *d, int32_t n, int depth) {
     int32_t type = nd[0], out = nd[1], a = nd[2], b = nd[3];
     Column *c = out >= 0 ? &d->columns[out] : NULL;
     int64_t v;
+    if (!d->live[n]) return skip(d, n, depth);
     if (depth > MAX_DEPTH) return fail(d, "the schema nests too deeply");
     switch (type) {
         case T_NULL:
@@ -305,7 +491,7 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*y*y*O!", &nodes, &children, &kinds, &PyList_Type, &blocks)) return NULL;
     Py_ssize_t n_blocks = PyList_GET_SIZE(blocks), n_columns = kinds.len / 4, parsed = 0;
     Decoder d = {(const int32_t *)nodes.buf, nodes.len / 16, (const int32_t *)children.buf, children.len / 4,
-                 NULL, NULL, NULL, NULL};
+                 NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     Py_buffer *views = PyMem_Calloc((size_t)n_blocks + 1, sizeof(Py_buffer));
     long long *counts = PyMem_Calloc((size_t)n_blocks + 1, sizeof(long long));
     d.columns = calloc((size_t)n_columns + 1, sizeof(Column));
@@ -316,6 +502,10 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
     const char *bad = d.n_nodes == 0 ? "an empty program" : check_program(&d, n_columns, (const int32_t *)kinds.buf);
     if (bad != NULL) {
         PyErr_Format(PyExc_ValueError, "decode_avro: %s", bad);
+        goto done;
+    }
+    if (analyse(&d) < 0) {
+        PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t i = 0; i < n_columns; i++) {
@@ -371,6 +561,9 @@ done:
         free(d.columns[i].offsets.p);
     }
     free(d.columns);
+    free(d.live);
+    free(d.flat);
+    free(d.leafy);
     PyMem_Free(views);
     PyMem_Free(counts);
     PyBuffer_Release(&nodes);

@@ -13,11 +13,13 @@ static PyMethodDef methods[] = {
      "render_rows(length, parts) -> bytes: `length` rows rendered by `parts` (literals and columns), joined\n"
      "by commas (planner_service/api/json_rows.py describes the parts)."},
     {"split_files", kernels_split_files, METH_VARARGS,
-     "split_files(sizes, splittable, offset_counts, flat_offsets, target) -> (owner, start, length, is_split)\n"
-     "as bytes of int64 (is_split: uint8) (planner_service/splitting/splits.py)."},
+     "split_files(sizes, splittable, offset_counts, flat_offsets, target, delete_bytes, delete_counts,\n"
+     "open_file_cost) -> (owner, start, length, is_split, weight) as bytes of int64 (is_split: uint8)\n"
+     "(planner_service/splitting/splits.py)."},
     {"merge_bins", kernels_merge_bins, METH_VARARGS,
-     "merge_bins(bins, owner, start, length, is_split, n_bins) -> (task offsets, file, start, length, is_split)\n"
-     "of the merged ranges (planner_service/splitting/combine.py)."},
+     "merge_bins(bins, owner, start, length, is_split, n_bins, file_sizes, record_counts, delete_bytes)\n"
+     "-> (task offsets, file, start, length, is_split, task size bytes, task estimated rows) of the merged\n"
+     "ranges (planner_service/splitting/combine.py)."},
     {NULL, NULL, 0, NULL},
 };
 

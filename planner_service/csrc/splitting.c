@@ -32,17 +32,24 @@ static int64_t ranges_of(int64_t size, uint8_t splittable, const int64_t *offset
     return size <= 0 ? 0 : size / target + (size % target != 0);
 }
 
+/* Each range's weight for packing (TableScanUtil.planTasks): its length plus all of its file's delete bytes,
+ * and at least one open per file it opens (the data file and each delete file). */
 PyObject *kernels_split_files(PyObject *self, PyObject *args) {
-    Py_buffer sizes, splittable, counts, flat;
-    long long target;
+    Py_buffer sizes, splittable, counts, flat, deletes, delete_counts;
+    long long target, open_cost;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*L", &sizes, &splittable, &counts, &flat, &target)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Ly*y*L", &sizes, &splittable, &counts, &flat, &target, &deletes,
+                          &delete_counts, &open_cost))
+        return NULL;
     Py_ssize_t n = sizes.len / 8, n_flat = flat.len / 8;
-    const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf;
+    const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf, *delete_bytes = deletes.buf,
+                  *delete_files = delete_counts.buf;
     const uint8_t *can = splittable.buf;
     int64_t total = 0, used = 0;
-    const char *bad = target <= 0 ? "a split size <= 0" : NULL;
-    if (bad == NULL && (splittable.len != n || counts.len / 8 != n)) bad = "columns of different lengths";
+    const char *bad = target <= 0 ? "a split size <= 0" : open_cost < 0 ? "a file open cost < 0" : NULL;
+    if (bad == NULL && (splittable.len != n || counts.len / 8 != n || deletes.len / 8 != n ||
+                        delete_counts.len / 8 != n))
+        bad = "columns of different lengths";
     for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
         int how;
         if (count[i] < 0 || count[i] > n_flat - used) {
@@ -56,18 +63,19 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "split_files: %s", bad);
         goto done;
     }
-    void *o, *s, *l, *f;
+    void *o, *s, *l, *f, *w;
     PyObject *owner = new_bytes(total * 8, &o), *start = new_bytes(total * 8, &s), *length = new_bytes(total * 8, &l),
-             *is_split = new_bytes(total, &f);
-    if (owner == NULL || start == NULL || length == NULL || is_split == NULL) {
+             *is_split = new_bytes(total, &f), *weight = new_bytes(total * 8, &w);
+    if (owner == NULL || start == NULL || length == NULL || is_split == NULL || weight == NULL) {
         Py_XDECREF(owner);
         Py_XDECREF(start);
         Py_XDECREF(length);
         Py_XDECREF(is_split);
+        Py_XDECREF(weight);
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
-    int64_t *own = o, *begin = s, *len = l, r = 0;
+    int64_t *own = o, *begin = s, *len = l, *weigh = w, r = 0;
     uint8_t *split = f;
     used = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -86,49 +94,63 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
                 first = 0;
                 end = size[i];
             }
+            int64_t opens = (1 + delete_files[i]) * open_cost;
             own[r] = i;
             begin[r] = first;
             len[r] = end - first;
             split[r] = how != 0;
+            weigh[r] = len[r] + delete_bytes[i] > opens ? len[r] + delete_bytes[i] : opens;
         }
         used += count[i];
     }
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(NNNN)", owner, start, length, is_split);
+    result = Py_BuildValue("(NNNNN)", owner, start, length, is_split, weight);
 done:
     PyBuffer_Release(&sizes);
     PyBuffer_Release(&splittable);
     PyBuffer_Release(&counts);
     PyBuffer_Release(&flat);
+    PyBuffer_Release(&deletes);
+    PyBuffer_Release(&delete_counts);
     return result;
 }
 
+/* A run's share of its file's records (BaseScanTaskGroup / ScanTaskUtil: length / file size * records,
+ * in doubles, truncated), and all of its file's delete bytes counted with its length. */
+static inline int64_t run_rows(int64_t length, int64_t file_size, int64_t records) {
+    return file_size > 0 ? (int64_t)(((double)length / (double)file_size) * (double)records) : records;
+}
+
 PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
-    Py_buffer bins_view, owner_view, start_view, length_view, split_view;
+    Py_buffer bins_view, owner_view, start_view, length_view, split_view, sizes_view, records_view, deletes_view;
     long long n_bins;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*L", &bins_view, &owner_view, &start_view, &length_view, &split_view,
-                          &n_bins))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Ly*y*y*", &bins_view, &owner_view, &start_view, &length_view,
+                          &split_view, &n_bins, &sizes_view, &records_view, &deletes_view))
         return NULL;
-    Py_ssize_t n = bins_view.len / 8;
-    const int64_t *bins = bins_view.buf, *owner = owner_view.buf, *start = start_view.buf, *length = length_view.buf;
+    Py_ssize_t n = bins_view.len / 8, n_files = sizes_view.len / 8;
+    const int64_t *bins = bins_view.buf, *owner = owner_view.buf, *start = start_view.buf, *length = length_view.buf,
+                  *file_size = sizes_view.buf, *file_records = records_view.buf, *delete_bytes = deletes_view.buf;
     const uint8_t *is_split = split_view.buf;
     const char *bad = NULL;
     if (owner_view.len / 8 != n || start_view.len / 8 != n || length_view.len / 8 != n || split_view.len != n ||
-        n_bins < 0)
+        n_bins < 0 || records_view.len / 8 != n_files || deletes_view.len / 8 != n_files)
         bad = "columns of different lengths";
-    for (Py_ssize_t i = 0; bad == NULL && i < n; i++)
+    for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
         if (bins[i] < 0 || bins[i] >= n_bins) bad = "a bin out of range";
+        else if (owner[i] < 0 || owner[i] >= n_files) bad = "a range of no file";
+    }
     if (bad != NULL) {
         PyErr_Format(PyExc_ValueError, "merge_bins: %s", bad);
         goto done;
     }
     int64_t *first = calloc((size_t)n_bins + 1, 8), *order = malloc((size_t)(n ? n : 1) * 8);
-    void *t, *rf, *rs, *rl, *rx;
+    void *t, *rf, *rs, *rl, *rx, *tb, *tr;
     PyObject *tasks = new_bytes((Py_ssize_t)(n_bins + 1) * 8, &t), *run_file = new_bytes(n * 8, &rf),
-             *run_start = new_bytes(n * 8, &rs), *run_length = new_bytes(n * 8, &rl), *run_split = new_bytes(n, &rx);
+             *run_start = new_bytes(n * 8, &rs), *run_length = new_bytes(n * 8, &rl), *run_split = new_bytes(n, &rx),
+             *task_bytes = new_bytes((Py_ssize_t)n_bins * 8, &tb), *task_rows = new_bytes((Py_ssize_t)n_bins * 8, &tr);
     if (first == NULL || order == NULL || tasks == NULL || run_file == NULL || run_start == NULL ||
-        run_length == NULL || run_split == NULL) {
+        run_length == NULL || run_split == NULL || task_bytes == NULL || task_rows == NULL) {
         free(first);
         free(order);
         Py_XDECREF(tasks);
@@ -136,6 +158,8 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
         Py_XDECREF(run_start);
         Py_XDECREF(run_length);
         Py_XDECREF(run_split);
+        Py_XDECREF(task_bytes);
+        Py_XDECREF(task_rows);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
@@ -171,6 +195,16 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
     tasks_at[n_bins] = runs;
     for (int64_t b = n_bins - 1; b >= 0; b--)
         if (tasks_at[b] < 0) tasks_at[b] = tasks_at[b + 1];  /* (an empty bin: no task has none, but be exact) */
+    int64_t *bytes_of = tb, *rows_of = tr;
+    for (int64_t b = 0; b < n_bins; b++) {  /* CombinedScanTask.sizeBytes and estimatedRowsCount */
+        int64_t size = 0, rows = 0;
+        for (int64_t k = tasks_at[b]; k < tasks_at[b + 1]; k++) {
+            size += len[k] + delete_bytes[file[k]];
+            rows += run_rows(len[k], file_size[file[k]], file_records[file[k]]);
+        }
+        bytes_of[b] = size;
+        rows_of[b] = rows;
+    }
     Py_END_ALLOW_THREADS
     free(first);
     free(order);
@@ -181,14 +215,19 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
         Py_XDECREF(run_start);
         Py_XDECREF(run_length);
         Py_XDECREF(run_split);
+        Py_XDECREF(task_bytes);
+        Py_XDECREF(task_rows);
         goto done;
     }
-    result = Py_BuildValue("(NNNNN)", tasks, run_file, run_start, run_length, run_split);
+    result = Py_BuildValue("(NNNNNNN)", tasks, run_file, run_start, run_length, run_split, task_bytes, task_rows);
 done:
     PyBuffer_Release(&bins_view);
     PyBuffer_Release(&owner_view);
     PyBuffer_Release(&start_view);
     PyBuffer_Release(&length_view);
     PyBuffer_Release(&split_view);
+    PyBuffer_Release(&sizes_view);
+    PyBuffer_Release(&records_view);
+    PyBuffer_Release(&deletes_view);
     return result;
 }

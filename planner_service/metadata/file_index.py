@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import polars as pl
@@ -25,6 +25,7 @@ Int32Array = np.ndarray[Any, np.dtype[np.int32]]
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 Partition = tuple[int, tuple[Any, ...]]  # (spec id, internal values in spec field order)
+T = TypeVar("T")
 
 STATS_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 # column_sizes (field 108) is not kept: planning never reads it
@@ -83,13 +84,32 @@ class FileIndex:
             out = self._cache["spec_id"] = specs[self.partition_id] if len(self.partitions) else self.partition_id
         return out
 
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """`make()`, computed once for this index and kept with it (a derived column, rendered snippets)."""
+        out = self._cache.get(key)
+        if out is None:
+            out = self._cache[key] = make()
+        return cast(T, out)
+
+    @property
+    def formats(self) -> tuple[Int64Array, list[str | None]]:
+        """The file formats as written: (each row's index into the distinct ones, the distinct ones)."""
+        return self.memo("formats", self._formats)
+
+    def _formats(self) -> tuple[Int64Array, list[str | None]]:
+        column = self.frame.get_column("file_format")
+        distinct = column.drop_nulls().unique(maintain_order=True)
+        codes = pl.Series(range(len(distinct)), dtype=pl.Int64)
+        ids = column.replace_strict(distinct, codes, default=len(distinct), return_dtype=pl.Int64)
+        return np.asarray(ids.fill_null(len(distinct)).to_numpy(), np.int64), [*distinct.to_list(), None]
+
     @property
     def splittable(self) -> BoolArray:
-        out = self._cache.get("splittable")
-        if out is None:
-            upper = self.frame.get_column("file_format").str.to_uppercase()
-            out = self._cache["splittable"] = np.asarray(upper.is_in(list(SPLITTABLE_FORMATS)).to_numpy(), bool)
-        return out
+        def make() -> BoolArray:
+            ids, formats = self.formats
+            return np.array([f is not None and f.upper() in SPLITTABLE_FORMATS for f in formats], bool)[ids]
+
+        return self.memo("splittable", make)
 
     def split_offsets(self, rows: Int64Array) -> tuple[Int64Array, Int64Array]:
         """The split offsets of `rows` (ascending row numbers): (count per row, all offsets flat in row order)."""

@@ -68,38 +68,30 @@ def _check_split_options(split_size: int, lookback: int, open_file_cost: int) ->
 
 def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: int) -> CombinedTasks:
     _check_split_options(split_size, lookback, open_file_cost)
-    splits = split_files(files.sizes, files.splittable, files.offset_counts, files.flat_offsets, split_size)
-    owner = splits.owner
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
-    weights = np.maximum(splits.length + files.delete_bytes[owner], (1 + files.delete_counts[owner]) * open_file_cost)
-    bins = pack_bins(weights, split_size, lookback)
+    splits = split_files(
+        files.sizes, files.splittable, files.offset_counts, files.flat_offsets, split_size,
+        files.delete_bytes, files.delete_counts, open_file_cost,
+    )  # fmt: skip
+    bins = pack_bins(splits.weight, split_size, lookback)
 
     # TableScanUtil.mergeTasks: within a bin, a split continues the previous one when both are splits of
-    # the same file and the ranges touch; a run of such splits becomes one range
+    # the same file and the ranges touch; a run of such splits becomes one range. Each task's size is its
+    # ranges' lengths plus their files' delete bytes; its rows, each range's share of its file's records.
     n_tasks = int(bins.max()) + 1 if len(bins) else 0
-    merged = _kernels.merge_bins(bins, owner, splits.start, splits.length, splits.is_split, n_tasks)
+    merged = _kernels.merge_bins(
+        bins, splits.owner, splits.start, splits.length, splits.is_split, n_tasks,
+        _int64(files.sizes), _int64(files.record_counts), _int64(files.delete_bytes),
+    )  # fmt: skip
     offsets, run_file, run_start, run_length = (np.frombuffer(b, np.int64) for b in merged[:4])
-    run_is_split = np.frombuffer(merged[4], np.bool_)
-    file_size = files.sizes[run_file]
-    records = files.record_counts[run_file]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rows = np.where(file_size > 0, (run_length / np.where(file_size > 0, file_size, 1)) * records, records)
-    piece_bytes = run_length + files.delete_bytes[run_file]
+    size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(
-        offsets,
-        run_file,
-        run_start,
-        run_length,
-        run_is_split,
-        _per_task(piece_bytes, offsets),
-        _per_task(rows.astype(np.int64), offsets),
+        offsets, run_file, run_start, run_length, np.frombuffer(merged[4], np.bool_), size_bytes, estimated_rows
     )
 
 
-def _per_task(values: Int64Array, offsets: Int64Array) -> Int64Array:
-    if len(offsets) <= 1:
-        return np.zeros(0, np.int64)
-    return np.add.reduceat(values, offsets[:-1]).astype(np.int64)
+def _int64(values: Int64Array) -> Int64Array:
+    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 def file_columns(

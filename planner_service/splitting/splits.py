@@ -36,27 +36,39 @@ class Splits:
     start: Int64Array
     length: Int64Array
     is_split: BoolArray
+    weight: Int64Array  # for packing: the length plus the file's delete bytes, at least its files' open costs
 
     def __len__(self) -> int:
         return len(self.owner)
 
 
 def split_files(
-    sizes: Int64Array, splittable: BoolArray, offset_counts: Int64Array, flat_offsets: Int64Array, target_size: int
+    sizes: Int64Array,
+    splittable: BoolArray,
+    offset_counts: Int64Array,
+    flat_offsets: Int64Array,
+    target_size: int,
+    delete_bytes: Int64Array | None = None,
+    delete_counts: Int64Array | None = None,
+    open_file_cost: int = 0,
 ) -> Splits:
     """The ranges of n files: their sizes, whether each is splittable, and their split offsets (the count
-    per file, and all offsets one file after the other)."""
+    per file, and all offsets one file after the other); weighed for packing (TableScanUtil.planTasks)
+    with the content bytes and number of the delete files of each file (none when not given)."""
     if target_size <= 0:
         raise ValueError(f"Split size must be > 0: {target_size}")
-    owner, start, length, is_split = _kernels.split_files(
+    zeros = np.zeros(len(sizes), np.int64)
+    owner, start, length, is_split, weight = _kernels.split_files(
         _int64(sizes), np.ascontiguousarray(splittable, dtype=np.bool_), _int64(offset_counts), _int64(flat_offsets),
-        int(target_size),
+        int(target_size), _int64(zeros if delete_bytes is None else delete_bytes),
+        _int64(zeros if delete_counts is None else delete_counts), int(open_file_cost),
     )  # fmt: skip
     return Splits(
         np.frombuffer(owner, np.int64),
         np.frombuffer(start, np.int64),
         np.frombuffer(length, np.int64),
         np.frombuffer(is_split, np.bool_),
+        np.frombuffer(weight, np.int64),
     )
 
 

@@ -215,3 +215,53 @@ def test_a_wrong_program_is_refused_not_run() -> None:
     program = compile_schema(container.schema_text, ALL)
     with pytest.raises(ValueError, match="decode_avro"):
         _kernels.decode_avro(program.nodes, b"\xff\xff\xff\x7f", program.kinds, container.blocks)
+
+
+def test_each_field_alone_decodes_as_with_all_others() -> None:
+    """A field decoded with every other one skipped (the skipping path: flat varint runs, records of
+    leaves, nested arrays, maps, unions) gives what decoding everything gives."""
+    data = _write([_record(i) for i in range(60)], block=9)
+    every = _decode(data)
+    for path in ALL:
+        assert _decode(data, frozenset({path})) == {path: every[path]}, FIELDS[path[0]]
+    assert _decode(data, frozenset({(10, 12)}))[(10, 12)] == [r and r["y"] for r in every[(10,)]]
+
+
+def test_damage_in_a_skipped_field_still_fails() -> None:
+    data = bytearray(_write([_record(i) for i in range(20)]))
+    start, _ = _blocks(bytes(data))
+    data[start + 1 : start + 12] = b"\xff" * 11  # field "i" (skipped below): an 11-byte varint
+    with pytest.raises(AvroError, match="longer than 10 bytes"):
+        _decode(bytes(data), frozenset({(7,)}))
+
+
+def _zigzag(*values: int) -> bytes:
+    out = bytearray()
+    for v in values:
+        n = (v << 1) ^ (v >> 63)
+        while n > 0x7F:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        out.append(n)
+    return bytes(out)
+
+
+def test_array_blocks_that_give_their_byte_size() -> None:
+    """Avro writers may write an array block as a negative count and its size in bytes: decoded item by
+    item when selected, jumped over when skipped."""
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "a", "type": {"type": "array", "items": "long"}, "field-id": 1},
+        {"name": "z", "type": "long", "field-id": 2},
+    ]}  # fmt: skip
+    items = _zigzag(1, 300)
+    raw = _zigzag(-2, len(items)) + items + _zigzag(1) + _zigzag(-7) + _zigzag(0) + _zigzag(5)
+    text = json.dumps(schema)
+    for select, expected in [
+        (frozenset({(1,), (2,)}), {(1,): [[1, 300, -7]], (2,): [5]}),
+        (frozenset({(2,)}), {(2,): [5]}),
+    ]:
+        got = decode(compile_schema(text, select), [(raw, 1)])
+        assert {path: array.to_pylist() for path, array in got.items()} == expected
+    lying = _zigzag(-2, 99) + items + _zigzag(0) + _zigzag(5)  # a block size past the end of the block
+    with pytest.raises(AvroError, match="past the end"):
+        decode(compile_schema(text, frozenset({(2,)})), [(lying, 1)])

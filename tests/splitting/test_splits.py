@@ -79,14 +79,32 @@ def test_the_compiled_loops_refuse_inconsistent_columns() -> None:
 
     from planner_service import _kernels
 
-    sizes = np.array([10, 20], np.int64)
+    sizes, none = np.array([10, 20], np.int64), np.zeros(2, np.int64)
     with pytest.raises(ValueError, match="split_files: split offset counts past the offsets"):
-        _kernels.split_files(sizes, np.ones(2, bool), np.array([1, 5], np.int64), np.array([0, 4], np.int64), 8)
+        _kernels.split_files(
+            sizes, np.ones(2, bool), np.array([1, 5], np.int64), np.array([0, 4], np.int64), 8, none, none, 0
+        )
     with pytest.raises(ValueError, match="split_files: a split size <= 0"):
-        _kernels.split_files(sizes, np.ones(2, bool), np.zeros(2, np.int64), np.zeros(0, np.int64), 0)
+        _kernels.split_files(sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 0, none, none, 0)
+    with pytest.raises(ValueError, match="split_files: columns of different lengths"):
+        _kernels.split_files(sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 8, np.zeros(1, np.int64), none, 0)
     ranges = np.zeros(3, np.int64)
     with pytest.raises(ValueError, match="merge_bins: a bin out of range"):
-        _kernels.merge_bins(np.array([0, 1, 7], np.int64), ranges, ranges, ranges, np.zeros(3, bool), 2)
+        _kernels.merge_bins(
+            np.array([0, 1, 7], np.int64), ranges, ranges, ranges, np.zeros(3, bool), 2, sizes, none, none
+        )
+    with pytest.raises(ValueError, match="merge_bins: a range of no file"):
+        _kernels.merge_bins(
+            np.zeros(3, np.int64),
+            np.array([0, 1, 2], np.int64),
+            ranges,
+            ranges,
+            np.zeros(3, bool),
+            1,
+            sizes,
+            none,
+            none,
+        )
 
 
 def test_splits_of_huge_files_do_not_overflow() -> None:
