@@ -9,11 +9,12 @@ On the bench table (bench/make_table.py; built once with Iceberg Java and cached
    (`id = X`: every manifest read, one file kept) without the pool (sequential), warm.
 2. The service (`scan-planner serve`, fresh): the first full plan (cold caches) until the whole body is
    received, inline (every file and task; `Accept-Encoding: zstd`), then warm; the default answer for the
-   full plan (its plan id: over the inline task limit), warm and, from another fresh service, cold; the
-   selective plan, cold and warm.
+   full plan (its plan id: over the inline task limit), warm and, from other fresh services, cold; the
+   selective plan, cold and warm. Cold figures are the median of --cold-runs fresh services.
 3. Spark drivers (bench/driver_partitions.py): `spark.read.format("iceberg").load(t).rdd.getNumPartitions()`
    on pyspark 3.5 + the Iceberg runtime against `plan_and_read(spark, t).rdd.getNumPartitions()` on the
-   project's pyspark 4 with a fresh service: first, warm, selective.
+   project's pyspark 4 with a fresh service: first, warm, selective; --cold-runs fresh sessions of each,
+   taken in turn, and the medians of their figures.
 4. Memory: a fresh service's peak RSS over 2 full (inline) + 3 selective plans, against PyIceberg 0.12's
    peak for plan_files() of the full table (bench/py_plan.py).
 Prints the times side by side with the ratios and the issue's targets; writes --out as JSON.
@@ -105,50 +106,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     progress("bench", "--- the service over HTTP")
     with bench_service(args.src, location) as service:
         results["service"] = service_times(service, one, args.repeat)
-    with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as client:
+    colds = [results["service"]["full_cold_ms"]]
+    by_id = []
+    for run_number in range(args.cold_runs):
         # what a client gets by default: a plan over the inline task limit answers with its id and estimates
-        cold_ms, size = fetch_ms(client, {"table": BENCH_TABLE})
-        results["service"] |= {"full_by_id_cold_ms": cold_ms, "full_by_id_bytes": size["bytes"]}
-        progress("service", f"a fresh service's default answer to the full plan: {cold_ms:,.0f} ms")
-    progress("bench", "--- Spark + Iceberg Java in the driver (pyspark 3.5)")
+        with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as client:
+            cold_ms, size = fetch_ms(client, {"table": BENCH_TABLE})
+            by_id.append(cold_ms)
+            results["service"]["full_by_id_bytes"] = size["bytes"]
+        if run_number:  # the first inline cold came with the warm figures above
+            with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as c:
+                colds.append(fetch_ms(c, {"table": BENCH_TABLE, "inline-task-limit": INLINE})[0])
+    results["service"] |= {
+        "full_cold_runs_ms": colds, "full_cold_ms": statistics.median(colds),
+        "full_by_id_cold_runs_ms": by_id, "full_by_id_cold_ms": statistics.median(by_id),
+    }  # fmt: skip
+    progress("service", f"fresh services: full inline cold {colds} ms, default answer (by id) cold {by_id} ms")
     table_location = str(Path(location).parent.parent)
-    results["spark_iceberg"] = run_json(
-        "spark + iceberg",
-        [
-            java["python"],
-            str(BENCH / "driver_partitions.py"),
-            "iceberg",
-            "--table-location",
-            table_location,
-            "--one-id",
-            str(one_id),
-            "--repeat",
-            str(args.repeat),
-            "--jars",
-            ",".join(java["jars"]),
-        ],
-        java["env"],
-        args.timeout,
-    )
-    progress("bench", "--- plan_and_read in the driver (pyspark 4), a fresh service")
-    with bench_service(args.src, location) as service:
-        path = f"{args.src}:{BENCH}"
-        results["spark_ours"] = run_json(
-            "spark + ours",
-            [
-                sys.executable,
-                str(BENCH / "driver_partitions.py"),
-                "ours",
-                "--service-url",
-                service.url,
-                "--one-id",
-                str(one_id),
-                "--repeat",
-                str(args.repeat),
-            ],
-            {**java["env"], "PYTHONPATH": path, "JAVA_HOME": env["java_home"]},
-            args.timeout,
-        )
+    iceberg_driver = [java["python"], str(BENCH / "driver_partitions.py"), "iceberg", "--table-location",
+                      table_location, "--one-id", str(one_id), "--repeat", str(args.repeat), "--jars",
+                      ",".join(java["jars"])]  # fmt: skip
+    ours_env = {**java["env"], "PYTHONPATH": f"{args.src}:{BENCH}", "JAVA_HOME": env["java_home"]}
+    spark_iceberg, spark_ours = [], []
+    for run_number in range(args.cold_runs):
+        progress("bench", f"--- Spark + Iceberg Java in the driver (pyspark 3.5), session {run_number + 1}")
+        spark_iceberg.append(run_json("spark + iceberg", iceberg_driver, java["env"], args.timeout))
+        progress("bench", f"--- plan_and_read in the driver (pyspark 4), a fresh service, session {run_number + 1}")
+        with bench_service(args.src, location) as service:
+            ours_driver = [sys.executable, str(BENCH / "driver_partitions.py"), "ours", "--service-url", service.url,
+                           "--one-id", str(one_id), "--repeat", str(args.repeat)]  # fmt: skip
+            spark_ours.append(run_json("spark + ours", ours_driver, ours_env, args.timeout))
+    results["spark_iceberg"], results["spark_ours"] = _medians(spark_iceberg), _medians(spark_ours)
     progress("bench", "--- memory: the service over 2 full + 3 selective plans; PyIceberg plan_files()")
     results["service_memory"] = service_memory(args, location, one)
     if args.no_pyiceberg:
@@ -162,6 +150,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if results["pyiceberg"]["files"] != full_files:
         raise BenchError(f"PyIceberg planned {results['pyiceberg']['files']} files, the table has {full_files}")
     return results
+
+
+def _medians(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first session's figures, with first / warm times the medians over every session (each run's
+    figures kept under "sessions")."""
+    out: dict[str, Any] = {**sessions[0], "sessions": sessions}
+    for scan in ("full", "one"):
+        out[scan] = {
+            **sessions[0][scan],
+            "first_ms": statistics.median(s[scan]["first_ms"] for s in sessions),
+            "warm_median_ms": statistics.median(s[scan]["warm_median_ms"] for s in sessions),
+        }
+    return out
 
 
 def report(r: dict[str, Any]) -> list[str]:
@@ -214,6 +215,12 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=200_000)
     parser.add_argument("--manifests", type=int, default=400)
     parser.add_argument("--repeat", type=int, default=3, help="warm repeats of each measurement (default 3)")
+    parser.add_argument(
+        "--cold-runs",
+        type=int,
+        default=3,
+        help="fresh services and Spark sessions whose cold figures' median is taken (default 3)",
+    )
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds each step may take")
     parser.add_argument("--src", type=Path, default=REPO, help="the checkout whose planner_service to serve")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "scale-latest.json")

@@ -29,31 +29,63 @@ static inline const int64_t *i64(const Py_buffer *view) { return (const int64_t 
 
 static inline int64_t count64(const Py_buffer *view) { return view->len / 8; }
 
-static int put_int(Buf *out, int64_t value) {
+/* Writers into memory reserved beforehand (row_bound): each returns the position after what it wrote. */
+
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+static inline char *put_int(char *p, int64_t value) {
     char digits[24];
-    int n = 0;
+    char *end = digits + sizeof digits, *d = end;
     uint64_t v = value < 0 ? (uint64_t)0 - (uint64_t)value : (uint64_t)value;
-    do {
-        digits[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    if (buf_reserve(out, (size_t)n + 1) < 0) return -1;
-    if (value < 0) out->p[out->len++] = '-';
-    while (n) out->p[out->len++] = digits[--n];
-    return 0;
+    while (v >= 100) {
+        unsigned pair = (unsigned)(v % 100);
+        v /= 100;
+        d -= 2;
+        memcpy(d, DIGIT_PAIRS + 2 * pair, 2);
+    }
+    if (v >= 10) {
+        d -= 2;
+        memcpy(d, DIGIT_PAIRS + 2 * v, 2);
+    } else {
+        *--d = (char)('0' + v);
+    }
+    if (value < 0) *p++ = '-';
+    memcpy(p, d, (size_t)(end - d));
+    return p + (end - d);
+}
+
+static inline char *put_text(char *p, const void *text, size_t n) {
+    memcpy(p, text, n);
+    return p + n;
 }
 
 /* Bytes that JSON strings must escape: '"', '\\' and the control characters. */
 static inline int escaped(uint8_t c) { return c < 0x20 || c == '"' || c == '\\'; }
 
-static int put_string(Buf *out, const uint8_t *s, size_t n) {
+/* Whether any of 8 bytes needs escaping (each byte: below 0x20, or equal to '"' or '\\'). */
+static inline int any_escaped(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+    uint64_t below = (w - ones * 0x20) & ~w;  /* high bit set where a byte < 0x20 (or >= 0xa0 borrowed: rechecked) */
+    uint64_t zero_q = (quote - ones) & ~quote, zero_s = (slash - ones) & ~slash;
+    return ((below | zero_q | zero_s) & highs) != 0;
+}
+
+static char *put_string(char *p, const uint8_t *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    if (buf_reserve(out, n * 6 + 2) < 0) return -1;  /* the worst case: every byte \u00XX */
-    char *p = out->p + out->len;
     *p++ = '"';
     size_t i = 0;
     while (i < n) {
         size_t run = i;
+        while (n - run >= 8) {  /* eight bytes at a time while none needs escaping */
+            uint64_t w;
+            memcpy(&w, s + run, 8);
+            if (any_escaped(w)) break;
+            run += 8;
+        }
         while (run < n && !escaped(s[run])) run++;
         memcpy(p, s + i, run - i);  /* the run of bytes as they are */
         p += run - i;
@@ -71,52 +103,89 @@ static int put_string(Buf *out, const uint8_t *s, size_t n) {
         i = run + 1;
     }
     *p++ = '"';
-    out->len = (size_t)(p - out->p);
-    return 0;
+    return p;
 }
 
-static int put_null(Buf *out) { return buf_append(out, "null", 4); }
+#define INT_BYTES 20  /* "-9223372036854775808" */
 
-static int render_part(Buf *out, const Part *part, int64_t row) {
+/* The most bytes a part can render for a row. */
+static size_t part_bound(const Part *part, int64_t row) {
     const Py_buffer *v = part->views;
     int64_t i = row + part->offset;
     switch (part->kind) {
         case P_LITERAL:
-            return buf_append(out, v[0].buf, (size_t)v[0].len);
+            return (size_t)v[0].len;
         case P_INT:
-            return present(&v[0], i) ? put_int(out, i64(&v[1])[i]) : put_null(out);
+            return INT_BYTES;
         case P_STRING: {
-            if (!present(&v[0], i)) return put_null(out);
             const int64_t *offsets = i64(&v[1]);
-            return put_string(out, (const uint8_t *)v[2].buf + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+            return 6 * (size_t)(offsets[i + 1] - offsets[i]) + 4;  /* every byte \u00XX; or null */
         }
         case P_INTS: {
-            if (!present(&v[0], i)) return put_null(out);
-            const int64_t *offsets = i64(&v[1]), *values = i64(&v[2]);
-            if (buf_append(out, "[", 1) < 0) return -1;
-            for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
-                if ((k > offsets[i] && buf_append(out, ",", 1) < 0) || put_int(out, values[k]) < 0) return -1;
-            }
-            return buf_append(out, "]", 1);
+            const int64_t *offsets = i64(&v[1]);
+            return (size_t)(offsets[i + 1] - offsets[i]) * (INT_BYTES + 1) + 4;
         }
         case P_SNIPPET: {
             int64_t id = i64(&v[0])[row];
             const int64_t *offsets = i64(&v[1]);
-            return buf_append(out, (const char *)v[2].buf + offsets[id], (size_t)(offsets[id + 1] - offsets[id]));
+            return (size_t)(offsets[id + 1] - offsets[id]);
+        }
+        case P_SPLITS: {
+            const int64_t *tasks = i64(&v[0]);
+            return (size_t)(tasks[i + 1] - tasks[i]) * (3 * INT_BYTES + 5) + 2;
+        }
+        default:
+            return 0;
+    }
+}
+
+static char *render_part(char *p, const Part *part, int64_t row) {
+    const Py_buffer *v = part->views;
+    int64_t i = row + part->offset;
+    switch (part->kind) {
+        case P_LITERAL:
+            return put_text(p, v[0].buf, (size_t)v[0].len);
+        case P_INT:
+            return present(&v[0], i) ? put_int(p, i64(&v[1])[i]) : put_text(p, "null", 4);
+        case P_STRING: {
+            if (!present(&v[0], i)) return put_text(p, "null", 4);
+            const int64_t *offsets = i64(&v[1]);
+            return put_string(p, (const uint8_t *)v[2].buf + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+        }
+        case P_INTS: {
+            if (!present(&v[0], i)) return put_text(p, "null", 4);
+            const int64_t *offsets = i64(&v[1]), *values = i64(&v[2]);
+            *p++ = '[';
+            for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
+                if (k > offsets[i]) *p++ = ',';
+                p = put_int(p, values[k]);
+            }
+            *p++ = ']';
+            return p;
+        }
+        case P_SNIPPET: {
+            int64_t id = i64(&v[0])[row];
+            const int64_t *offsets = i64(&v[1]);
+            return put_text(p, (const char *)v[2].buf + offsets[id], (size_t)(offsets[id + 1] - offsets[id]));
         }
         case P_SPLITS: {
             const int64_t *tasks = i64(&v[0]), *file = i64(&v[1]), *start = i64(&v[2]), *length = i64(&v[3]);
-            if (buf_append(out, "[", 1) < 0) return -1;
+            *p++ = '[';
             for (int64_t k = tasks[i]; k < tasks[i + 1]; k++) {
-                if ((k > tasks[i] && buf_append(out, ",", 1) < 0) || buf_append(out, "[", 1) < 0 ||
-                    put_int(out, file[k]) < 0 || buf_append(out, ",", 1) < 0 || put_int(out, start[k]) < 0 ||
-                    buf_append(out, ",", 1) < 0 || put_int(out, length[k]) < 0 || buf_append(out, "]", 1) < 0)
-                    return -1;
+                if (k > tasks[i]) *p++ = ',';
+                *p++ = '[';
+                p = put_int(p, file[k]);
+                *p++ = ',';
+                p = put_int(p, start[k]);
+                *p++ = ',';
+                p = put_int(p, length[k]);
+                *p++ = ']';
             }
-            return buf_append(out, "]", 1);
+            *p++ = ']';
+            return p;
         }
         default:
-            return -1;
+            return p;
     }
 }
 
@@ -209,8 +278,16 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
     int failed = buf_reserve(&out, (size_t)length * 64) < 0;  /* most rows are longer: fewer copies growing */
     Py_BEGIN_ALLOW_THREADS
     for (int64_t row = 0; row < length && !failed; row++) {
-        if (row > 0 && buf_append(&out, ",", 1) < 0) failed = 1;
-        for (Py_ssize_t k = 0; k < n_parts && !failed; k++) failed = render_part(&out, &parts[k], row) < 0;
+        size_t bound = 1;  /* the comma before it */
+        for (Py_ssize_t k = 0; k < n_parts; k++) bound += part_bound(&parts[k], row);
+        if (buf_reserve(&out, bound) < 0) {
+            failed = 1;
+            break;
+        }
+        char *p = out.p + out.len;
+        if (row > 0) *p++ = ',';
+        for (Py_ssize_t k = 0; k < n_parts; k++) p = render_part(p, &parts[k], row);
+        out.len = (size_t)(p - out.p);
     }
     Py_END_ALLOW_THREADS
     if (failed) PyErr_NoMemory();

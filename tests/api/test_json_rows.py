@@ -82,3 +82,18 @@ def test_zero_rows() -> None:
 def test_inconsistent_columns_are_refused(parts: list[rows.Part]) -> None:
     with pytest.raises(ValueError, match="render_rows"):
         rows.render(5, parts)
+
+
+def test_random_strings_and_numbers_round_trip() -> None:
+    """Escapes anywhere in strings of every length (the renderer scans eight bytes at a time), numbers at
+    every power of ten and its neighbours."""
+    rng = np.random.default_rng(8)
+    alphabet = [chr(c) for c in range(0x20)] + ['"', "\\", "a", "Z", "/", " ", "\x7f", "é", "日", "🙂", "ÿ"]
+    strings = ["".join(rng.choice(alphabet, size=int(n))) for n in rng.integers(0, 41, size=400)]
+    strings += ["x" * n + ch for n in range(20) for ch in ('"', "\\", "\n", "\x1f", "a")]
+    powers = [10**k + d for k in range(19) for d in (-1, 0, 1)]
+    numbers = [v for p in powers for v in (p, -p)][: len(strings)]
+    numbers += [int(v) for v in rng.integers(-(2**63), 2**63 - 1, size=len(strings) - len(numbers))]
+    frame = pl.DataFrame({"s": strings, "i": numbers}, schema={"s": pl.String, "i": pl.Int64})
+    parts = [rows.literal("["), rows.strings(frame["s"]), rows.literal(","), rows.ints(frame["i"]), rows.literal("]")]
+    assert _parse(rows.render(len(strings), parts)) == [[s, i] for s, i in zip(strings, numbers, strict=True)]
