@@ -38,7 +38,7 @@ from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, 
 from planner_service.splitting.combine import CombinedTasks, combine
 
 T = TypeVar("T")
-DECODE_CHUNK = 16  # manifests read and decoded together by one thread
+MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,7 @@ class ScanPlanner:
         self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, lambda index: index.nbytes)
         # a snapshot's (or a filter's) kept manifests assembled: shares the manifests' buffers, adds row arrays
         self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
+        self._threads = threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
 
     def caches(self) -> dict[str, LruCache[Any]]:
@@ -222,7 +223,8 @@ class ScanPlanner:
             (partial(self._decode_chunk, with_stats=with_stats), missing),
             (self._stats_chunk, lacking),
         ):
-            chunks = [wanted[begin : begin + DECODE_CHUNK] for begin in range(0, len(wanted), DECODE_CHUNK)]
+            size = _chunk_size(len(wanted), self._threads)
+            chunks = [wanted[begin : begin + size] for begin in range(0, len(wanted), size)]
             done = self._pool.map(
                 work, [([manifests[i] for i in chunk], [found[i] for i in chunk]) for chunk in chunks]
             )
@@ -276,6 +278,12 @@ def _attach_deletes(
     used = list(dict.fromkeys(refs))
     renumber = {old: new for new, old in enumerate(used)}
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
+
+
+def _chunk_size(manifests: int, threads: int) -> int:
+    """Manifests per chunk: about two chunks per thread (fewer calls, each decoding more at once without
+    the GIL, and less of the per-chunk work that holds it), at most MAX_DECODE_CHUNK."""
+    return max(1, min(MAX_DECODE_CHUNK, -(-manifests // (2 * max(1, threads)))))
 
 
 def _may_have_files(m: ManifestFile, row_filter: RowFilter) -> bool:

@@ -72,8 +72,9 @@ def test_plan_matches_iceberg_java(conformance: Conformance, planner: ScanPlanne
 
 def test_plans_match_iceberg_java_whatever_the_caches_hold(conformance: Conformance) -> None:
     """Every case again, in reverse order, by one planner: its caches now hold what later cases left
-    (indexes with column statistics before those without, filtered plans before unfiltered ones)."""
-    planner = ScanPlanner(FileIO())
+    (indexes with column statistics before those without, filtered plans before unfiltered ones). With one
+    thread, a table's manifests decode in two chunks: manifests of several specs share a chunk."""
+    planner = ScanPlanner(FileIO(), threads=1)
     for case in reversed(CASES):
         _check_case(conformance, planner, case["id"])
 

@@ -1,0 +1,27 @@
+"""How the planner cuts the manifests it must decode into chunks for its threads."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner_service.planning.planner import MAX_DECODE_CHUNK, _chunk_size
+
+
+@pytest.mark.parametrize(
+    ("manifests", "threads", "size"),
+    [
+        (0, 4, 1),
+        (1, 4, 1),
+        (7, 4, 1),  # fewer manifests than two per thread: one each
+        (9, 4, 2),
+        (400, 4, 50),  # two chunks per thread
+        (400, 1, MAX_DECODE_CHUNK),
+        (4000, 4, MAX_DECODE_CHUNK),
+        (10, 0, 5),  # (a pool of no threads is not made; the rule still divides)
+    ],
+)
+def test_about_two_chunks_per_thread_and_no_more_than_the_maximum(manifests: int, threads: int, size: int) -> None:
+    assert _chunk_size(manifests, threads) == size
+    if manifests:
+        chunks = -(-manifests // size)
+        assert chunks <= max(2 * max(threads, 1), -(-manifests // MAX_DECODE_CHUNK))
