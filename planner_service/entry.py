@@ -15,14 +15,13 @@ decoded). Whatever the environment already sets wins.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
+
+from planner_service.allocator import set_mmap_threshold
 
 JEMALLOC_CONF = "_RJEM_MALLOC_CONF"  # read by polars' jemalloc when it first allocates
 BLAS_THREADS = "OPENBLAS_NUM_THREADS"  # read when numpy loads
 MMAP_THRESHOLD = "MALLOC_MMAP_THRESHOLD_"  # read by glibc when a process starts (uvicorn's worker processes)
-M_MMAP_THRESHOLD = -3  # mallopt's parameter number (glibc malloc.h)
 
 
 def main() -> int:
@@ -34,12 +33,3 @@ def main() -> int:
     from planner_service.cli import main as cli_main
 
     return cli_main()
-
-
-def set_mmap_threshold(size: int) -> bool:
-    """glibc's mallopt(M_MMAP_THRESHOLD, size); False where the C library is not glibc."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, size))
-    except (OSError, AttributeError):
-        return False

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from planner_service.allocator import release_free_memory
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
@@ -39,6 +40,7 @@ from planner_service.splitting.combine import CombinedTasks, combine
 
 T = TypeVar("T")
 MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
+RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the freed memory to the system
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,8 @@ class ScanPlanner:
                 for i, index in zip(chunk, indexes, strict=True):
                     self._manifests.put(manifests[i].manifest_path, index)
                     found[i] = index
+        if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
+            release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
         return [index for index in found if index is not None]
 
     def _decode_chunk(
