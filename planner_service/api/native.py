@@ -26,12 +26,16 @@ router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
 
 
-def get_runtime(request: Request) -> Runtime:
+# Dependencies are coroutines: FastAPI runs a plain function dependency in the worker-thread pool, where it
+# would wait behind every blocked or busy thread (slow storage, big plans) and stall even /health.
+async def get_runtime(request: Request) -> Runtime:
     runtime: Runtime = request.app.state.runtime
     return runtime
 
 
-def is_pretty(pretty: Annotated[str | None, Query(description="indent the JSON (any value but false)")] = None) -> bool:
+async def is_pretty(
+    pretty: Annotated[str | None, Query(description="indent the JSON (any value but false)")] = None,
+) -> bool:
     return pretty is not None and pretty.lower() not in ("false", "0", "no")
 
 

@@ -233,7 +233,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         await state.background.close()
 
 
-def get_scan_planning(request: Request) -> ScanPlanning:
+async def get_scan_planning(request: Request) -> ScanPlanning:  # a coroutine: never waits for the thread pool
     state: ScanPlanning = request.app.state.scan_planning
     return state
 

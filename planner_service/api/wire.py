@@ -17,7 +17,8 @@ def _kebab(name: str) -> str:
 
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(alias_generator=_kebab, populate_by_name=True, extra="forbid")
+    # strict: a JSON true is not the snapshot id 1, nor "5" a number
+    model_config = ConfigDict(alias_generator=_kebab, populate_by_name=True, extra="forbid", strict=True)
 
 
 class PlanRequest(WireModel):

@@ -117,7 +117,10 @@ def _term(node: Any, path: str) -> UnboundTerm:
             child = _term(_required(node, "term", path), f"{path}.term")
             text = _required(node, "transform", path)
             ref = child if isinstance(child, Reference) else child.ref
-            return UnboundTransform(ref, parse_transform(str(text)))
+            try:
+                return UnboundTransform(ref, parse_transform(str(text)))
+            except ValueError as exc:
+                raise InvalidExpressionJson(f"Cannot parse transform at {path}: {exc}") from None
         raise InvalidExpressionJson(f"Cannot parse type as a reference at {path}: {kind!r}")
     raise InvalidExpressionJson(f"Cannot parse reference (requires string or object) at {path}: {node!r}")
 

@@ -35,7 +35,7 @@ from planner_service.expressions.expression import (
     predicate,
 )
 from planner_service.expressions.literals import Literal, convert
-from planner_service.metadata.partitioning import parse_transform
+from planner_service.metadata.partitioning import MAX_TRANSFORM_WIDTH, parse_transform
 from planner_service.metadata.types import PrimitiveType
 
 __all__ = ["FilterSyntaxError", "parse_filter"]
@@ -158,7 +158,11 @@ def _position(text: str, node: exp.Expr) -> str:
     """' at line L, column C: <the node as SQL>', from the first token under the node that sqlglot placed."""
     starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
     where = " at line {}, column {}".format(*_line_column(text, min(starts))) if starts else ""
-    return f"{where} in {node.sql(dialect=_FilterDialect)!r}"
+    sql = node.sql(dialect=_FilterDialect)
+    return f"{where} in {sql if len(sql) <= _QUOTED else sql[: _QUOTED - 3] + '...'!r}"
+
+
+_QUOTED = 80  # the most of the filter's text an error message quotes
 
 
 # --- Conditions: one function per sqlglot node type -------------------------------------------------------
@@ -349,11 +353,16 @@ def _transform(node: exp.Expr, name: str) -> UnboundTransform:
     args = node.expressions
     if name in ("bucket", "truncate"):
         width = args[0] if len(args) == 2 else None
-        if not (
-            isinstance(width, exp.Literal) and not width.is_string and _DIGITS.fullmatch(width.this) and int(width.this)
-        ):
-            raise _Unsupported(node, f"{name} takes a positive integer and a column, e.g. {name}(16, id)")
-        transform, column = parse_transform(f"{name}[{int(width.this)}]"), args[1]
+        text = width.this if isinstance(width, exp.Literal) and not width.is_string else ""
+        try:
+            if not _DIGITS.fullmatch(text):
+                raise ValueError(text)
+            transform, column = parse_transform(f"{name}[{text}]"), args[1]
+        except ValueError:
+            raise _Unsupported(
+                node,
+                f"{name} takes a positive integer (at most {MAX_TRANSFORM_WIDTH}) and a column, e.g. {name}(16, id)",
+            ) from None
     elif len(args) == 1:
         transform, column = parse_transform(name), args[0]
     else:
@@ -364,6 +373,9 @@ def _transform(node: exp.Expr, name: str) -> UnboundTransform:
 
 
 # --- Values -----------------------------------------------------------------------------------------------
+
+
+_LONG_DIGITS = len(str(2**63))  # no long has more digits
 
 
 def _value(node: exp.Expr) -> Literal:
@@ -386,6 +398,9 @@ def _literal(node: exp.Expr) -> Literal:
     if node.is_string:
         return Literal("string", node.this)
     if _DIGITS.fullmatch(node.this):
+        if len(node.this.lstrip("0")) > _LONG_DIGITS:  # (and int() refuses texts of over 4,300 digits)
+            raise _Unsupported(node, f"integer of {len(node.this)} digits out of range for a long; "
+                                     "write it as DECIMAL '...'")  # fmt: skip
         return Literal("long", int(node.this))
     return Literal("double", float(node.this))
 

@@ -11,6 +11,7 @@ from planner_service.metadata.types import IcebergType, NestedField, PrimitiveTy
 
 PARTITION_DATA_ID_START = 1000  # v1 specs carry no field ids: Iceberg assigns 1000, 1001, ...
 
+MAX_TRANSFORM_WIDTH = 2**31 - 1  # a Java int
 _BUCKET = re.compile(r"bucket\[\s*(\d+)\s*\]")
 _TRUNCATE = re.compile(r"truncate\[\s*(\d+)\s*\]")
 _INT = PrimitiveType("int")
@@ -40,11 +41,15 @@ class Transform:
 
 
 def parse_transform(text: str) -> Transform:
+    """A transform by its name (Java Transforms.fromString); a bucket count or truncate width must be a
+    positive int (ValueError otherwise)."""
     name = text.strip().lower()
-    if m := _BUCKET.fullmatch(name):
-        return Transform("bucket", int(m.group(1)))
-    if m := _TRUNCATE.fullmatch(name):
-        return Transform("truncate", int(m.group(1)))
+    for kind, pattern in (("bucket", _BUCKET), ("truncate", _TRUNCATE)):
+        if m := pattern.fullmatch(name):
+            digits = m.group(1).lstrip("0")
+            if not digits or len(digits) > 10 or int(digits) > MAX_TRANSFORM_WIDTH:
+                raise ValueError(f"Invalid {kind} width in {text.strip()[:40]!r}: must be 1 to {MAX_TRANSFORM_WIDTH}")
+            return Transform(kind, int(digits))
     if name in ("identity", "year", "month", "day", "hour", "void"):
         return Transform(name)
     return Transform(text)
@@ -104,4 +109,6 @@ def parse_partition_spec(obj: dict[str, Any] | list[Any], spec_id: int = 0) -> P
             )
     except KeyError as exc:
         raise CorruptMetadataError(f"Invalid partition field, missing {exc}: {obj}") from None
+    except ValueError as exc:
+        raise CorruptMetadataError(f"Invalid partition field: {exc}") from None
     return PartitionSpec(spec_id, tuple(fields))

@@ -167,6 +167,16 @@ def test_projection_and_pretty(client: httpx.Client) -> None:
     [
         (b"{not json", 400, "Invalid JSON body"),
         (b'{"table": "db.unpartitioned", "snapshot-id": "x"}', 400, "snapshot-id: Input should be a valid integer"),
+        (b'{"table": "db.unpartitioned", "snapshot-id": true}', 400, "snapshot-id: Input should be a valid integer"),
+        (b'{"table": "db.unpartitioned", "explain": 1}', 400, "explain: Input should be a valid boolean"),
+        (b'{"table": "db.unpartitioned", "filter": "id = ' + b"9" * 4301 + b'"}', 400, "4301 digits"),
+        (b'{"table": "db.unpartitioned", "filter": "bucket(99999999999999999999, id) = 1"}', 400, "at most 2147483647"),
+        (
+            b'{"table": "db.unpartitioned", "filter": {"type": "eq", "term": {"type": "transform", "transform": '
+            b'"bucket[0]", "term": "id"}, "value": 1}}',
+            400,
+            "Invalid bucket width",
+        ),
         (b'{"table": "db.unpartitioned", "colour": 1}', 400, "colour: unknown field"),
         (b'{"table": "db.unpartitioned", "filter": "id <"}', 400, "Invalid filter at line 1"),
         (b'{"table": "db.unpartitioned", "filter": {"type": "lt", "term": "nope", "value": 1}}', 400, "nope"),
