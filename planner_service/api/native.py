@@ -19,6 +19,7 @@ from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
+from planner_service.json_text import dumps
 from planner_service.planning.planner import ScanPlan
 from planner_service.runtime import Runtime
 
@@ -58,8 +59,7 @@ def plan_response(
         record_plan_metrics(runtime, result.plan)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        return _body_response(orjson.dumps(deferred_body(result), option=orjson.OPT_SERIALIZE_NUMPY), pretty,
-                              coding, etag)  # fmt: skip
+        return _body_response(dumps(deferred_body(result)), pretty, coding, etag)
     key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
     stored = None if body.explain else runtime.plans.bodies.get(key)
     if stored is not None:
@@ -144,8 +144,7 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
 @router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
 async def plan_by_id(plan_id: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     result = await run_in_threadpool(runtime.plan_by_id, plan_id)
-    return json_response(orjson.loads(orjson.dumps(deferred_body(result), option=orjson.OPT_SERIALIZE_NUMPY)),
-                         pretty=pretty)  # fmt: skip
+    return json_response(orjson.loads(dumps(deferred_body(result))), pretty=pretty)
 
 
 @router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from planner_service.errors import NoSuchPlanIdError
+from planner_service.json_text import dumps
 
 PREFIX = "p1."
 MAX_ID_CHARS = 16_384
@@ -50,7 +51,7 @@ class CanonicalRequest:
 
     @property
     def key(self) -> bytes:
-        return orjson.dumps(self.to_json(), option=orjson.OPT_SORT_KEYS)
+        return dumps(self.to_json(), sort_keys=True)
 
     @property
     def plan_id(self) -> str:

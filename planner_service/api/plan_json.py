@@ -29,6 +29,7 @@ from planner_service.api import json_rows as rows
 from planner_service.api.content_file_json import ContentFileEncoder, partition_json, partition_types
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
+from planner_service.json_text import dumps
 from planner_service.planning.planner import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTasks
 from planner_service.splitting.combine import CombinedTasks
@@ -45,8 +46,8 @@ def encode_plan(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: s
 
 def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
     files, tasks = plan.files, plan.combined
-    yield orjson.dumps(head)[:-1]  # the object stays open
-    yield b',"residuals":' + orjson.dumps([expression_to_json(r) for r in files.residuals] if files else [])
+    yield dumps(head)[:-1]  # the object stays open
+    yield b',"residuals":' + dumps([expression_to_json(r) for r in files.residuals] if files else [])
     yield b',"delete-files":' + orjson.dumps(_delete_files(plan))
     yield b',"files":['
     if files is not None and len(files):
@@ -56,7 +57,7 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
         yield from _joined(_task_chunks(tasks))
     yield b"]"
     if plan.explain is not None:
-        yield b',"explain":' + orjson.dumps(plan.explain.to_json())
+        yield b',"explain":' + dumps(plan.explain.to_json())
     yield b"}"
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from starlette.responses import Response
+
+from planner_service.json_text import dumps
 
 
 def json_bytes(body: Any, pretty: bool = False) -> bytes:
-    option = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if pretty else 0
-    return orjson.dumps(body, option=option)
+    return dumps(body, indent=pretty)
 
 
 def json_response(body: Any, status_code: int = 200, pretty: bool = False) -> Response:

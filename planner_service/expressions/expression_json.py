@@ -36,6 +36,14 @@ from planner_service.expressions.expression import (
     or_,
 )
 from planner_service.expressions.literals import Literal, literal_from_json_value
+from planner_service.expressions.nesting import (
+    MAX_FILTER_DEPTH,
+    depth_of,
+    ensure_recursion_headroom,
+    is_json_container,
+    json_children,
+    too_deep,
+)
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import parse_transform
 
@@ -47,7 +55,26 @@ class InvalidExpressionJson(BadRequestError):
 
 
 def expression_from_json(node: Any, path: str = "filter") -> Expression:
-    """Parse a REST JSON expression; errors name the JSON path of the offending node."""
+    """Parse a REST JSON expression; errors name the JSON path of the offending node. At most
+    MAX_FILTER_DEPTH levels of and/or/not are accepted, and a few more levels of JSON (a predicate's
+    term and values)."""
+    depth = depth_of(node, json_children, _is_logical, MAX_FILTER_DEPTH)
+    if depth > MAX_FILTER_DEPTH:
+        raise InvalidExpressionJson(f"{too_deep(depth)} (at {path})")
+    if depth_of(node, json_children, is_json_container, _JSON_DEPTH) > _JSON_DEPTH:
+        raise InvalidExpressionJson(f"Cannot parse expression at {path}: its JSON nests deeper than any expression")
+    ensure_recursion_headroom()
+    return _expression(node, path)
+
+
+_JSON_DEPTH = MAX_FILTER_DEPTH + 8  # and/or/not levels, then a predicate: {"term": {"term": ...}, "values": [...]}
+
+
+def _is_logical(node: Any) -> bool:
+    return isinstance(node, dict) and str(node.get("type", "")).lower() in ("and", "or", "not")
+
+
+def _expression(node: Any, path: str) -> Expression:
     if isinstance(node, bool):
         return TRUE if node else FALSE
     if not isinstance(node, dict):
@@ -69,10 +96,10 @@ def expression_from_json(node: Any, path: str = "filter") -> Expression:
     if op is Op.FALSE:
         return FALSE
     if op is Op.NOT:
-        return not_(expression_from_json(_required(node, "child", path), f"{path}.child"))
+        return not_(_expression(_required(node, "child", path), f"{path}.child"))
     if op in (Op.AND, Op.OR):
-        left = expression_from_json(_required(node, "left", path), f"{path}.left")
-        right = expression_from_json(_required(node, "right", path), f"{path}.right")
+        left = _expression(_required(node, "left", path), f"{path}.left")
+        right = _expression(_required(node, "right", path), f"{path}.right")
         return and_(left, right) if op is Op.AND else or_(left, right)
     return _predicate(op, node, path)
 

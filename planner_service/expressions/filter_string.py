@@ -35,6 +35,7 @@ from planner_service.expressions.expression import (
     predicate,
 )
 from planner_service.expressions.literals import Literal, convert
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH, depth_of, ensure_recursion_headroom, too_deep
 from planner_service.metadata.partitioning import MAX_TRANSFORM_WIDTH, parse_transform
 from planner_service.metadata.types import PrimitiveType
 
@@ -83,8 +84,15 @@ class _Unsupported(Exception):
 
 
 def parse_filter(text: str) -> Expression:
-    """The unbound expression a filter string denotes; FilterSyntaxError when it has none."""
+    """The unbound expression a filter string denotes; FilterSyntaxError when it has none, or when it
+    nests more than MAX_FILTER_DEPTH levels of AND, OR and NOT."""
+    ensure_recursion_headroom()
     tree = _parse_tree(text)
+    depth = depth_of(
+        tree, lambda node: node.iter_expressions(), lambda node: isinstance(node, _LOGICAL), MAX_FILTER_DEPTH
+    )
+    if depth > MAX_FILTER_DEPTH:
+        raise FilterSyntaxError(f"Invalid filter: {too_deep(depth)}")
     try:
         return _condition(tree)
     except _Unsupported as e:
@@ -102,6 +110,13 @@ def _parse_tree(text: str) -> exp.Expr:
         raise FilterSyntaxError(_parse_error_message(e)) from e
     except TokenError as e:
         raise FilterSyntaxError(_token_error_message(text, e)) from e
+    except RecursionError:  # parentheses nested beyond what the parser's recursion allows
+        raise FilterSyntaxError(
+            f"Invalid filter: it nests too deeply to parse (at most {MAX_FILTER_DEPTH} levels)"
+        ) from None
+
+
+_LOGICAL = (exp.And, exp.Or, exp.Not, exp.Xor)
 
 
 def _parse_error_message(error: ParseError) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import orjson
 
 from planner_service.expressions.binding import bind
 from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
@@ -22,6 +21,7 @@ from planner_service.expressions.expression import TRUE, Expression, rewrite_not
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
+from planner_service.json_text import dumps
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest_list import ManifestFile
@@ -121,7 +121,7 @@ class RowFilter:
         for pid in np.unique(pids).tolist():
             spec_id, values = index.partitions[pid]
             residual = self._residual_evaluator(spec_id).residual_for(values)
-            key = orjson.dumps(expression_to_json(residual), option=orjson.OPT_SORT_KEYS)
+            key = dumps(expression_to_json(residual), sort_keys=True)
             rid = seen.get(key)
             if rid is None:
                 rid = seen[key] = len(table)

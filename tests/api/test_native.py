@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH, ensure_recursion_headroom
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
@@ -85,6 +87,25 @@ def test_plan_over_http_matches_java(conformance: Conformance, client: httpx.Cli
     body = response.json()
     assert body["task-count"] == len(body["tasks"]) == len(case["tasks"])
     assert _inline_tasks(body) == _java_tasks(case)
+
+
+def test_a_filter_nested_a_thousand_levels_plans_as_java_plans_it(
+    conformance: Conformance, client: httpx.Client
+) -> None:
+    """F OR (F OR (... F)) a thousand levels deep selects what F does (Java's plan of F); its JSON, deeper
+    than orjson writes, travels back in the body's `filter` and residuals."""
+    case = conformance.case("unpartitioned/id-lt")
+    predicate = orjson.dumps(case["filter"]).decode()
+    deep = predicate
+    for _ in range(MAX_FILTER_DEPTH):
+        deep = f'{{"type":"or","left":{predicate},"right":{deep}}}'
+    response = client.post("/plan", content=f'{{"table":"db.unpartitioned","filter":{deep}}}'.encode())
+    assert response.status_code == 200, response.text[:300]
+    body = orjson.loads(response.content)
+    ensure_recursion_headroom()  # comparing the nested dicts recurses too
+    assert body["filter"] == orjson.loads(deep)
+    planned = [[task[:3] for task in combined] for combined in _inline_tasks(body)]
+    assert planned == [[task[:3] for task in combined] for combined in _java_tasks(case)]
 
 
 @pytest.mark.parametrize("case_id", [c["id"] for c in CASES])

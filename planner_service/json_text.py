@@ -1,0 +1,33 @@
+"""JSON text of Python values: orjson, and the standard library for values nested deeper than orjson
+writes (255 levels; a filter of a few hundred nested ANDs or NOTs is that deep)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import orjson
+
+
+def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:
+    """Compact JSON (`indent`: two spaces and a final newline); numpy arrays and numbers as JSON."""
+    option = orjson.OPT_SERIALIZE_NUMPY
+    option |= orjson.OPT_SORT_KEYS if sort_keys else 0
+    option |= orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" not in str(exc):
+            raise
+    text = json.dumps(value, sort_keys=sort_keys, indent=2 if indent else None, ensure_ascii=False,
+                      separators=(",", ": ") if indent else (",", ":"), default=_plain)  # fmt: skip
+    return (text + "\n" if indent else text).encode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
