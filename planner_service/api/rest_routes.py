@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter
 
-from planner_service.catalog.base import TableIdentifier
+from planner_service.catalog.base import TableIdentifier, check_name, shown
 from planner_service.errors import BadRequestError
 
 _PATH_PARAM = re.compile(r"\{(\w+)\}")
@@ -51,11 +51,11 @@ def parse_namespace(text: str) -> tuple[str, ...]:
     """A namespace path segment or `parent` parameter (already percent-decoded) as its levels."""
     levels = tuple(text.split(NAMESPACE_SEPARATOR))
     if not text or any(not level for level in levels):
-        raise BadRequestError(f"Invalid namespace {text!r}: levels must be non-empty and joined by %1F")
+        raise BadRequestError(f"Invalid namespace {shown(text)}: levels must be non-empty and joined by %1F")
+    for level in levels:
+        check_name(level, "namespace level")
     return levels
 
 
 def table_identifier(namespace: str, table: str) -> TableIdentifier:
-    if not table:
-        raise BadRequestError("Invalid table name: empty")
-    return TableIdentifier(parse_namespace(namespace), table)
+    return TableIdentifier.of(parse_namespace(namespace), table)

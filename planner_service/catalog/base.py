@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,11 +20,43 @@ class TableIdentifier:
     def parse(cls, text: str) -> TableIdentifier:
         parts = [p for p in text.split(".")]
         if len(parts) < 2 or any(not p for p in parts):
-            raise BadRequestError(f"Invalid table name '{text}': expected 'namespace.table'")
-        return cls(tuple(parts[:-1]), parts[-1])
+            raise BadRequestError(f"Invalid table name {shown(text)}: expected 'namespace.table'")
+        return cls.of(tuple(parts[:-1]), parts[-1])
+
+    @classmethod
+    def of(cls, namespace: tuple[str, ...], name: str) -> TableIdentifier:
+        """An identifier from a client: each level checked as a name (check_name)."""
+        for level in namespace:
+            check_name(level, "namespace level")
+        return cls(namespace, check_name(name, "table name"))
 
     def __str__(self) -> str:
         return ".".join((*self.namespace, self.name))
+
+
+MAX_NAME_BYTES = 255  # a name longer than a file name cannot be a directory of a warehouse
+_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f/\\]")
+
+
+def check_name(name: str, what: str) -> str:
+    """`name` when it can name a namespace level or table anywhere (a directory of a warehouse, a row of
+    a SQL catalog): not empty, `.` or `..`, at most MAX_NAME_BYTES bytes of UTF-8, without control
+    characters or path separators. Otherwise a 400 that quotes at most 80 characters of it."""
+    problem = None
+    if name in ("", ".", ".."):
+        problem = "not a name"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"longer than {MAX_NAME_BYTES} bytes"
+    elif _FORBIDDEN.search(name):
+        problem = "control characters and path separators (/ and \\) are not allowed"
+    if problem is not None:
+        raise BadRequestError(f"Invalid {what} {shown(name)}: {problem}")
+    return name
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """`text` quoted for an error message, cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 @dataclass(frozen=True)

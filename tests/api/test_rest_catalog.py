@@ -147,6 +147,27 @@ def test_table_errors(client: httpx.Client) -> None:
     assert (missing.status_code, missing.content) == (404, b"")
 
 
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/v1/namespaces/..%1F..%1Fdb/tables/unpartitioned", "Invalid namespace level '..': not a name"),
+        ("/v1/namespaces/db/tables/%2E%2E", "Invalid table name '..': not a name"),
+        ("/v1/namespaces/db%5Cx/tables/t", "path separators"),
+        ("/v1/namespaces/db/tables/un%00partitioned", "control characters"),
+        ("/v1/namespaces/db/tables/" + "x" * 300, "longer than 255 bytes"),
+        ("/v1/namespaces/db/tables/" + "x" * 300 + "/plan", "longer than 255 bytes"),
+    ],
+)
+def test_names_are_names_not_paths(client: httpx.Client, path: str, message: str) -> None:
+    """Namespace levels and table names are checked as names before any lookup: `..`, separators and
+    control characters never reach a path, and an overlong name is a 400 quoting 80 characters of it."""
+    response = client.post(path, json={}) if path.endswith("/plan") else client.get(path)
+    text = _error(response, 400, "BadRequestException")
+    assert message in text and len(text) < 200
+    head = client.head(path.removesuffix("/plan"))
+    assert (head.status_code, head.content) == (400, b"")
+
+
 # --- PyIceberg as the client -----------------------------------------------------------------------------
 
 
