@@ -61,7 +61,9 @@ def unexpected_error_response(request: Request, exc: Exception) -> Response:
 
 
 class BodySizeLimit:
-    """Refuse request bodies over `max_bytes` with 413, by Content-Length or while streaming."""
+    """Refuse request bodies over `max_bytes` with 413, by Content-Length or while streaming (chunked
+    bodies): past the limit the app is told the client went away, whatever it answers is dropped, and
+    the client gets the 413."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app, self.max_bytes = app, max_bytes
@@ -74,26 +76,35 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send)
             return
-        seen = 0
+        seen, over, started = 0, False, False
 
         async def limited() -> Message:
-            nonlocal seen
+            nonlocal seen, over
+            if over:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge
+                    over = True
+                    return {"type": "http.disconnect"}
             return message
 
+        async def guarded(message: Message) -> None:
+            nonlocal started
+            if over:
+                return
+            started = True
+            await send(message)
+
         try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
+            await self.app(scope, limited, guarded)
+        except Exception:
+            if not over:
+                raise
+        if over and not started:
             await self._too_large(scope, receive, send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"Request body over the limit of {self.max_bytes} bytes"
         await error_response("RequestTooLargeException", message, 413)(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass

@@ -3,6 +3,7 @@ Java's plan; errors come back as JSON with the right status, and the service kee
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -229,6 +230,16 @@ def test_errors(client: httpx.Client, body: bytes, status: int, message: str) ->
 def test_body_limit_and_unknown_route(client: httpx.Client) -> None:
     response = client.post("/plan", content=b"{" + b" " * (2 * 1024 * 1024) + b"}")
     assert response.status_code == 413 and "over the limit" in response.json()["error"]["message"]
+
+    def chunked() -> Iterator[bytes]:  # no Content-Length: the limit applies while the body streams in
+        yield b'{"table": "db.unpartitioned", "filter": "'
+        yield from (b"x" * 65536 for _ in range(24))
+        yield b'"}'
+
+    response = client.post("/plan", content=chunked())
+    assert "content-length" not in response.request.headers
+    assert response.status_code == 413 and "over the limit" in response.json()["error"]["message"]
+    assert client.get("/health").status_code == 200
     response = client.get("/nope")
     assert response.status_code == 404 and response.json()["error"]["type"] == "NotFoundException"
 
