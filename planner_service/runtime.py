@@ -78,7 +78,7 @@ def file_io(settings: Settings) -> FileIO:
         session_token=settings.s3_session_token,
         path_style=settings.s3_path_style,
     )
-    return FileIO(s3, AllowList.of(settings.allowed_roots))
+    return FileIO(s3, AllowList.of(settings.allowed_roots), settings.max_file_bytes)
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:

@@ -39,6 +39,7 @@ class Settings(BaseSettings):
 
     # storage
     allowed_roots: list[str] = Field(default_factory=list)
+    max_file_bytes: int = 512 * 1024 * 1024  # the most one read of a metadata file, manifest list or manifest takes
     s3_endpoint: str | None = None
     s3_region: str | None = None
     s3_access_key_id: str | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -10,12 +12,16 @@ from typing import Any, TypeVar
 import pyarrow.fs as pafs
 
 from planner_service.cache import LruCache
-from planner_service.errors import StorageError
+from planner_service.errors import CorruptMetadataError, StorageError
 from planner_service.io.locations import AllowList, Location, parse_location
 
 
 class FileNotFound(StorageError):
     """The location does not exist (callers map this to a missing table or a 503 for a lost manifest)."""
+
+
+class UnreadableFile(CorruptMetadataError):
+    """Not a regular file (a directory, a FIFO, a device), or longer than a read may be (422)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class S3Config:
 
 T = TypeVar("T")
 PARSED_CACHE_BYTES = 64 * 1024 * 1024
+MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings: max_file_bytes)
 
 
 class FileIO:
@@ -38,9 +45,12 @@ class FileIO:
     Files that never change once written (metadata.json) can be read parsed through `read_parsed`, which
     keeps the parsed value by location (the allow-list is checked on every call, hit or miss)."""
 
-    def __init__(self, s3: S3Config | None = None, allow: AllowList | None = None) -> None:
+    def __init__(
+        self, s3: S3Config | None = None, allow: AllowList | None = None, max_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         self._s3_config = s3 or S3Config()
         self._allow = allow or AllowList()
+        self.max_bytes = max_bytes
         self._local = pafs.LocalFileSystem()
         self._s3: pafs.S3FileSystem | None = None
         self._lock = threading.Lock()
@@ -58,18 +68,27 @@ class FileIO:
         value: T = hit[0]
         return value
 
-    def read(self, location: str) -> bytes:
+    def read(self, location: str, length: int | None = None) -> bytes:
+        """The whole file: a regular file (never a directory, FIFO or device), of at most `max_bytes`, and
+        at most `length` bytes when the caller knows its length (a manifest list records each manifest's)."""
         loc = self._resolve(location)
+        cap = self.max_bytes if length is None or length <= 0 else min(length, self.max_bytes)
         fs = self._fs(loc)
         try:
+            if loc.scheme == "file" and not stat.S_ISREG(os.stat(loc.path).st_mode):  # (follows symlinks)
+                raise UnreadableFile(f"Cannot read {location}: not a regular file")
             with fs.open_input_stream(loc.path) as stream:
-                return bytes(stream.read())
+                data = stream.read(cap + 1)
         except FileNotFoundError:
             raise FileNotFound(f"File not found: {location}") from None
         except (OSError, ValueError) as exc:
             if "not found" in str(exc).lower() or "NoSuchKey" in str(exc):
                 raise FileNotFound(f"File not found: {location}") from None
             raise StorageError(f"Cannot read {location}: {exc}") from None
+        if len(data) > cap:
+            what = "its recorded length" if cap == length else "the max_file_bytes setting"
+            raise UnreadableFile(f"Cannot read {location}: longer than {cap:,} bytes ({what})")
+        return bytes(data)
 
     def exists(self, location: str) -> bool:
         loc = self._resolve(location)

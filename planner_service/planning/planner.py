@@ -251,7 +251,7 @@ class ScanPlanner:
 
     def _by_shape(self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]]) -> list[T]:
         """`decode` applied to the manifests read, those of one shape together, results in their order."""
-        read = [read_manifest(self._read(m.manifest_path), m, m.manifest_path) for m in manifests]
+        read = [read_manifest(self._read(m.manifest_path, m.manifest_length), m, m.manifest_path) for m in manifests]
         shapes: dict[tuple[int, str], list[int]] = {}
         for i, blocks in enumerate(read):
             shapes.setdefault(blocks.shape, []).append(i)
@@ -261,9 +261,9 @@ class ScanPlanner:
                 out[i] = result
         return [result for result in out if result is not None]
 
-    def _read(self, location: str) -> bytes:
+    def _read(self, location: str, length: int | None = None) -> bytes:
         try:
-            return self.io.read(location)
+            return self.io.read(location, length)
         except FileNotFound:
             raise StorageError(f"Metadata file is missing: {location}") from None
 

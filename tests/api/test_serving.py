@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import os
+import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,21 +29,37 @@ def test_workers_plan_like_one(conformance: Conformance) -> None:
 
 
 def test_health_and_metrics_answer_while_every_worker_thread_is_blocked(tmp_path: Path) -> None:
-    """Plans of a metadata file that never finishes reading (a FIFO no one writes) hold every thread of
-    the worker pool; /health and /metrics, whose dependencies are coroutines, still answer at once."""
-    fifo = tmp_path / "stuck.metadata.json"
-    os.mkfifo(fifo)
+    """Plans whose metadata file never finishes reading (an S3 endpoint that accepts connections and never
+    answers) hold every thread of the worker pool; /health and /metrics, whose dependencies are
+    coroutines, still answer at once."""
+    silent = socket.create_server(("127.0.0.1", 0), backlog=128)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:  # take every connection and say nothing
+        silent.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(silent.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    config = tmp_path / "service.toml"
+    config.write_text(
+        f'warehouse = "{tmp_path}"\ns3_endpoint = "http://127.0.0.1:{silent.getsockname()[1]}"\n'
+        's3_access_key_id = "k"\ns3_secret_access_key = "s"\n'
+    )
     blocked = 48  # more than the pool's 40 threads
+    location = "s3://bucket/t/metadata/v1.metadata.json"
     with (
-        running_service("--warehouse", str(tmp_path), "--log-level", "warning") as url,
+        running_service("--config", str(config), "--log-level", "warning") as url,
         ThreadPoolExecutor(blocked) as pool,
     ):
         stuck = [
-            pool.submit(httpx.post, f"{url}/plan", json={"metadata-location": str(fifo)}, timeout=60)
+            pool.submit(httpx.post, f"{url}/plan", json={"metadata-location": location}, timeout=120)
             for _ in range(blocked)
         ]
         try:
-            time.sleep(1.5)  # every thread of the service's pool is now waiting in open()
+            time.sleep(2)  # every thread of the service's pool is now waiting for S3
             assert not any(f.done() for f in stuck)
             for path in ("/health", "/metrics"):
                 started = time.perf_counter()
@@ -50,8 +67,8 @@ def test_health_and_metrics_answer_while_every_worker_thread_is_blocked(tmp_path
                 assert response.status_code == 200, path
                 assert time.perf_counter() - started < 1.0, path
         finally:
-            while not all(f.done() for f in stuck):  # a writer that closes at once: each read ends empty
-                with contextlib.suppress(OSError):
-                    os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-                time.sleep(0.05)
-        assert {f.result().status_code for f in stuck} <= {422, 503}
+            stop.set()
+            silent.close()
+            for connection in held:  # the reads fail now
+                connection.close()
+        assert {f.result().status_code for f in stuck} <= {503}

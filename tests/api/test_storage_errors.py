@@ -1,8 +1,10 @@
-"""Broken storage through the real service: a corrupt manifest is 422 and a missing one 503, each naming
-the file; a corrupt metadata.json is 422; the service keeps serving afterwards."""
+"""Broken storage through the real service: a corrupt manifest, or one longer than its manifest list
+records, is 422 and a missing one 503, each naming the file; a corrupt metadata.json is 422, and so is
+a location that is not a regular file (never read); the service keeps serving afterwards."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +19,11 @@ from tests.conftest import running_service
 
 @pytest.fixture(scope="module")
 def broken_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """Three copies of the demo table: intact, a garbled manifest, a deleted manifest."""
+    """Copies of the demo table: intact, a garbled manifest, a deleted manifest, a grown manifest."""
     root = tmp_path_factory.mktemp("broken")
     db = root / "catalog.db"
     names: dict[str, str] = {}
-    for kind in ("intact", "garbled", "missing"):
+    for kind in ("intact", "garbled", "missing", "grown"):
         catalog = PyIcebergSqlCatalog("broken", uri=f"sqlite:///{db}", warehouse=f"file://{root / kind}")
         write_demo_table(catalog)
         catalog.rename_table(DEMO_TABLE, f"demo.{kind}")
@@ -35,6 +37,9 @@ def broken_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
             Path(manifest).write_bytes(b"Obj\x01" + b"\x00garbage" * 50)
         elif kind == "missing":
             Path(manifest).unlink()
+        elif kind == "grown":
+            with Path(manifest).open("ab") as f:
+                f.write(b"\x00" * 4096)
     with running_service("--catalog-uri", str(db), "--catalog-name", "broken") as url:
         yield url, names
     shutil.rmtree(root, ignore_errors=True)
@@ -53,8 +58,26 @@ def test_corrupt_and_missing_manifests(broken_tables: tuple[str, dict[str, str]]
         assert missing.status_code == 503, missing.text[:300]
         assert manifests["missing"] in missing.json()["error"]["message"]
 
+        grown = client.post("/plan", json={"table": "demo.grown"})
+        assert grown.status_code == 422, grown.text[:300]
+        message = grown.json()["error"]["message"]
+        assert manifests["grown"] in message and "its recorded length" in message
+
         assert client.get("/health").json()["status"] == "ok"
         assert client.post("/plan", json={"table": "demo.intact"}).status_code == 200
+
+
+def test_only_regular_files_are_read(tmp_path: Path, broken_tables: tuple[str, dict[str, str]]) -> None:
+    """A FIFO (a read would wait forever), a directory and a device (/dev/zero: a read would never end)
+    are refused by their type, before any read."""
+    url, _ = broken_tables
+    fifo = tmp_path / "v1.metadata.json"
+    os.mkfifo(fifo)
+    with httpx.Client(base_url=url, timeout=30) as client:
+        for location in (str(fifo), str(tmp_path), "/dev/zero"):
+            response = client.post("/plan", json={"metadata-location": location})
+            assert response.status_code == 422, response.text[:300]
+            assert response.json()["error"]["message"] == f"Cannot read {location}: not a regular file"
 
 
 def test_corrupt_metadata_json(tmp_path: Path, broken_tables: tuple[str, dict[str, str]]) -> None:
