@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )  # fmt: skip
         return response
 
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     return app
 
 

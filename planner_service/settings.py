@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     workers: int = 1
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
+    body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
     cache_bytes: int = 512 * 1024 * 1024
     plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)

@@ -4,6 +4,7 @@ oversized bodies 413, anything unexpected 500 without a stack trace (it is logge
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -62,11 +63,11 @@ def unexpected_error_response(request: Request, exc: Exception) -> Response:
 
 class BodySizeLimit:
     """Refuse request bodies over `max_bytes` with 413, by Content-Length or while streaming (chunked
-    bodies): past the limit the app is told the client went away, whatever it answers is dropped, and
-    the client gets the 413."""
+    bodies), and bodies that stop arriving for `timeout` seconds with 408: past either, the app is told the
+    client went away, whatever it answers is dropped, and the client gets the error."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float = 30.0) -> None:
+        self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,23 +77,35 @@ class BodySizeLimit:
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send)
             return
-        seen, over, started = 0, False, False
+        seen, complete, started = 0, False, False
+        refused: Response | None = None
 
         async def limited() -> Message:
-            nonlocal seen, over
-            if over:
+            nonlocal seen, complete, refused
+            if refused is not None:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            if complete:  # (the app waiting for the client to leave, while it streams its answer)
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except TimeoutError:
+                refused = error_response(
+                    "RequestTimeoutException", f"Request body not received within {self.timeout:g} s", 408
+                )
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
-                    over = True
+                    refused = error_response(
+                        "RequestTooLargeException", f"Request body over the limit of {self.max_bytes} bytes", 413
+                    )
                     return {"type": "http.disconnect"}
             return message
 
         async def guarded(message: Message) -> None:
             nonlocal started
-            if over:
+            if refused is not None:
                 return
             started = True
             await send(message)
@@ -100,10 +113,10 @@ class BodySizeLimit:
         try:
             await self.app(scope, limited, guarded)
         except Exception:
-            if not over:
+            if refused is None:
                 raise
-        if over and not started:
-            await self._too_large(scope, receive, send)
+        if refused is not None and not started:
+            await refused(scope, receive, send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"Request body over the limit of {self.max_bytes} bytes"

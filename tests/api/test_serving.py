@@ -72,3 +72,26 @@ def test_health_and_metrics_answer_while_every_worker_thread_is_blocked(tmp_path
             for connection in held:  # the reads fail now
                 connection.close()
         assert {f.result().status_code for f in stuck} <= {503}
+
+
+def test_a_body_that_stops_arriving_is_answered_408(tmp_path: Path) -> None:
+    """A client that sends part of its body and then nothing holds no worker: after body_timeout_seconds
+    it gets 408, and the service goes on serving."""
+    config = tmp_path / "service.toml"
+    config.write_text(f'warehouse = "{tmp_path}"\nbody_timeout_seconds = 1\n')
+    with running_service("--config", str(config), "--log-level", "warning") as url:
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as half:
+            half.sendall(
+                b"POST /plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                b'{"table": "db'
+            )
+            started = time.perf_counter()
+            answer = half.recv(4096)
+            waited = time.perf_counter() - started
+            while b"Request body" not in answer and (more := half.recv(4096)):  # the body may come apart
+                answer += more
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"Request body not received within 1 s" in answer
+        assert 0.8 < waited < 5
+        assert httpx.get(f"{url}/health", timeout=5).status_code == 200
