@@ -9,11 +9,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import Response
 
 from planner_service import __version__
 from planner_service.api import native, rest_catalog, rest_scan
-from planner_service.api.errors import BodySizeLimit, install_error_handlers, unexpected_error_response
+from planner_service.api.errors import BodySizeLimit, CrossSiteGuard, install_error_handlers, unexpected_error_response
 from planner_service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
 
@@ -71,6 +72,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return response
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
+    if settings.cors_allowed_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"],
+                           allow_headers=["*"])  # fmt: skip
+    app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_allowed_origins)
     return app
 
 

@@ -53,6 +53,7 @@ class Settings(BaseSettings):
     workers: int = 1
     log_level: str = "info"
     max_body_bytes: int = 1024 * 1024
+    cors_allowed_origins: list[str] = Field(default_factory=list)  # web pages allowed to call (CORS); none
     body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
     cache_bytes: int = 512 * 1024 * 1024
     plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request

@@ -121,3 +121,30 @@ class BodySizeLimit:
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = f"Request body over the limit of {self.max_bytes} bytes"
         await error_response("RequestTooLargeException", message, 413)(scope, receive, send)
+
+
+class CrossSiteGuard:
+    """Refuse requests that a web page on another site made a browser send: a request that changes or costs
+    something (not GET, HEAD or OPTIONS) whose `Origin` is neither this service's own nor one of
+    `allowed_origins` gets 403 before it is read. Browsers send `Origin` on every cross-site POST, even the
+    "simple" ones (text/plain, forms) that skip CORS preflight; curl and engine clients send none."""
+
+    SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, app: ASGIApp, allowed_origins: list[str]) -> None:
+        self.app, self.allowed = app, {o.rstrip("/").lower() for o in allowed_origins}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] not in self.SAFE:
+            headers = dict(scope.get("headers") or [])
+            origin = headers.get(b"origin", b"").decode("latin-1").rstrip("/").lower()
+            if origin and origin != "null" and origin not in self.allowed:
+                host = headers.get(b"host", b"").decode("latin-1").lower()
+                if origin.split("://", 1)[-1] != host:
+                    message = f"Cross-site request from {origin[:80]!r} refused (cors_allowed_origins allows origins)"
+                    await error_response("ForbiddenException", message, 403)(scope, receive, send)
+                    return
+            elif origin == "null":  # sandboxed frames and file: pages
+                await error_response("ForbiddenException", "Cross-site request refused", 403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

@@ -286,3 +286,19 @@ def test_explain_names_the_deciding_statistics(client: httpx.Client) -> None:
     assert any(r.startswith("column metrics cannot match id < 0: id: lower=") for r in reasons)
     skipped = next(f for f in files if f["reason"].startswith("column metrics"))
     assert "id: lower=" in skipped["reason"] and " upper=" in skipped["reason"]
+
+
+def test_cross_site_requests_are_refused(client: httpx.Client) -> None:
+    """A page on another site can make a browser POST a "simple" request (text/plain skips CORS preflight):
+    it is refused before it is read. The service's own pages (/docs) and clients without Origin are not."""
+    body = b'{"table": "db.unpartitioned"}'
+    foreign = client.post(
+        "/plan", content=body, headers={"Origin": "https://evil.example", "Content-Type": "text/plain"}
+    )
+    assert foreign.status_code == 403 and "Cross-site request" in foreign.json()["error"]["message"]
+    assert client.post("/plan", content=body, headers={"Origin": "null"}).status_code == 403
+    own = str(client.base_url).rstrip("/")
+    assert client.post("/plan", content=body, headers={"Origin": own}).status_code == 200
+    assert client.post("/plan", content=body).status_code == 200
+    assert client.get("/health", headers={"Origin": "https://evil.example"}).status_code == 200
+    assert "access-control-allow-origin" not in foreign.headers  # CORS is off unless configured

@@ -95,3 +95,21 @@ def test_a_body_that_stops_arriving_is_answered_408(tmp_path: Path) -> None:
         assert b"Request body not received within 1 s" in answer
         assert 0.8 < waited < 5
         assert httpx.get(f"{url}/health", timeout=5).status_code == 200
+
+
+def test_configured_origins_may_call_with_cors(tmp_path: Path) -> None:
+    config = tmp_path / "service.toml"
+    config.write_text(f'warehouse = "{tmp_path}"\ncors_allowed_origins = ["https://notebooks.example"]\n')
+    with running_service("--config", str(config), "--log-level", "warning") as url:
+        preflight = httpx.options(
+            f"{url}/plan",
+            headers={"Origin": "https://notebooks.example", "Access-Control-Request-Method": "POST",
+                     "Access-Control-Request-Headers": "content-type"},
+        )  # fmt: skip
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://notebooks.example"
+        allowed = httpx.post(f"{url}/plan", json={"table": "db.nope"}, headers={"Origin": "https://notebooks.example"})
+        assert allowed.status_code == 404  # through to planning: no such table
+        assert allowed.headers["access-control-allow-origin"] == "https://notebooks.example"
+        other = httpx.post(f"{url}/plan", json={"table": "db.nope"}, headers={"Origin": "https://evil.example"})
+        assert other.status_code == 403
