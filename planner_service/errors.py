@@ -95,3 +95,8 @@ class UnsupportedOperationError(PlannerError):
 
     status_code = 406
     error_type = "UnsupportedOperationException"
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """Client-given text quoted for an error message, cut to `limit` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service.api.responses import json_response
 from planner_service.api.wire import describe_validation_errors
-from planner_service.errors import OverloadedError, PlannerError
+from planner_service.errors import OverloadedError, PlannerError, shown
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class BodySizeLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._too_large(scope, receive, send)
+            await self._too_large()(scope, receive, send)
             return
         seen, complete, started = 0, False, False
         refused: Response | None = None
@@ -97,9 +97,7 @@ class BodySizeLimit:
                 seen += len(message.get("body", b""))
                 complete = not message.get("more_body", False)
                 if seen > self.max_bytes:
-                    refused = error_response(
-                        "RequestTooLargeException", f"Request body over the limit of {self.max_bytes} bytes", 413
-                    )
+                    refused = self._too_large()
                     return {"type": "http.disconnect"}
             return message
 
@@ -118,9 +116,8 @@ class BodySizeLimit:
         if refused is not None and not started:
             await refused(scope, receive, send)
 
-    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        message = f"Request body over the limit of {self.max_bytes} bytes"
-        await error_response("RequestTooLargeException", message, 413)(scope, receive, send)
+    def _too_large(self) -> Response:
+        return error_response("RequestTooLargeException", f"Request body over the limit of {self.max_bytes} bytes", 413)
 
 
 class CrossSiteGuard:
@@ -138,13 +135,10 @@ class CrossSiteGuard:
         if scope["type"] == "http" and scope["method"] not in self.SAFE:
             headers = dict(scope.get("headers") or [])
             origin = headers.get(b"origin", b"").decode("latin-1").rstrip("/").lower()
-            if origin and origin != "null" and origin not in self.allowed:
-                host = headers.get(b"host", b"").decode("latin-1").lower()
-                if origin.split("://", 1)[-1] != host:
-                    message = f"Cross-site request from {origin[:80]!r} refused (cors_allowed_origins allows origins)"
-                    await error_response("ForbiddenException", message, 403)(scope, receive, send)
-                    return
-            elif origin == "null":  # sandboxed frames and file: pages
-                await error_response("ForbiddenException", "Cross-site request refused", 403)(scope, receive, send)
+            own = headers.get(b"host", b"").decode("latin-1").lower()
+            # "null": sandboxed frames and file: pages
+            if origin and origin not in self.allowed and (origin == "null" or origin.split("://", 1)[-1] != own):
+                message = f"Cross-site request from {shown(origin)} refused (cors_allowed_origins allows origins)"
+                await error_response("ForbiddenException", message, 403)(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 
 from fastapi import APIRouter
 
-from planner_service.catalog.base import TableIdentifier, check_name, shown
-from planner_service.errors import BadRequestError
+from planner_service.catalog.base import TableIdentifier, check_name
+from planner_service.errors import BadRequestError, shown
 
 _PATH_PARAM = re.compile(r"\{(\w+)\}")
 

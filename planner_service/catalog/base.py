@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from planner_service.errors import BadRequestError, NoSuchTableError
+from planner_service.errors import BadRequestError, NoSuchTableError, shown
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.table_metadata import TableMetadata, parse_table_metadata
 
@@ -52,11 +52,6 @@ def check_name(name: str, what: str) -> str:
     if problem is not None:
         raise BadRequestError(f"Invalid {what} {shown(name)}: {problem}")
     return name
-
-
-def shown(text: str, limit: int = 80) -> str:
-    """`text` quoted for an error message, cut to `limit` characters."""
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 @dataclass(frozen=True)

@@ -188,21 +188,8 @@ static int skip(Decoder *d, int32_t n, int depth) {
     int64_t v;
     if (depth > MAX_DEPTH) return fail(d, "the schema nests too deeply");
     if (d->flat[n]) return skip_varints(d, d->flat[n]);
+    if (is_leaf(type)) return skip_leaf(d, nd);
     switch (type) {
-        case T_NULL:
-            return 0;
-        case T_BOOL:
-            return skip_bytes(d, 1);
-        case T_FLOAT:
-            return skip_bytes(d, 4);
-        case T_DOUBLE:
-            return skip_bytes(d, 8);
-        case T_FIXED:
-            return skip_bytes(d, a);
-        case T_BYTES:
-        case T_STRING:
-            if (read_long(d, &v) < 0) return -1;
-            return skip_bytes(d, v);
         case T_RECORD:
             for (int32_t i = 0; i < b; i++)
                 if (skip(d, d->children[a + i], depth + 1) < 0) return -1;

@@ -3,6 +3,11 @@
  * BaseContentScanTask.split) and planner_service/splitting/combine.py:combine (TableScanUtil.mergeTasks). */
 #include "kernels.h"
 
+/* Each of `n` objects released (NULL ones skipped) and set to NULL. */
+static void clear_all(PyObject **objects, int n) {
+    for (int i = 0; i < n; i++) Py_CLEAR(objects[i]);
+}
+
 static PyObject *new_bytes(Py_ssize_t n, void **data) {
     PyObject *out = PyBytes_FromStringAndSize(NULL, n > 0 ? n : 0);
     if (out != NULL) *data = PyBytes_AS_STRING(out);
@@ -67,11 +72,8 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
     PyObject *owner = new_bytes(total * 8, &o), *start = new_bytes(total * 8, &s), *length = new_bytes(total * 8, &l),
              *is_split = new_bytes(total, &f), *weight = new_bytes(total * 8, &w);
     if (owner == NULL || start == NULL || length == NULL || is_split == NULL || weight == NULL) {
-        Py_XDECREF(owner);
-        Py_XDECREF(start);
-        Py_XDECREF(length);
-        Py_XDECREF(is_split);
-        Py_XDECREF(weight);
+        PyObject *made[] = {owner, start, length, is_split, weight};
+        clear_all(made, 5);
         goto done;
     }
     Py_BEGIN_ALLOW_THREADS
@@ -145,24 +147,23 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
         goto done;
     }
     int64_t *first = calloc((size_t)n_bins + 1, 8), *order = malloc((size_t)(n ? n : 1) * 8);
-    void *t, *rf, *rs, *rl, *rx, *tb, *tr;
-    PyObject *tasks = new_bytes((Py_ssize_t)(n_bins + 1) * 8, &t), *run_file = new_bytes(n * 8, &rf),
-             *run_start = new_bytes(n * 8, &rs), *run_length = new_bytes(n * 8, &rl), *run_split = new_bytes(n, &rx),
-             *task_bytes = new_bytes((Py_ssize_t)n_bins * 8, &tb), *task_rows = new_bytes((Py_ssize_t)n_bins * 8, &tr);
-    if (first == NULL || order == NULL || tasks == NULL || run_file == NULL || run_start == NULL ||
-        run_length == NULL || run_split == NULL || task_bytes == NULL || task_rows == NULL) {
+    /* the outputs: task offsets, the runs' file, start, length and is_split, each task's bytes and rows */
+    enum { TASKS, FILE_OF, START, LENGTH, SPLIT, BYTES, ROWS, OUTPUTS };
+    const Py_ssize_t sizes[OUTPUTS] = {(Py_ssize_t)(n_bins + 1) * 8, n * 8, n * 8, n * 8, n,
+                                       (Py_ssize_t)n_bins * 8, (Py_ssize_t)n_bins * 8};
+    PyObject *out[OUTPUTS] = {NULL};
+    void *buf[OUTPUTS] = {NULL};
+    int made = first != NULL && order != NULL;
+    for (int k = 0; made && k < OUTPUTS; k++) made = (out[k] = new_bytes(sizes[k], &buf[k])) != NULL;
+    if (!made) {
         free(first);
         free(order);
-        Py_XDECREF(tasks);
-        Py_XDECREF(run_file);
-        Py_XDECREF(run_start);
-        Py_XDECREF(run_length);
-        Py_XDECREF(run_split);
-        Py_XDECREF(task_bytes);
-        Py_XDECREF(task_rows);
+        clear_all(out, OUTPUTS);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto done;
     }
+    void *t = buf[TASKS], *rf = buf[FILE_OF], *rs = buf[START], *rl = buf[LENGTH], *rx = buf[SPLIT],
+         *tb = buf[BYTES], *tr = buf[ROWS];
     int64_t runs = 0;
     Py_BEGIN_ALLOW_THREADS
     /* a stable counting sort by bin: within a bin, ranges keep their order */
@@ -208,18 +209,13 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     free(first);
     free(order);
-    if (_PyBytes_Resize(&run_file, runs * 8) < 0 || _PyBytes_Resize(&run_start, runs * 8) < 0 ||
-        _PyBytes_Resize(&run_length, runs * 8) < 0 || _PyBytes_Resize(&run_split, runs) < 0) {
-        Py_XDECREF(tasks);
-        Py_XDECREF(run_file);
-        Py_XDECREF(run_start);
-        Py_XDECREF(run_length);
-        Py_XDECREF(run_split);
-        Py_XDECREF(task_bytes);
-        Py_XDECREF(task_rows);
+    if (_PyBytes_Resize(&out[FILE_OF], runs * 8) < 0 || _PyBytes_Resize(&out[START], runs * 8) < 0 ||
+        _PyBytes_Resize(&out[LENGTH], runs * 8) < 0 || _PyBytes_Resize(&out[SPLIT], runs) < 0) {
+        clear_all(out, OUTPUTS);
         goto done;
     }
-    result = Py_BuildValue("(NNNNNNN)", tasks, run_file, run_start, run_length, run_split, task_bytes, task_rows);
+    result = Py_BuildValue("(NNNNNNN)", out[TASKS], out[FILE_OF], out[START], out[LENGTH], out[SPLIT], out[BYTES],
+                           out[ROWS]);
 done:
     PyBuffer_Release(&bins_view);
     PyBuffer_Release(&owner_view);

@@ -20,7 +20,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from planner_service.errors import BadRequestError
+from planner_service.errors import BadRequestError, shown
 from planner_service.expressions.expression import (
     FALSE,
     TRUE,
@@ -173,11 +173,7 @@ def _position(text: str, node: exp.Expr) -> str:
     """' at line L, column C: <the node as SQL>', from the first token under the node that sqlglot placed."""
     starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
     where = " at line {}, column {}".format(*_line_column(text, min(starts))) if starts else ""
-    sql = node.sql(dialect=_FilterDialect)
-    return f"{where} in {sql if len(sql) <= _QUOTED else sql[: _QUOTED - 3] + '...'!r}"
-
-
-_QUOTED = 80  # the most of the filter's text an error message quotes
+    return f"{where} in {shown(node.sql(dialect=_FilterDialect))}"
 
 
 # --- Conditions: one function per sqlglot node type -------------------------------------------------------
