@@ -16,7 +16,7 @@ from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO, S3Config
-from planner_service.io.locations import AllowList
+from planner_service.io.roots import Roots, table_root
 from planner_service.metadata.manifest import warm_up
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
@@ -35,10 +35,11 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
-        io = file_io(settings)
+        io = file_io(settings, service_roots(settings))
         catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse)
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
+        log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
         warm_up()  # what loads on first use loads now, not in the first plan
         plans = PlanResults(
@@ -68,8 +69,24 @@ class Runtime:
         self.planner.close()
 
 
-def file_io(settings: Settings) -> FileIO:
-    """Storage as the settings describe it: S3 endpoint and credentials, the allowed roots."""
+def service_roots(settings: Settings) -> Roots:
+    """The `allowed_roots` setting when given; otherwise what the service was configured to serve: the
+    warehouse, the explicit tables' directories, the demo warehouse, and the tables its catalogs name."""
+    if settings.allowed_roots:
+        return Roots(settings.allowed_roots)
+    roots = [table_root(location) for location in settings.tables.values()]
+    if settings.warehouse:
+        roots.append(settings.warehouse)
+    if settings.serves_demo:
+        from planner_service.demo import default_demo_dir
+
+        roots.append(settings.demo_dir or str(default_demo_dir()))
+    return Roots(roots, follow_catalogs=True)
+
+
+def file_io(settings: Settings, roots: Roots | None = None) -> FileIO:
+    """Storage as the settings describe it: S3 endpoint and credentials; `roots` (default: the
+    `allowed_roots` setting when given, else everywhere: the CLI reads what its user names)."""
     s3 = S3Config(
         endpoint=settings.s3_endpoint,
         region=settings.s3_region,
@@ -78,7 +95,9 @@ def file_io(settings: Settings) -> FileIO:
         session_token=settings.s3_session_token,
         path_style=settings.s3_path_style,
     )
-    return FileIO(s3, AllowList.of(settings.allowed_roots), settings.max_file_bytes)
+    if roots is None:
+        roots = Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere()
+    return FileIO(s3, roots, settings.max_file_bytes)
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:

@@ -19,11 +19,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from planner_service.errors import BadRequestError
+from planner_service.io.roots import absolute
 
 
 class Settings(BaseSettings):
@@ -68,6 +69,22 @@ class Settings(BaseSettings):
     async_plan_min_files: int = 100_000
     plan_ttl_seconds: int = 600
     advertise_server_planning: bool = True  # table config scan-planning-mode=server
+
+    @field_validator("warehouse", "demo_dir", mode="after")
+    @classmethod
+    def _absolute(cls, location: str | None) -> str | None:
+        """A relative local path is taken from the working directory at start (the roots compare full paths)."""
+        return absolute(location) if location else location
+
+    @field_validator("allowed_roots", mode="after")
+    @classmethod
+    def _absolute_roots(cls, roots: list[str]) -> list[str]:
+        return [absolute(r) for r in roots]
+
+    @field_validator("tables", mode="after")
+    @classmethod
+    def _absolute_tables(cls, tables: dict[str, str]) -> dict[str, str]:
+        return {name: absolute(location) for name, location in tables.items()}
 
     @property
     def serves_demo(self) -> bool:

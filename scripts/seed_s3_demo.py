@@ -21,7 +21,8 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import PlannerError
-from planner_service.io.locations import AllowList, parse_location
+from planner_service.io.locations import parse_location
+from planner_service.io.roots import Roots
 from planner_service.settings import Settings, load_settings
 
 
@@ -38,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
         location = parse_location(args.warehouse)
         if location.scheme != "s3":
             parser.error(f"--warehouse must be an s3:// location, not {args.warehouse}")
-        AllowList.of(settings.allowed_roots).check(args.warehouse)  # else the planner would refuse the table
+        if settings.allowed_roots:  # else the planner would refuse the table
+            Roots(settings.allowed_roots).check(args.warehouse)
     except PlannerError as exc:
         print(f"seed: {exc.message}", file=sys.stderr)
         return 1

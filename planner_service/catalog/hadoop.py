@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
-from planner_service.errors import NoSuchNamespaceError, NoSuchTableError
+from planner_service.errors import LocationNotAllowedError, NoSuchNamespaceError, NoSuchTableError
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.io.locations import join
 
@@ -69,4 +69,8 @@ class HadoopCatalog:
         ]
 
     def _is_table(self, location: str) -> bool:
-        return current_metadata_location(self.io, location) is not None
+        """A directory with table metadata; a link that leads outside the roots is not listed."""
+        try:
+            return current_metadata_location(self.io, location) is not None
+        except LocationNotAllowedError:
+            return False

@@ -22,6 +22,7 @@ class SqlCatalog:
         self.io = io
         self.catalog_name = catalog_name
         self._engine = sa.create_engine(uri)
+        io.roots.follow(self.metadata_locations)
 
     def _query(self, sql: str, **params: object) -> list[sa.Row[tuple[object, ...]]]:
         import sqlalchemy as sa
@@ -41,7 +42,16 @@ class SqlCatalog:
         if not rows or rows[0][0] is None:
             raise NoSuchTableError(f"Table does not exist: {identifier}")
         location = str(rows[0][0])
+        self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
         return LoadedTable(str(identifier), location, read_metadata(self.io, location, str(identifier)))
+
+    def metadata_locations(self) -> list[str]:
+        """Every table's current metadata location (the roots of a service that follows its catalog)."""
+        rows = self._query(
+            "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = :c AND metadata_location IS NOT NULL",
+            c=self.catalog_name,
+        )
+        return [str(r[0]) for r in rows]
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         rows = self._query(

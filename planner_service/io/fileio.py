@@ -13,7 +13,8 @@ import pyarrow.fs as pafs
 
 from planner_service.cache import LruCache
 from planner_service.errors import CorruptMetadataError, StorageError
-from planner_service.io.locations import AllowList, Location, parse_location
+from planner_service.io.locations import Location
+from planner_service.io.roots import Roots
 
 
 class FileNotFound(StorageError):
@@ -40,16 +41,15 @@ MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings:
 
 
 class FileIO:
-    """Reads whole files and lists directories; every location is checked against the allow-list.
+    """Reads whole files and lists directories; every location is checked against the roots first (the
+    service's are its configured roots; without `roots`, a library reads anywhere).
 
     Files that never change once written (metadata.json) can be read parsed through `read_parsed`, which
-    keeps the parsed value by location (the allow-list is checked on every call, hit or miss)."""
+    keeps the parsed value by location (the roots are checked on every call, hit or miss)."""
 
-    def __init__(
-        self, s3: S3Config | None = None, allow: AllowList | None = None, max_bytes: int = MAX_FILE_BYTES
-    ) -> None:
+    def __init__(self, s3: S3Config | None = None, roots: Roots | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
         self._s3_config = s3 or S3Config()
-        self._allow = allow or AllowList()
+        self.roots = roots or Roots.everywhere()
         self.max_bytes = max_bytes
         self._local = pafs.LocalFileSystem()
         self._s3: pafs.S3FileSystem | None = None
@@ -58,7 +58,7 @@ class FileIO:
 
     def read_parsed(self, location: str, kind: str, parse: Callable[[bytes], T]) -> T:
         """`parse(bytes of an immutable file)`, kept by (kind, location) and weighed by 8x the file's size."""
-        self._resolve(location)  # the allow-list, whatever the cache holds
+        self.roots.check(location)  # whatever the cache holds
         key = f"{kind}\0{location}"
         hit = self.parsed.get(key)
         if hit is None:
@@ -71,7 +71,7 @@ class FileIO:
     def read(self, location: str, length: int | None = None) -> bytes:
         """The whole file: a regular file (never a directory, FIFO or device), of at most `max_bytes`, and
         at most `length` bytes when the caller knows its length (a manifest list records each manifest's)."""
-        loc = self._resolve(location)
+        loc = self.roots.check(location)
         cap = self.max_bytes if length is None or length <= 0 else min(length, self.max_bytes)
         fs = self._fs(loc)
         try:
@@ -84,31 +84,27 @@ class FileIO:
         except (OSError, ValueError) as exc:
             if "not found" in str(exc).lower() or "NoSuchKey" in str(exc):
                 raise FileNotFound(f"File not found: {location}") from None
-            raise StorageError(f"Cannot read {location}: {exc}") from None
+            raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
         if len(data) > cap:
             what = "its recorded length" if cap == length else "the max_file_bytes setting"
             raise UnreadableFile(f"Cannot read {location}: longer than {cap:,} bytes ({what})")
         return bytes(data)
 
     def exists(self, location: str) -> bool:
-        loc = self._resolve(location)
+        loc = self.roots.check(location)
         try:
             return self._fs(loc).get_file_info(loc.path).type != pafs.FileType.NotFound
         except OSError as exc:
-            raise StorageError(f"Cannot stat {location}: {exc}") from None
+            raise StorageError(f"Cannot stat {location}: {_reason(exc, loc)}") from None
 
     def list_names(self, location: str) -> list[str]:
         """Base names directly under a directory; empty if it does not exist."""
-        loc = self._resolve(location)
+        loc = self.roots.check(location)
         try:
             infos = self._fs(loc).get_file_info(pafs.FileSelector(loc.path, allow_not_found=True))
         except OSError as exc:
-            raise StorageError(f"Cannot list {location}: {exc}") from None
+            raise StorageError(f"Cannot list {location}: {_reason(exc, loc)}") from None
         return sorted(i.base_name for i in infos)
-
-    def _resolve(self, location: str) -> Location:
-        self._allow.check(location)
-        return parse_location(location)
 
     def _fs(self, loc: Location) -> pafs.FileSystem:
         if loc.scheme == "file":
@@ -132,3 +128,13 @@ class FileIO:
                     request_timeout=30,
                 )
             return self._s3
+
+
+def _reason(exc: BaseException, loc: Location) -> str:
+    """Why storage failed, without the resolved path (a client sees the location it gave, not where a link
+    led): the OS's reason for local files, the store's message for S3."""
+    if loc.scheme == "file":
+        if isinstance(exc, OSError) and (exc.strerror or exc.errno):
+            return exc.strerror or os.strerror(exc.errno or 0)
+        return type(exc).__name__
+    return str(exc).replace(loc.path, "<location>")

@@ -1,13 +1,12 @@
-"""Storage locations: parsing URIs into (scheme, path) and the allow-list of roots."""
+"""Storage locations: parsing URIs into (scheme, path)."""
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from planner_service.errors import BadRequestError, LocationNotAllowedError
+from planner_service.errors import BadRequestError
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 
@@ -49,26 +48,3 @@ def parse_location(location: str) -> Location:
 
 def join(base: str, *parts: str) -> str:
     return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts)])
-
-
-@dataclass(frozen=True)
-class AllowList:
-    """Roots a location must lie under. No roots: everything is allowed."""
-
-    roots: tuple[Location, ...] = ()
-
-    @classmethod
-    def of(cls, roots: Iterable[str]) -> AllowList:
-        return cls(tuple(parse_location(r) for r in roots))
-
-    def check(self, location: str) -> None:
-        if not self.roots:
-            return
-        loc = parse_location(location)
-        for root in self.roots:
-            if loc.scheme == root.scheme and (
-                loc.path == root.path or loc.path.startswith(root.path.rstrip("/") + "/")
-            ):
-                return
-        allowed = ", ".join(r.uri for r in self.roots)
-        raise LocationNotAllowedError(f"Location {location} is outside the allowed roots ({allowed})")

@@ -108,7 +108,7 @@ def parse_partition_spec(obj: dict[str, Any] | list[Any], spec_id: int = 0) -> P
                 )
             )
     except KeyError as exc:
-        raise CorruptMetadataError(f"Invalid partition field, missing {exc}: {obj}") from None
+        raise CorruptMetadataError(f"Invalid partition field, missing {exc}") from None
     except ValueError as exc:
         raise CorruptMetadataError(f"Invalid partition field: {exc}") from None
     return PartitionSpec(spec_id, tuple(fields))

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.partitioning import PartitionSpec, parse_partition_spec
 from planner_service.metadata.types import Schema, parse_schema
+
+log = logging.getLogger(__name__)
 
 MAIN_BRANCH = "main"
 
@@ -109,8 +112,12 @@ def parse_table_metadata(data: bytes, location: str = "<memory>") -> TableMetada
         return _from_json(obj)
     except CorruptMetadataError as exc:
         raise CorruptMetadataError(f"Invalid table metadata {location}: {exc.message}") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CorruptMetadataError(f"Invalid table metadata {location}: {type(exc).__name__} {exc}") from None
+    except KeyError as exc:
+        raise CorruptMetadataError(f"Invalid table metadata {location}: missing field {exc}") from None
+    except (TypeError, ValueError) as exc:  # the message would quote the file: it goes to the log only
+        log.warning("invalid table metadata", extra={"location": location, "error": f"{type(exc).__name__}: {exc}"})
+        problem = "a field holds a value of the wrong type"
+        raise CorruptMetadataError(f"Invalid table metadata {location}: {problem}") from None
 
 
 def _from_json(obj: dict[str, Any]) -> TableMetadata:

@@ -237,8 +237,8 @@ def parse_type(obj: Any) -> IcebergType:
                     bool(obj["value-required"]),
                 )  # fmt: skip
         except KeyError as exc:
-            raise CorruptMetadataError(f"Invalid {kind} type, missing {exc}: {obj}") from None
-    raise CorruptMetadataError(f"Cannot parse type: {obj!r}")
+            raise CorruptMetadataError(f"Invalid {kind} type, missing {exc}") from None
+    raise CorruptMetadataError("Cannot parse a type: expected a type name or a struct, list or map object")
 
 
 def parse_primitive(text: str) -> PrimitiveType:
@@ -267,7 +267,7 @@ def _parse_field(obj: dict[str, Any]) -> NestedField:
             write_default=obj.get("write-default"),
         )
     except KeyError as exc:
-        raise CorruptMetadataError(f"Invalid struct field, missing {exc}: {obj}") from None
+        raise CorruptMetadataError(f"Invalid struct field, missing {exc}") from None
 
 
 def parse_schema(obj: dict[str, Any]) -> Schema:

@@ -215,7 +215,7 @@ def test_projection_and_pretty(client: httpx.Client) -> None:
         (b'{"table": "db.snapshots", "snapshot-id": 123}', 404, "Cannot find snapshot with ID 123"),
         (b'{"table": "db.snapshots", "ref": "nope"}', 404, "Cannot find ref nope"),
         (b'{"table": "db.snapshots", "as-of-timestamp-ms": 0}', 404, "Cannot find a snapshot older than"),
-        (b'{"metadata-location": "/etc/hosts"}', 403, "outside the allowed roots"),
+        (b'{"metadata-location": "/etc/hosts"}', 403, "outside the roots this service serves"),
         (b'{"table": "db.snapshots", "start-snapshot-id": 1, "end-snapshot-id": 2}', 400, "not supported yet"),
     ],
 )

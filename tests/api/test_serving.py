@@ -45,7 +45,7 @@ def test_health_and_metrics_answer_while_every_worker_thread_is_blocked(tmp_path
     threading.Thread(target=accept, daemon=True).start()
     config = tmp_path / "service.toml"
     config.write_text(
-        f'warehouse = "{tmp_path}"\ns3_endpoint = "http://127.0.0.1:{silent.getsockname()[1]}"\n'
+        f'warehouse = "{tmp_path}"\nallowed_roots = ["{tmp_path}", "s3://bucket"]\ns3_endpoint = "http://127.0.0.1:{silent.getsockname()[1]}"\n'
         's3_access_key_id = "k"\ns3_secret_access_key = "s"\n'
     )
     blocked = 48  # more than the pool's 40 threads

@@ -67,25 +67,29 @@ def test_corrupt_and_missing_manifests(broken_tables: tuple[str, dict[str, str]]
         assert client.post("/plan", json={"table": "demo.intact"}).status_code == 200
 
 
-def test_only_regular_files_are_read(tmp_path: Path, broken_tables: tuple[str, dict[str, str]]) -> None:
-    """A FIFO (a read would wait forever), a directory and a device (/dev/zero: a read would never end)
-    are refused by their type, before any read."""
-    url, _ = broken_tables
-    fifo = tmp_path / "v1.metadata.json"
+def test_only_regular_files_are_read(broken_tables: tuple[str, dict[str, str]]) -> None:
+    """Inside a served table's directory, a FIFO (a read would wait forever) and a directory are refused by
+    their type, before any read; a device (/dev/zero: a read would never end) is outside the roots."""
+    url, manifests = broken_tables
+    metadata_dir = Path(manifests["intact"]).parent
+    fifo = metadata_dir / "fifo.metadata.json"
     os.mkfifo(fifo)
     with httpx.Client(base_url=url, timeout=30) as client:
-        for location in (str(fifo), str(tmp_path), "/dev/zero"):
+        for location in (str(fifo), str(metadata_dir)):
             response = client.post("/plan", json={"metadata-location": location})
             assert response.status_code == 422, response.text[:300]
             assert response.json()["error"]["message"] == f"Cannot read {location}: not a regular file"
+        response = client.post("/plan", json={"metadata-location": "/dev/zero"})
+        assert response.status_code == 403, response.text[:300]
 
 
-def test_corrupt_metadata_json(tmp_path: Path, broken_tables: tuple[str, dict[str, str]]) -> None:
-    url, _ = broken_tables
-    bad = tmp_path / "v1.metadata.json"
+def test_corrupt_metadata_json(broken_tables: tuple[str, dict[str, str]]) -> None:
+    url, manifests = broken_tables
+    metadata_dir = Path(manifests["intact"]).parent
+    bad = metadata_dir / "v99.metadata.json"
     bad.write_text('{"format-version": 2, "location": ')
     with httpx.Client(base_url=url, timeout=30) as client:
         response = client.post("/plan", json={"metadata-location": str(bad)})
         assert response.status_code == 422 and str(bad) in response.json()["error"]["message"]
-        response = client.post("/plan", json={"metadata-location": str(tmp_path / "absent.metadata.json")})
+        response = client.post("/plan", json={"metadata-location": str(metadata_dir / "absent.metadata.json")})
         assert response.status_code == 404 and "absent.metadata.json" in response.json()["error"]["message"]

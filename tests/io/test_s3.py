@@ -16,7 +16,7 @@ from planner_service.catalog.sql import SqlCatalog
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import LocationNotAllowedError
 from planner_service.io.fileio import FileIO, FileNotFound, S3Config
-from planner_service.io.locations import AllowList
+from planner_service.io.roots import Roots
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 
 KEY, SECRET, REGION = "testing", "testing", "us-east-1"
@@ -38,8 +38,8 @@ def s3_table(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> tupl
     return str(db), catalog
 
 
-def _io(endpoint: str, allow: AllowList | None = None) -> FileIO:
-    return FileIO(S3Config(endpoint=endpoint, region=REGION, access_key_id=KEY, secret_access_key=SECRET), allow)
+def _io(endpoint: str, roots: Roots | None = None) -> FileIO:
+    return FileIO(S3Config(endpoint=endpoint, region=REGION, access_key_id=KEY, secret_access_key=SECRET), roots)
 
 
 def test_plan_over_s3_matches_pyiceberg(s3_endpoint: str, s3_table: tuple[str, PyIcebergSqlCatalog]) -> None:
@@ -68,14 +68,16 @@ def test_s3_aliases_and_missing_keys(s3_endpoint: str, s3_table: tuple[str, PyIc
         io.read("s3n://lake/nope.json")
 
 
-def test_allow_list_rejects_other_buckets(s3_endpoint: str, tmp_path: Path) -> None:
-    io = _io(s3_endpoint, AllowList.of(["s3://lake/warehouse"]))
-    with pytest.raises(LocationNotAllowedError, match="outside the allowed roots"):
+def test_roots_reject_other_buckets(s3_endpoint: str, tmp_path: Path) -> None:
+    io = _io(s3_endpoint, Roots(["s3://lake/warehouse"]))
+    with pytest.raises(LocationNotAllowedError, match="outside the roots"):
         io.read("s3://other/metadata.json")
     with pytest.raises(LocationNotAllowedError):
         io.read(str(tmp_path / "x"))
     with pytest.raises(LocationNotAllowedError):
         io.read("s3://lake/warehouse-evil/x")  # a prefix is not a parent directory
+    with pytest.raises(LocationNotAllowedError, match=r"'\.' or '\.\.' segments"):
+        io.read("s3://lake/warehouse/../private/x")  # S3 keeps the dots: the key is outside the warehouse
 
 
 def test_cli_reads_s3_settings_from_the_environment(

@@ -1,0 +1,124 @@
+"""Where the service may read: its roots. A location outside them is refused (403) before any I/O.
+
+A service's roots are what it was configured to serve: the `allowed_roots` setting when given (the whole
+list), otherwise the warehouse, the explicit tables' directories, the demo warehouse and the tables its SQL
+catalog names. Local locations are resolved (`..`, symlinks) before they are compared, so a link inside a
+root that points outside is outside; S3 keys with `.` or `..` segments are refused. Library use (the CLI,
+tests, benchmarks) reads anywhere with `Roots.everywhere()`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import threading
+import time
+from collections.abc import Callable, Iterable
+
+from planner_service.errors import LocationNotAllowedError
+from planner_service.io.locations import Location, parse_location
+
+log = logging.getLogger(__name__)
+
+REFRESH_SECONDS = 1.0  # a refused location asks the catalogs again at most this often
+
+
+def table_root(metadata_location: str) -> str:
+    """The directory of a table from one of its metadata files: the parent of `metadata/`, else the
+    file's own directory (a custom write.metadata.path)."""
+    directory = posixpath.dirname(metadata_location.rstrip("/"))
+    return posixpath.dirname(directory) if posixpath.basename(directory) == "metadata" else directory
+
+
+def absolute(location: str) -> str:
+    """A configured location with a relative local path made absolute (against the working directory)."""
+    loc = parse_location(location)
+    return os.path.abspath(loc.path) if loc.scheme == "file" and not loc.path.startswith("/") else location
+
+
+class Roots:
+    """The roots a location must lie under: fixed ones, tables a catalog vouched for, and catalogs asked
+    again (at most every REFRESH_SECONDS) when a location is outside both."""
+
+    def __init__(self, roots: Iterable[str] = (), *, everywhere: bool = False, follow_catalogs: bool = False) -> None:
+        self.unrestricted = everywhere
+        self.follow_catalogs = follow_catalogs
+        self._fixed = tuple(_root(r) for r in roots)
+        self._tables: set[Location] = set()
+        self._catalogs: list[Callable[[], Iterable[str]]] = []
+        self._lock = threading.Lock()
+        self._asked_at = float("-inf")
+
+    @classmethod
+    def everywhere(cls) -> Roots:
+        return cls(everywhere=True)
+
+    def describe(self) -> list[str]:
+        """The roots as locations (for the startup log; never for a client)."""
+        if self.unrestricted:
+            return ["*"]
+        return sorted({r.uri for r in self._fixed} | {r.uri for r in self._tables})
+
+    def follow(self, metadata_locations: Callable[[], Iterable[str]]) -> None:
+        """A catalog's tables, by their metadata locations, are roots (asked when a location is refused)."""
+        if self.follow_catalogs:
+            self._catalogs.append(metadata_locations)
+
+    def trust(self, metadata_location: str) -> None:
+        """A catalog named this table: its directory is a root (when the roots follow catalogs)."""
+        if self.follow_catalogs:
+            root = _root(table_root(metadata_location))
+            with self._lock:
+                self._tables.add(root)
+
+    def check(self, location: str) -> Location:
+        """The location to read (local paths resolved), or LocationNotAllowedError."""
+        loc = parse_location(location)
+        if self.unrestricted:
+            return loc
+        if loc.scheme == "file" and not loc.path.startswith("/"):
+            raise LocationNotAllowedError(f"Location {location} is not absolute: give a full path or URI")
+        if loc.scheme == "s3" and any(part in (".", "..") for part in loc.path.split("/")):
+            raise LocationNotAllowedError(f"Location {location} has '.' or '..' segments")
+        if not self._within(loc):  # by its text, before touching the file system
+            raise LocationNotAllowedError(f"Location {location} is outside the roots this service serves")
+        if loc.scheme == "file":
+            real = Location("file", os.path.realpath(loc.path))
+            if real != loc and not self._within(real, ask=False):
+                raise LocationNotAllowedError(f"Location {location} resolves outside the roots this service serves")
+            return real
+        return loc
+
+    def _within(self, loc: Location, ask: bool = True) -> bool:
+        if _under(loc, self._fixed) or _under(loc, tuple(self._tables)):
+            return True
+        return ask and self._ask_catalogs() and _under(loc, tuple(self._tables))
+
+    def _ask_catalogs(self) -> bool:
+        """Refresh the tables from the catalogs, unless they were asked within REFRESH_SECONDS."""
+        if not self._catalogs:
+            return False
+        with self._lock:
+            if time.monotonic() - self._asked_at < REFRESH_SECONDS:
+                return True
+            self._asked_at = time.monotonic()
+            found: set[Location] = set()
+            for metadata_locations in self._catalogs:
+                try:
+                    found.update(_root(table_root(m)) for m in metadata_locations())
+                except Exception as exc:  # a catalog that cannot answer adds nothing; the location stays refused
+                    log.warning("cannot list a catalog's tables for the roots", extra={"error": str(exc)})
+            self._tables |= found
+        return True
+
+
+def _root(location: str) -> Location:
+    loc = parse_location(absolute(location))
+    return Location("file", os.path.realpath(loc.path)) if loc.scheme == "file" else loc
+
+
+def _under(loc: Location, roots: tuple[Location, ...]) -> bool:
+    for root in roots:
+        if loc.scheme == root.scheme and (loc.path == root.path or loc.path.startswith(root.path.rstrip("/") + "/")):
+            return True
+    return False
