@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from planner_service import __version__
 from planner_service.api import native, rest_catalog, rest_scan
+from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
 from planner_service.api.errors import BodySizeLimit, CrossSiteGuard, install_error_handlers, unexpected_error_response
 from planner_service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
@@ -42,6 +43,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    app.state.authenticator = Authenticator.of(settings)
+    app.add_api_route(
+        "/v1/oauth/tokens", token_endpoint, methods=["POST"], tags=["Iceberg REST catalog"],
+        summary="An access token: OAuth2 client credentials (form or Basic) or a token exchange",
+    )  # fmt: skip
     app.include_router(native.router)
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
@@ -72,6 +78,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return response
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
+    app.add_middleware(RequireToken, authenticator=app.state.authenticator)
     if settings.cors_allowed_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"],
                            allow_headers=["*"])  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,6 +95,10 @@ def _serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
     )
     configure_logging(settings.log_level.upper())
+    settings.check_exposure()
+    if settings.workers > 1 and settings.auth_enabled and not settings.token_signing_key:
+        # every worker signs and checks tokens with one key
+        settings = settings.model_copy(update={"token_signing_key": secrets.token_urlsafe(32)})
     if settings.serves_demo:
         from planner_service.demo import ensure_demo_warehouse
 

@@ -26,6 +26,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from planner_service.errors import BadRequestError
 from planner_service.io.roots import absolute
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid")
@@ -57,6 +59,13 @@ class Settings(BaseSettings):
     cors_allowed_origins: list[str] = Field(default_factory=list)  # web pages allowed to call (CORS); none
     body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
     cache_bytes: int = 512 * 1024 * 1024
+
+    # authentication (on when any token or client is configured): bearer tokens on every route but /health
+    auth_tokens: list[str] = Field(default_factory=list)  # static bearer tokens
+    oauth_clients: dict[str, str] = Field(default_factory=dict)  # client id -> secret, for POST /v1/oauth/tokens
+    token_signing_key: str | None = None  # signs issued tokens (default: random per start)
+    token_ttl_seconds: int = Field(default=3600, gt=0)
+    allow_anonymous: bool = False  # serve without authentication on a non-loopback host
     plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
@@ -85,6 +94,20 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute_tables(cls, tables: dict[str, str]) -> dict[str, str]:
         return {name: absolute(location) for name, location in tables.items()}
+
+    @property
+    def auth_enabled(self) -> bool:
+        return bool(self.auth_tokens or self.oauth_clients)
+
+    def check_exposure(self) -> None:
+        """Refuse to serve other hosts without authentication, unless allow_anonymous says so (the embedded
+        demo, which holds nothing of anyone's, is served without)."""
+        if self.auth_enabled or self.allow_anonymous or self.host in LOOPBACK_HOSTS or self.serves_demo:
+            return
+        raise BadRequestError(
+            f"Refusing to serve {self.host} without authentication: set auth_tokens or oauth_clients "
+            "(SCAN_PLANNER_AUTH_TOKENS, SCAN_PLANNER_OAUTH_CLIENTS), or allow_anonymous = true"
+        )
 
     @property
     def serves_demo(self) -> bool:

@@ -9,6 +9,7 @@ PlannerServiceError at once, carrying the service's status, error type and messa
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ import httpx
 __all__ = ["DEFAULT_SERVICE_URL", "PlannerClient", "PlannerServiceError", "plan_request"]
 
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"
+TOKEN_VARIABLE = "SCAN_PLANNER_TOKEN"  # the bearer token when none is given (a service with authentication on)
 RETRY_STATUSES = frozenset({503})
 # Errors on the way to the service that a later attempt may not meet; a read timeout is not one of them:
 # the service is planning (and would plan again), so waiting longer is the caller's decision (timeout=).
@@ -54,6 +56,7 @@ class PlannerClient:
 
     retries: how many times a 503 or a connection error is retried (0: never); the n-th retry waits
     backoff * 2**(n-1) seconds, or what a 503's Retry-After asks (at most 30 s).
+    token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class PlannerClient:
         retries: int = 3,
         backoff: float = 0.5,
         *,
+        token: str | None = None,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -74,7 +78,9 @@ class PlannerClient:
         self.retries = retries
         self.backoff = backoff
         self._sleep = sleep
-        self._http = httpx.Client(base_url=self.service_url, timeout=timeout, transport=transport)
+        self.token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        self._http = httpx.Client(base_url=self.service_url, timeout=timeout, transport=transport, headers=headers)
 
     def __enter__(self) -> PlannerClient:
         return self

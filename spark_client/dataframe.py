@@ -44,6 +44,7 @@ def plan_and_read(
     case_sensitive: bool = True,
     client: PlannerClient | None = None,
     inline_task_limit: int | None = None,
+    token: str | None = None,
 ) -> DataFrame:
     """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
 
@@ -56,18 +57,20 @@ def plan_and_read(
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
     inline_task_limit: plans with more tasks are answered by id and each executor fetches its own task
       (default: the service's setting, 10,000); 0 always does.
+    token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
+      the executors get it from the driver).
     """
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit)  # fmt: skip
     if client is not None:
         plan = client.plan(body)
-        url = client.service_url
+        url, token = client.service_url, client.token
     else:
-        with PlannerClient(service_url) as own:
+        with PlannerClient(service_url, token=token) as own:
             plan = own.plan(body)
-        url = own.service_url
-    return read_plan(spark, plan, columns=columns, storage=storage, service_url=url)
+        url, token = own.service_url, own.token
+    return read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
 
 
 def read_plan(
@@ -76,11 +79,13 @@ def read_plan(
     columns: Sequence[str] | None = None,
     storage: Mapping[str, Any] | None = None,
     service_url: str = DEFAULT_SERVICE_URL,
+    token: str | None = None,
 ) -> DataFrame:
     """A DataFrame reading a /plan response's tasks, one partition each (an empty plan: no partitions).
 
     An inline plan's tasks travel to the executors as payloads; a plan answered by id travels as task
-    indexes (the driver never holds its files), and each executor fetches its task from `service_url`."""
+    indexes (the driver never holds its files), and each executor fetches its task from `service_url`
+    (with `token`, when the service wants one)."""
     from pyspark.sql.types import StringType, StructField
     from pyspark.sql.types import StructType as SparkStruct
 
@@ -91,7 +96,8 @@ def read_plan(
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
     storage_options = dict(storage) if storage is not None else None
     if not is_inline(plan):  # task i is partition i of a range made in the JVM: no Python RDD to pickle
-        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, (service_url, str(plan["plan-id"])))
+        by_id = (service_url, str(plan["plan-id"]), token)
+        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, by_id)
         return spark.range(0, count, 1, numPartitions=count).mapInArrow(read, schema)
     read = _ReadTasks(arrow_schema(schema), storage_options, max_rows)
     rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(task_payloads(plan), numSlices=count).map(
@@ -106,7 +112,11 @@ class _ReadTasks:
     in, the tasks' rows out (pickled to the executors)."""
 
     def __init__(
-        self, schema: pa.Schema, storage: dict[str, Any] | None, max_rows: int, plan: tuple[str, str] | None = None
+        self,
+        schema: pa.Schema,
+        storage: dict[str, Any] | None,
+        max_rows: int,
+        plan: tuple[str, str, str | None] | None = None,
     ) -> None:
         self.schema = schema
         self.storage = storage
@@ -119,8 +129,8 @@ class _ReadTasks:
                 if self.plan is None:
                     yield from read_payload(task, self.schema, self.storage, self.max_rows)
                 else:
-                    url, plan_id = self.plan
-                    yield from read_task_by_index(url, plan_id, task, self.schema, self.storage, self.max_rows)
+                    url, plan_id, token = self.plan
+                    yield from read_task_by_index(url, plan_id, task, self.schema, self.storage, self.max_rows, token)
 
 
 def output_schema(iceberg_schema: Mapping[str, Any], columns: Sequence[str] | None = None) -> StructType:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -34,7 +35,7 @@ except ImportError as exc:  # pyspark 3.5 has no Python data sources
     ) from exc
 from pyspark.sql.types import StructType
 
-from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, plan_request
 from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.filters import conjunction, to_expression
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
@@ -46,6 +47,7 @@ FORMAT = "scan-planner"
 OPTIONS = {
     "table": 'namespace.name (or load("namespace.name"))',
     "service-url": f"the planner's base URL (default {DEFAULT_SERVICE_URL})",
+    "token": f"the bearer token of a service with authentication on (default: ${TOKEN_VARIABLE} in the driver)",
     "columns": "comma-separated column names to read (default: all)",
     "filter": "a row filter: a filter string, or a REST JSON expression (starting with '{')",
     "case-sensitive": "true (default) or false: how the planner resolves column names",
@@ -76,13 +78,14 @@ class ScanPlannerDataSource(DataSource):
         super().__init__(options)  # type: ignore[arg-type]
         self.request = request_of(options)
         self.service_url = options.get("service-url") or DEFAULT_SERVICE_URL
+        self.token = options.get("token") or os.environ.get(TOKEN_VARIABLE) or None
         self.storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
         self.max_rows = _positive_int(options, "max-records-per-batch", DEFAULT_MAX_ROWS)
 
     def schema(self) -> StructType:
         # A false filter leaves the schema the projection of `select` alone (a filter's own columns would join it)
         probe = {**self.request, "filter": False}
-        with PlannerClient(self.service_url) as client:
+        with PlannerClient(self.service_url, token=self.token) as client:
             plan = client.plan(probe)
         return output_schema(plan["schema"], self.request.get("select"))
 
@@ -95,6 +98,7 @@ class _Reader(DataSourceReader):
     def __init__(self, source: ScanPlannerDataSource, schema: StructType) -> None:
         self.request = source.request
         self.service_url = source.service_url
+        self.token = source.token  # the driver's, for the executors too
         self.storage = source.storage
         self.max_rows = source.max_rows
         self.schema = schema
@@ -106,7 +110,7 @@ class _Reader(DataSourceReader):
         row_filter = conjunction(self.pushed, body.pop("filter", None))
         if row_filter is not None:
             body["filter"] = row_filter
-        with PlannerClient(self.service_url) as client:
+        with PlannerClient(self.service_url, token=self.token) as client:
             plan = client.plan(body)
         planned = {field["name"] for field in plan["schema"]["fields"]}
         missing = [name for name in self.schema.fieldNames() if name not in planned]
@@ -126,7 +130,7 @@ class _Reader(DataSourceReader):
             return iter(())
         if isinstance(value, tuple):
             url, plan_id, index = value
-            return read_task_by_index(url, plan_id, index, self.arrow_schema, self.storage, self.max_rows)
+            return read_task_by_index(url, plan_id, index, self.arrow_schema, self.storage, self.max_rows, self.token)
         return read_payload(value, self.arrow_schema, self.storage, self.max_rows)
 
 

@@ -94,11 +94,12 @@ def read_task_by_index(
     schema: pa.Schema,
     storage: Mapping[str, Any] | None = None,
     max_rows: int = DEFAULT_MAX_ROWS,
+    token: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Fetch task `index` of a plan from the service, then read it (read_payload)."""
+    """Fetch task `index` of a plan from the service (with the driver's bearer token), then read it."""
     from spark_client.client import PlannerClient
 
-    with PlannerClient(service_url) as client:
+    with PlannerClient(service_url, token=token) as client:
         payload = client.task(plan_id, index)
     yield from read_payload(payload, schema, storage, max_rows)
 

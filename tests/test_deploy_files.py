@@ -19,6 +19,7 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
 from planner_service.demo import DEMO_TABLE
 from planner_service.settings import Settings, load_settings
+from spark_client.client import TOKEN_VARIABLE
 from tests.conftest import running_service
 from tests.plan_wire import splits
 
@@ -117,7 +118,7 @@ def test_compose_settings_are_real_settings(monkeypatch: pytest.MonkeyPatch) -> 
         env = _environment(name)
         unknown = {
             k for k in env if k.startswith("SCAN_PLANNER_") and k.removeprefix("SCAN_PLANNER_").lower() not in fields
-        }
+        } - {TOKEN_VARIABLE}  # the client's token
         assert not unknown, f"service {name} sets variables Settings does not have: {unknown}"
     for key in [k for k in os.environ if k.startswith("SCAN_PLANNER_")]:
         monkeypatch.delenv(key)
@@ -126,7 +127,8 @@ def test_compose_settings_are_real_settings(monkeypatch: pytest.MonkeyPatch) -> 
     settings = load_settings()  # the values parse, as the planner will read them
     assert settings.catalog_uri and not settings.serves_demo
     assert settings.s3_endpoint == "http://s3:9000"
-    assert _environment("seed") == _environment("planner"), "the seed writes the catalog the planner reads"
+    assert _environment("seed").items() <= _environment("planner").items(), "the seed writes what the planner reads"
+    assert settings.auth_enabled and _environment("spark")[TOKEN_VARIABLE] in settings.auth_tokens
 
 
 def test_volumes_and_dependencies_are_declared() -> None:
@@ -229,9 +231,12 @@ def test_seed_then_serve_with_the_compose_settings(s3_endpoint: str, tmp_path: P
     assert again.returncode == 0 and "kept" in again.stderr, again.stderr
 
     planner_env = {**_environment("planner"), **here}
-    with running_service(env=planner_env) as url:
-        response = httpx.post(f"{url}/plan", json={"table": DEMO_TABLE}, timeout=60)
-        other = httpx.post(f"{url}/plan", json={"metadata-location": "s3://elsewhere/t/v1.metadata.json"}, timeout=60)
+    token = {"Authorization": f"Bearer {_environment('spark')[TOKEN_VARIABLE]}"}  # what the spark service sends
+    with running_service(env=planner_env) as url, httpx.Client(base_url=url, timeout=60) as client:
+        response = client.post("/plan", json={"table": DEMO_TABLE}, headers=token)
+        other = client.post("/plan", json={"metadata-location": "s3://elsewhere/t/v1.metadata.json"}, headers=token)
+        anonymous = client.post("/plan", json={"table": DEMO_TABLE})
+    assert anonymous.status_code == 401, "the stack's planner wants the token"
     assert response.status_code == 200, response.text
     assert other.status_code == 403, "the allowed roots keep the planner inside the seeded warehouse"
     ours = Counter(f["data-file"]["file-path"] for f in splits(response.json()))
