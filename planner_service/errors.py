@@ -78,6 +78,13 @@ class OverloadedError(PlannerError):
         self.retry_after = retry_after
 
 
+class PlanCancelledError(PlannerError):
+    """The plan was stopped: its client went away, or a REST plan was cancelled (499: nobody reads it)."""
+
+    status_code = 499
+    error_type = "PlanCancelledException"
+
+
 class NoSuchPlanIdError(NotFoundError):
     """A REST scan plan id that is unknown, expired or belongs to another table."""
 

@@ -18,6 +18,7 @@ from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO, S3Config
 from planner_service.io.roots import Roots, table_root
 from planner_service.metadata.manifest import warm_up
+from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings
 
@@ -42,9 +43,9 @@ class Runtime:
         log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
         warm_up()  # what loads on first use loads now, not in the first plan
-        plans = PlanResults(
-            planner, settings.plan_cache_bytes, settings.max_concurrent_plans, settings.plan_queue_seconds
-        )
+        admission = Admission(settings.max_concurrent_plans, settings.plan_memory_bytes, settings.plan_queue_seconds,
+                              settings.max_waiting_plans)  # fmt: skip
+        plans = PlanResults(planner, settings.plan_cache_bytes, admission)
         return cls(settings, io, catalog, planner, MetricsRegistry(), plans)
 
     def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
@@ -56,9 +57,9 @@ class Runtime:
         assert name is not None
         return self.catalog.load_table(TableIdentifier.parse(name))
 
-    def plan_by_id(self, plan_id: str) -> PlanResult:
+    def plan_by_id(self, plan_id: str, cancel: Cancellation | None = None) -> PlanResult:
         """A plan by its id: cached, or rebuilt from the canonical request the id carries."""
-        return self.plans.by_id(plan_id, lambda location: load_by_metadata_location(self.io, location))
+        return self.plans.by_id(plan_id, lambda location: load_by_metadata_location(self.io, location), cancel)
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """Every cache by name, for metrics."""

@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After
+    plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
+    max_waiting_plans: int = 16  # plans waiting for their turn; more are answered 503 + Retry-After at once
     manifest_threads: int = 4
 
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;

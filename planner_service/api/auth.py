@@ -161,3 +161,11 @@ async def token_endpoint(request: Request) -> Response:
 
 def _oauth_error(error: str, description: str, status: int) -> Response:
     return JSONResponse({"error": error, "error_description": description}, status_code=status)
+
+
+def client_of(request: Request) -> str:
+    """Who is asking: the token's owner, or (authentication off) the client's address."""
+    principal = getattr(request.state, "principal", "anonymous")
+    if principal != "anonymous":
+        return str(principal)
+    return f"anonymous@{request.client.host if request.client else 'unknown'}"

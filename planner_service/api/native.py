@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
+from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
 from planner_service.api.plan_json import encode_plan, plan_head
 from planner_service.api.plans import PlanResult, canonical_request
@@ -20,6 +21,7 @@ from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.json_text import dumps
+from planner_service.planning.admission import Cancellation
 from planner_service.planning.planner import ScanPlan
 from planner_service.runtime import Runtime
 
@@ -45,7 +47,12 @@ PrettyDep = Annotated[bool, Depends(is_pretty)]
 
 
 def plan_response(
-    runtime: Runtime, body: PlanRequest, pretty: bool, coding: str | None, if_none_match: str | None
+    runtime: Runtime,
+    body: PlanRequest,
+    pretty: bool,
+    coding: str | None,
+    if_none_match: str | None,
+    cancel: Cancellation | None = None,
 ) -> Response:
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
     table = runtime.load_table(body.table, body.metadata_location)
@@ -54,7 +61,7 @@ def plan_response(
     etag = f'W/"{request.digest}-{limit}{"-pretty" if pretty else ""}"'
     if not body.explain and if_none_match is not None and etag in _etags(if_none_match):
         return Response(status_code=304, headers={"ETag": etag})
-    result, fresh = runtime.plans.plan(request, table, explain=body.explain)
+    result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel)
     if fresh:
         record_plan_metrics(runtime, result.plan)
     tasks = result.plan.combined
@@ -138,12 +145,14 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     body = await parse_body(request, PlanRequest)
     coding = negotiate(request.headers.get("accept-encoding"))
     if_none_match = request.headers.get("if-none-match")
-    return await run_in_threadpool(plan_response, runtime, body, pretty, coding, if_none_match)
+    return await until_disconnected(
+        request, lambda cancel: plan_response(runtime, body, pretty, coding, if_none_match, cancel)
+    )
 
 
 @router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
-async def plan_by_id(plan_id: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
-    result = await run_in_threadpool(runtime.plan_by_id, plan_id)
+async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    result = await until_disconnected(request, lambda cancel: runtime.plan_by_id(plan_id, cancel))
     return json_response(orjson.loads(dumps(deferred_body(result))), pretty=pretty)
 
 

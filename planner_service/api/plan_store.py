@@ -2,8 +2,11 @@
 in pages that clients fetch with plan-task tokens.
 
 A plan lives `ttl_seconds` after it was submitted or last changed state; a plan still being planned does
-not expire. The store is bounded: past `max_plans` plans or `max_tasks` retained file scan tasks, the
-oldest plans are dropped (their ids then answer 404, as expired ones do). Pages are kept as the planner's
+not expire. Plans belong to the client that made them (its token's owner; without authentication, its
+address): only it sees them. The store is bounded per client: past `max_plans` plans or `max_tasks`
+retained file scan tasks, that client's oldest plans are dropped (their ids then answer 404, as expired
+ones do); past `max_total_tasks` for all clients, the oldest plans of the client holding the most go. A
+client never loses its plans to another's smaller load. Pages are kept as the planner's
 FileScanTask objects, not as JSON, and encoded when fetched: a task costs a few hundred bytes held, where
 its JSON would cost kilobytes as Python objects.
 
@@ -27,9 +30,11 @@ from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
 from planner_service.planning.scan_tasks import FileScanTask
 
-MAX_PLANS = 1000
-MAX_RETAINED_TASKS = 1_000_000  # about half a GiB of tasks and their content files at most
+MAX_PLANS = 100  # per client
+MAX_RETAINED_TASKS = 500_000  # per client
+MAX_TOTAL_TASKS = 1_000_000  # all clients: about half a GiB of tasks and their content files at most
 _TOKEN_SEPARATOR = ":"
+ANONYMOUS = "anonymous"
 
 
 class PlanStatus(StrEnum):
@@ -69,6 +74,11 @@ class PlanRecord:
     expires_at: float  # monotonic seconds; inf while submitted
     result: PlannedTasks | None = None
     error: PlannerError | None = None
+    owner: str = ANONYMOUS
+
+    @property
+    def retained(self) -> int:
+        return len(self.result.tasks) if self.result is not None else 0
 
     def task_tokens(self) -> list[str]:
         """Plan-task tokens of the pages after the first (the first is answered inline)."""
@@ -87,10 +97,12 @@ class PlanStore:
         max_plans: int = MAX_PLANS,
         max_tasks: int = MAX_RETAINED_TASKS,
         clock: Callable[[], float] = time.monotonic,
+        max_total_tasks: int = MAX_TOTAL_TASKS,
     ) -> None:
-        if ttl_seconds <= 0 or max_plans <= 0 or max_tasks < 0:
-            raise ValueError("PlanStore needs ttl_seconds > 0, max_plans > 0 and max_tasks >= 0")
+        if ttl_seconds <= 0 or max_plans <= 0 or max_tasks < 0 or max_total_tasks < 0:
+            raise ValueError("PlanStore needs ttl_seconds > 0, max_plans > 0 and max_tasks, max_total_tasks >= 0")
         self.ttl_seconds, self.max_plans, self.max_tasks = ttl_seconds, max_plans, max_tasks
+        self.max_total_tasks = max_total_tasks
         self._clock = clock
         self._lock = threading.Lock()
         self._plans: OrderedDict[str, PlanRecord] = OrderedDict()  # oldest first
@@ -103,15 +115,15 @@ class PlanStore:
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
-    def submit(self, table: TableIdentifier) -> PlanRecord:
+    def submit(self, table: TableIdentifier, owner: str = ANONYMOUS) -> PlanRecord:
         """A new plan, being planned."""
         with self._lock:
-            return self._submit(table)
+            return self._submit(table, owner)
 
-    def add_completed(self, table: TableIdentifier, result: PlannedTasks) -> PlanRecord:
+    def add_completed(self, table: TableIdentifier, result: PlannedTasks, owner: str = ANONYMOUS) -> PlanRecord:
         """A plan that was planned at once."""
         with self._lock:
-            return self._complete(self._submit(table), result)
+            return self._complete(self._submit(table, owner), result)
 
     def complete(self, plan_id: str, result: PlannedTasks) -> PlanRecord | None:
         """Record a submitted plan's tasks; None when it was cancelled or dropped meanwhile."""
@@ -127,25 +139,25 @@ class PlanStore:
             if record is not None and record.status is PlanStatus.SUBMITTED:
                 self._update(record, PlanStatus.FAILED, None, error)
 
-    def cancel(self, plan_id: str, table: TableIdentifier) -> None:
+    def cancel(self, plan_id: str, table: TableIdentifier, owner: str = ANONYMOUS) -> None:
         """Cancel a plan and drop its tasks; it answers `cancelled` until it expires."""
         with self._lock:
-            record = self._get(plan_id, table)
+            record = self._get(plan_id, table, owner)
             self._release(record)
             self._update(record, PlanStatus.CANCELLED, None, None)
 
     # -- reads -----------------------------------------------------------------------------------------
 
-    def get(self, plan_id: str, table: TableIdentifier) -> PlanRecord:
+    def get(self, plan_id: str, table: TableIdentifier, owner: str = ANONYMOUS) -> PlanRecord:
         with self._lock:
-            return self._get(plan_id, table)
+            return self._get(plan_id, table, owner)
 
     def is_submitted(self, plan_id: str) -> bool:
         with self._lock:
             record = self._plans.get(plan_id)
             return record is not None and record.status is PlanStatus.SUBMITTED
 
-    def page(self, token: str, table: TableIdentifier) -> tuple[PlannedTasks, int]:
+    def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[PlannedTasks, int]:
         """The completed plan and page number a plan-task token names."""
         plan_id, _, number = token.rpartition(_TOKEN_SEPARATOR)
         with self._lock:
@@ -154,6 +166,7 @@ class PlanStore:
             if (
                 record is None
                 or record.table != table
+                or record.owner != owner
                 or record.result is None
                 or not number.isdigit()
                 or not 0 < int(number) < record.result.page_count
@@ -163,23 +176,23 @@ class PlanStore:
 
     # -- internals (the lock is held) ------------------------------------------------------------------
 
-    def _submit(self, table: TableIdentifier) -> PlanRecord:
+    def _submit(self, table: TableIdentifier, owner: str) -> PlanRecord:
         self._expire()
-        record = PlanRecord(uuid.uuid4().hex, table, PlanStatus.SUBMITTED, float("inf"))
+        record = PlanRecord(uuid.uuid4().hex, table, PlanStatus.SUBMITTED, float("inf"), owner=owner)
         self._plans[record.plan_id] = record
-        self._bound(keep=record.plan_id)
+        self._bound(record)
         return record
 
     def _complete(self, record: PlanRecord, result: PlannedTasks) -> PlanRecord:
         done = self._update(record, PlanStatus.COMPLETED, result, None)
         self._retained_tasks += len(result.tasks)
-        self._bound(keep=record.plan_id)
+        self._bound(done)
         return done
 
-    def _get(self, plan_id: str, table: TableIdentifier) -> PlanRecord:
+    def _get(self, plan_id: str, table: TableIdentifier, owner: str) -> PlanRecord:
         self._expire()
         record = self._plans.get(plan_id)
-        if record is None or record.table != table:
+        if record is None or record.table != table or record.owner != owner:
             raise NoSuchPlanIdError(f"No such plan for table {table}: {plan_id}")
         return record
 
@@ -204,10 +217,22 @@ class PlanStore:
         for plan_id in [p for p, r in self._plans.items() if r.expires_at <= now]:
             self._drop(plan_id)
 
-    def _bound(self, keep: str | None = None) -> None:
-        """Drop the oldest plans (never `keep`) while over either bound."""
-        for plan_id in list(self._plans):
-            if len(self._plans) <= self.max_plans and self._retained_tasks <= self.max_tasks:
+    def _bound(self, keep: PlanRecord) -> None:
+        """Drop the owner's oldest plans (never `keep`) while it is over its bounds; then, while all clients
+        are over `max_total_tasks`, the oldest plans of whoever holds the most tasks."""
+        mine = [r for r in self._plans.values() if r.owner == keep.owner and r.plan_id != keep.plan_id]
+        count, retained = len(mine) + 1, sum(r.retained for r in mine) + keep.retained
+        for record in mine:
+            if count <= self.max_plans and retained <= self.max_tasks:
+                break
+            self._drop(record.plan_id)
+            count, retained = count - 1, retained - record.retained
+        while self._retained_tasks > self.max_total_tasks:
+            held: dict[str, int] = {}
+            for r in self._plans.values():
+                held[r.owner] = held.get(r.owner, 0) + r.retained
+            largest = max(held, key=lambda owner: held[owner])
+            victim = next((r for r in self._plans.values() if r.owner == largest and r.plan_id != keep.plan_id), None)
+            if victim is None:
                 return
-            if plan_id != keep:
-                self._drop(plan_id)
+            self._drop(victim.plan_id)

@@ -8,7 +8,6 @@ file) is answered from the cache; explain requests are always planned afresh (th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -18,10 +17,11 @@ from planner_service.api.plan_json import plan_head
 from planner_service.api.wire import PlanRequest
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, OverloadedError, StorageError
+from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 from planner_service.planning.projection import project_schema, referenced_field_ids
 
@@ -87,35 +87,42 @@ class _InFlight:
     done: threading.Event = field(default_factory=threading.Event)
     result: PlanResult | None = None
     error: BaseException | None = None
+    wanted: Shared = field(default_factory=Shared)  # cancelled when every request waiting for it is
 
 
 class PlanResults:
     """The plan-result cache (plans by canonical request) and the body cache (encoded /plan responses).
 
-    Admission: at most `max_planning` plans are made at once (each holds a whole plan's columns while it
-    runs); a request that waits `queue_seconds` for its turn gets 503 with Retry-After. Identical requests
-    arriving together are planned once: the others wait for that plan (single flight)."""
+    Plans are made as `admission` admits them (planning/admission.py: slots, a memory budget, a bounded
+    queue, 503 + Retry-After beyond it). Identical requests arriving together are planned once: the others
+    wait for that plan (single flight), which stops when every request waiting for it has gone."""
 
-    def __init__(self, planner: ScanPlanner, max_bytes: int, max_planning: int = 2, queue_seconds: float = 30) -> None:
+    def __init__(self, planner: ScanPlanner, max_bytes: int, admission: Admission) -> None:
         self.planner = planner
         self.cache: LruCache[PlanResult] = LruCache(max_bytes // 2, lambda r: r.weight)
         self.bodies: LruCache[bytes] = LruCache(max_bytes // 2, len)
-        self._slots = threading.BoundedSemaphore(max_planning)
-        self._queue_seconds = queue_seconds
+        self.admission = admission
         self._lock = threading.Lock()
         self._in_flight: dict[str, _InFlight] = {}
 
-    def plan(self, request: CanonicalRequest, table: LoadedTable, explain: bool = False) -> tuple[PlanResult, bool]:
+    def plan(
+        self, request: CanonicalRequest, table: LoadedTable, explain: bool = False, cancel: Cancellation | None = None
+    ) -> tuple[PlanResult, bool]:
         """(the plan, whether it was made now); explained plans are always made now and not kept."""
+        cancel = cancel or Cancellation()
         if explain:
-            return self._admitted(lambda: self._plan(request, table, explain=True)), True
-        return self._single_flight(request, table)
+            return self._admitted(request, table, cancel, explain=True), True
+        return self._single_flight(request, table, cancel)
 
-    def get(self, request: CanonicalRequest, table: LoadedTable | None = None) -> PlanResult:
+    def get(
+        self, request: CanonicalRequest, table: LoadedTable | None = None, cancel: Cancellation | None = None
+    ) -> PlanResult:
         """The plan of a canonical request, from the cache or made now."""
-        return self._single_flight(request, table)[0]
+        return self._single_flight(request, table, cancel or Cancellation())[0]
 
-    def _single_flight(self, request: CanonicalRequest, table: LoadedTable | None) -> tuple[PlanResult, bool]:
+    def _single_flight(
+        self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation
+    ) -> tuple[PlanResult, bool]:
         key = request.plan_id
         cached = self.cache.get(key)
         if cached is not None:
@@ -125,15 +132,16 @@ class PlanResults:
             owner = flight is None
             if flight is None:
                 flight = self._in_flight[key] = _InFlight()
+            flight.wanted.join(cancel)
         if not owner:
-            if not flight.done.wait(self._queue_seconds + 600):
-                raise OverloadedError("The same plan is still being made; try again shortly")
+            while not flight.done.wait(WAIT_STEP_SECONDS):
+                cancel.check()
             if flight.error is not None:
                 raise flight.error
             assert flight.result is not None
             return flight.result, False
         try:
-            flight.result = self._admitted(lambda: self._plan(request, table))
+            flight.result = self._admitted(request, table, flight.wanted.cancellation)
             self.cache.put(key, flight.result)
             return flight.result, True
         except BaseException as exc:
@@ -144,18 +152,17 @@ class PlanResults:
                 self._in_flight.pop(key, None)
             flight.done.set()
 
-    def _admitted(self, work: Callable[[], PlanResult]) -> PlanResult:
-        if not self._slots.acquire(timeout=self._queue_seconds):
-            raise OverloadedError(
-                f"Too many plans in progress: waited {self._queue_seconds:.0f}s for a turn; retry later",
-                retry_after=max(1, int(self._queue_seconds // 6)),
-            )
-        try:
-            return work()
-        finally:
-            self._slots.release()
+    def _admitted(
+        self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation, explain: bool = False
+    ) -> PlanResult:
+        if table is None:
+            loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
+            table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
+        files = self.planner.estimated_files(table, _snapshot_choice(request))
+        with self.admission.admitted(files, cancel):
+            return self._plan(request, table, cancel, explain)
 
-    def by_id(self, plan_id: str, load: Any) -> PlanResult:
+    def by_id(self, plan_id: str, load: Any, cancel: Cancellation | None = None) -> PlanResult:
         """The plan of a plan id; `load(location)` loads its table (a replica that never saw the id
         rebuilds the plan)."""
         request = parse_plan_id(plan_id)
@@ -170,24 +177,20 @@ class PlanResults:
                 "(the table was rewritten since); plan the scan again"
             ) from None
         table = LoadedTable(request.table, table.metadata_location, table.metadata)
-        return self.get(request, table)
+        return self.get(request, table, cancel)
 
-    def _plan(self, request: CanonicalRequest, table: LoadedTable | None, explain: bool = False) -> PlanResult:
-        if table is None:
-            loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
-            table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
+    def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
         row_filter = expression_from_json(request.filter)
-        snapshot = request.snapshot
-        scan = ScanRequest(
-            SnapshotChoice(snapshot.get("snapshot-id"), snapshot.get("as-of-timestamp-ms"), snapshot.get("ref")),
-            request.options,
-            row_filter,
-            request.case_sensitive,
-            explain=explain,
-        )
-        plan = self.planner.plan(table, scan)
+        scan = ScanRequest(_snapshot_choice(request), request.options, row_filter, request.case_sensitive,
+                           explain=explain)  # fmt: skip
+        plan = self.planner.plan(table, scan, cancel)
         schema = plan.schema
         if request.select is not None:
             filter_ids = referenced_field_ids(table.metadata.schema, row_filter, request.case_sensitive)
             schema = project_schema(plan.schema, request.select, filter_ids, request.case_sensitive)
         return PlanResult(request, plan, schema.to_json())
+
+
+def _snapshot_choice(request: CanonicalRequest) -> SnapshotChoice:
+    snapshot = request.snapshot
+    return SnapshotChoice(snapshot.get("snapshot-id"), snapshot.get("as-of-timestamp-ms"), snapshot.get("ref"))

@@ -26,7 +26,9 @@ from pydantic import ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from planner_service.api.auth import client_of
 from planner_service.api.content_file_json import ContentFileEncoder, DeleteFileTable
+from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
 from planner_service.api.native import PrettyDep, RuntimeDep, record_plan_metrics
 from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
@@ -38,10 +40,9 @@ from planner_service.errors import BadRequestError, PlannerError, UnsupportedOpe
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.manifest_list import DATA, read_manifest_list
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
-from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
+from planner_service.planning.admission import Cancellation
 from planner_service.planning.planner import ScanRequest
 from planner_service.runtime import Runtime
 
@@ -98,7 +99,7 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
     request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False)  # REST: planFiles()
-    return _Scan(table, request, _estimated_data_files(runtime, chosen.snapshot))
+    return _Scan(table, request, runtime.planner.estimated_files(table, choice))
 
 
 def _check_snapshot_fields(body: PlanTableScanRequest) -> None:
@@ -121,28 +122,20 @@ def _check_select(select: list[str] | None, schemas: Sequence[Schema], case_sens
             raise BadRequestError(f"Cannot select unknown column '{name}'")
 
 
-def _estimated_data_files(runtime: Runtime, snapshot: Snapshot | None) -> int:
-    """The snapshot summary's total-data-files (Java writes it), else the manifest list's live counts."""
-    if snapshot is None or snapshot.manifest_list is None:
-        return 0
-    total = snapshot.summary.get("total-data-files", "")
-    if total.isdigit():
-        return int(total)
-    location = snapshot.manifest_list
-    manifests = read_manifest_list(runtime.io.read(location), location)
-    return sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests if m.content == DATA)
-
-
-def plan_scan(runtime: Runtime, scan: _Scan) -> PlannedTasks:
-    plan = runtime.planner.plan(scan.table, scan.request)
+def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation) -> PlannedTasks:
+    """Plan when admitted (the native API's admission: slots, memory budget, bounded queue)."""
+    with runtime.plans.admission.admitted(scan.estimated_files, cancel):
+        plan = runtime.planner.plan(scan.table, scan.request, cancel)
     record_plan_metrics(runtime, plan)
     meta = scan.table.metadata
     return PlannedTasks(plan.file_tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size)
 
 
-def plan_now(runtime: Runtime, store: PlanStore, identifier: TableIdentifier, scan: _Scan) -> dict[str, Any]:
+def plan_now(
+    runtime: Runtime, store: PlanStore, identifier: TableIdentifier, scan: _Scan, owner: str, cancel: Cancellation
+) -> dict[str, Any]:
     """Plan, keep the pages, and answer `completed` with the first one."""
-    record = store.add_completed(identifier, plan_scan(runtime, scan))
+    record = store.add_completed(identifier, plan_scan(runtime, scan, cancel), owner)
     return completed_body(record)
 
 
@@ -182,24 +175,38 @@ def _failed_body(error: PlannerError | None) -> dict[str, Any]:
 
 class BackgroundPlans:
     """Plans submitted scans in worker threads, `limit` at a time, and records the outcome in the store.
-    A plan cancelled while it runs finishes, and its result is dropped (the planner cannot be interrupted)."""
+    A plan cancelled (DELETE) stops at its next step, its result dropped."""
 
     def __init__(self, store: PlanStore, limit: int) -> None:
         self._store = store
         self._slots = asyncio.Semaphore(limit)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._cancels: dict[str, Cancellation] = {}
 
-    def start(self, plan_id: str, work: Callable[[], PlannedTasks]) -> None:
+    def start(self, plan_id: str, work: Callable[[Cancellation], PlannedTasks]) -> None:
+        self._cancels[plan_id] = Cancellation()
         task = asyncio.get_running_loop().create_task(self._run(plan_id, work))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, plan_id: str, work: Callable[[], PlannedTasks]) -> None:
+    def cancel(self, plan_id: str) -> None:
+        cancel = self._cancels.get(plan_id)
+        if cancel is not None:
+            cancel.cancel()
+
+    async def _run(self, plan_id: str, work: Callable[[Cancellation], PlannedTasks]) -> None:
+        cancel = self._cancels[plan_id]
+        try:
+            await self._plan(plan_id, work, cancel)
+        finally:
+            self._cancels.pop(plan_id, None)
+
+    async def _plan(self, plan_id: str, work: Callable[[Cancellation], PlannedTasks], cancel: Cancellation) -> None:
         async with self._slots:
             if not self._store.is_submitted(plan_id):  # cancelled or dropped while it waited
                 return
             try:
-                result = await run_in_threadpool(work)
+                result = await run_in_threadpool(work, cancel)
             except PlannerError as exc:
                 self._store.fail(plan_id, exc)
             except Exception as exc:
@@ -256,20 +263,23 @@ async def plan_table_scan(
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, PlanTableScanRequest)
+    owner = client_of(request)
     scan = await run_in_threadpool(prepare_scan, runtime, identifier, body)
     if scan.estimated_files > runtime.settings.async_plan_min_files:
-        record = planning.store.submit(identifier)
+        record = planning.store.submit(identifier, owner)
         planning.background.start(record.plan_id, partial(plan_scan, runtime, scan))
         return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
-    answer = await run_in_threadpool(plan_now, runtime, planning.store, identifier, scan)
+    answer = await until_disconnected(
+        request, lambda cancel: plan_now(runtime, planning.store, identifier, scan, owner, cancel)
+    )
     return json_response(answer, pretty=pretty)
 
 
 @routes.route("GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled")
 async def fetch_planning_result(
-    namespace: str, table: str, plan_id: str, planning: PlanningDep, pretty: PrettyDep
+    namespace: str, table: str, plan_id: str, request: Request, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
-    record = planning.store.get(plan_id, table_identifier(namespace, table))
+    record = planning.store.get(plan_id, table_identifier(namespace, table), client_of(request))
     if record.status is PlanStatus.COMPLETED:
         body = await run_in_threadpool(completed_body, record)
     elif record.status is PlanStatus.FAILED:
@@ -280,8 +290,11 @@ async def fetch_planning_result(
 
 
 @routes.route("DELETE", f"{_TABLE}/plan/{{plan_id}}", summary="Cancel a plan and drop its tasks", status_code=204)
-async def cancel_planning(namespace: str, table: str, plan_id: str, planning: PlanningDep) -> Response:
-    planning.store.cancel(plan_id, table_identifier(namespace, table))
+async def cancel_planning(
+    namespace: str, table: str, plan_id: str, request: Request, planning: PlanningDep
+) -> Response:
+    planning.store.cancel(plan_id, table_identifier(namespace, table), client_of(request))
+    planning.background.cancel(plan_id)
     return Response(status_code=204)
 
 
@@ -294,5 +307,5 @@ async def fetch_scan_tasks(
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, FetchScanTasksRequest)
-    result, number = planning.store.page(body.plan_task, identifier)
+    result, number = planning.store.page(body.plan_task, identifier, client_of(request))
     return json_response(await run_in_threadpool(encode_page, result, number), pretty=pretty)

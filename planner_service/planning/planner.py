@@ -31,6 +31,7 @@ from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, 
 from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
+from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import SplitOptions, resolve_split_options
@@ -108,7 +109,9 @@ class ScanPlanner:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def plan(self, table: LoadedTable, request: ScanRequest) -> ScanPlan:
+    def plan(self, table: LoadedTable, request: ScanRequest, cancel: Cancellation | None = None) -> ScanPlan:
+        """The plan of `request`; stopped (PlanCancelledError) at its next step once `cancel` is set."""
+        cancel = cancel or Cancellation()
         started = time.perf_counter()
         metrics = ScanMetrics()
         meta = table.metadata
@@ -125,12 +128,14 @@ class ScanPlanner:
         delete_manifests = [m for m in manifests if m.content == DELETES]
         metrics.total_data_manifests, metrics.total_delete_manifests = len(data_manifests), len(delete_manifests)
 
+        cancel.check()
         with _timed(metrics, "delete_index"):
-            deletes = self._delete_files(delete_manifests, row_filter, metrics)
+            deletes = self._delete_files(delete_manifests, row_filter, metrics, cancel)
             delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
-            files = self._data_files(data_manifests, deletes, delete_index, row_filter, metrics, explain)
+            files = self._data_files(data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel)
+        cancel.check()
         combined = None
         if request.combine:
             with _timed(metrics, "split_and_pack"):
@@ -139,6 +144,18 @@ class ScanPlanner:
         return ScanPlan(
             table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter
         )
+
+    def estimated_files(self, table: LoadedTable, choice: SnapshotChoice) -> int:
+        """The live data files of the chosen snapshot (what a plan of it holds at most): its summary's
+        total-data-files (Java writes it), else its manifest list's counts; 0 for a table without snapshots."""
+        snapshot = choose_snapshot(table.metadata, choice).snapshot
+        if snapshot is None or snapshot.manifest_list is None:
+            return 0
+        total = snapshot.summary.get("total-data-files", "")
+        if total.isdigit():
+            return int(total)
+        manifests = self._manifest_list(snapshot)
+        return sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests if m.content == DATA)
 
     # -- stages ---------------------------------------------------------------------------------------
 
@@ -149,7 +166,7 @@ class ScanPlanner:
         return self._manifest_lists.get_or_load(location, lambda: read_manifest_list(self._read(location), location))
 
     def _delete_files(
-        self, manifests: list[ManifestFile], row_filter: RowFilter, metrics: ScanMetrics
+        self, manifests: list[ManifestFile], row_filter: RowFilter, metrics: ScanMetrics, cancel: Cancellation
     ) -> list[ContentFile]:
         """Live delete files of the kept delete manifests, in Java's load order; pruned by the filter with
         their own partition and column stats, as DeleteFileIndex does."""
@@ -157,7 +174,7 @@ class ScanPlanner:
         metrics.skipped_delete_manifests = len(manifests) - len(kept)
         if not kept:
             return []
-        index = self._index(kept)
+        index = self._index(kept, cancel)
         rows = np.flatnonzero(row_filter.file_mask(index))
         # DeleteFileIndex: only deletes with a sequence number > minSequenceNumber (0) apply
         out = [f for f in index.content_files(rows, with_stats=True) if (f.data_sequence_number or 0) > 0]
@@ -173,6 +190,7 @@ class ScanPlanner:
         row_filter: RowFilter,
         metrics: ScanMetrics,
         explain: Explain | None,
+        cancel: Cancellation,
     ) -> FileTasks:
         """The live data files of the kept manifests that might match, in Java's order (ManifestGroup)."""
         ordered = hashset_order(manifests, _path)
@@ -184,7 +202,8 @@ class ScanPlanner:
         # column statistics are decoded only when something reads them: the filter's metrics pruning,
         # explain, or equality deletes (matched against the data files' bounds)
         with_stats = not row_filter.is_true or explain is not None or delete_index.has_equality_deletes
-        index = self._index(kept, with_stats)
+        index = self._index(kept, cancel, with_stats)
+        cancel.check()
         might = row_filter.file_mask(index)
         if explain is not None:
             explain.data_files_of(index, row_filter)
@@ -197,7 +216,7 @@ class ScanPlanner:
             return FileTasks(index, rows, residual_id, residuals)
         return FileTasks(index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index))
 
-    def _index(self, manifests: list[ManifestFile], with_stats: bool = True) -> FileIndex:
+    def _index(self, manifests: list[ManifestFile], cancel: Cancellation, with_stats: bool = True) -> FileIndex:
         """The live entries of `manifests`, in their order, as one index (kept for the same manifests);
         with their column statistics or, when not `with_stats`, perhaps without."""
         key = hashlib.sha1("\n".join(m.manifest_path for m in manifests).encode()).hexdigest()
@@ -208,12 +227,12 @@ class ScanPlanner:
             self._indexes.discard(key)
         return self._indexes.get_or_load(
             f"{key}+stats" if with_stats else key,
-            lambda: FileIndex.concat(self._live_entries(manifests, with_stats)),
+            lambda: FileIndex.concat(self._live_entries(manifests, with_stats, cancel)),
         )
 
     # -- I/O ------------------------------------------------------------------------------------------
 
-    def _live_entries(self, manifests: list[ManifestFile], with_stats: bool) -> list[FileIndex]:
+    def _live_entries(self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation) -> list[FileIndex]:
         """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
         and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
         manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
@@ -227,11 +246,13 @@ class ScanPlanner:
         ):
             size = _chunk_size(len(wanted), self._threads)
             chunks = [wanted[begin : begin + size] for begin in range(0, len(wanted), size)]
-            done = self._pool.map(
-                work, [([manifests[i] for i in chunk], [found[i] for i in chunk]) for chunk in chunks]
-            )
-            for chunk, indexes in zip(chunks, done, strict=True):
-                for i, index in zip(chunk, indexes, strict=True):
+            futures = [self._pool.submit(work, ([manifests[i] for i in c], [found[i] for i in c])) for c in chunks]
+            for chunk, future in zip(chunks, futures, strict=True):
+                if cancel.cancelled:  # the chunks not started are dropped, those running finish unkept
+                    for pending in futures:
+                        pending.cancel()
+                    cancel.check()
+                for i, index in zip(chunk, future.result(), strict=True):
                     self._manifests.put(manifests[i].manifest_path, index)
                     found[i] = index
         if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:

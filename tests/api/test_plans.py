@@ -15,6 +15,7 @@ from planner_service.api.wire import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import OverloadedError
 from planner_service.io.fileio import FileIO
+from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from tests.conformance.reference import Conformance
 
@@ -47,7 +48,7 @@ def _held(results: PlanResults, release: threading.Event, started: threading.Eve
 
 
 def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) -> None:
-    results = PlanResults(planner, 64 * 1024 * 1024)
+    results = PlanResults(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
     release, started = threading.Event(), threading.Event()
     made = _held(results, release, started)
     request = canonical_request(table, PlanRequest(filter="id > 3"))
@@ -65,7 +66,7 @@ def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) 
 
 
 def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: LoadedTable) -> None:
-    results = PlanResults(planner, 64 * 1024 * 1024, max_planning=1, queue_seconds=0.05)
+    results = PlanResults(planner, 64 * 1024 * 1024, Admission(1, 1 << 30, 0.05, 16))
     release, started = threading.Event(), threading.Event()
     _held(results, release, started)
     first = threading.Thread(target=results.plan, args=(canonical_request(table, PlanRequest()), table))

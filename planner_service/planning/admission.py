@@ -1,0 +1,130 @@
+"""Admission of plans: how many are made at once, how much memory they may hold together, how many may wait,
+and for how long; and cancellation, which stops a plan at its next step when nobody wants it any more.
+
+A plan's cost is its estimated memory: the data files of its snapshot (the manifest list's counts) times
+BYTES_PER_FILE. Plans run while fewer than `slots` run and their costs fit the budget; a plan bigger than
+the whole budget runs alone. A plan that would wait while `max_waiting` already wait, or that waits
+`queue_seconds`, is refused with 503 + Retry-After; a waiting plan whose client goes away leaves the queue."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from planner_service.errors import OverloadedError, PlanCancelledError
+
+BYTES_PER_FILE = 1024  # a planned data file's share of a plan's peak: its index rows, tasks and encoded body
+WAIT_STEP_SECONDS = 0.25  # how often a waiting plan looks at its cancellation
+
+
+class Cancellation:
+    """Set once when the plan is no longer wanted; `check()` raises PlanCancelledError from then on."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise PlanCancelledError("The plan was cancelled: its client went away or cancelled it")
+
+
+class Shared:
+    """One cancellation for work that several requests wait on: cancelled when every one of them is."""
+
+    def __init__(self) -> None:
+        self.cancellation = Cancellation()
+        self._wanted = 0
+        self._lock = threading.Lock()
+
+    def join(self, cancel: Cancellation) -> None:
+        with self._lock:
+            self._wanted += 1
+        cancel.on_cancel(self._leave)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._wanted -= 1
+            last = self._wanted == 0
+        if last:
+            self.cancellation.cancel()
+
+
+class Admission:
+    def __init__(self, slots: int, budget_bytes: int, queue_seconds: float, max_waiting: int) -> None:
+        self.slots, self.budget_bytes = slots, budget_bytes
+        self.queue_seconds, self.max_waiting = queue_seconds, max_waiting
+        self._changed = threading.Condition()
+        self._running = 0
+        self._used = 0
+        self._waiting = 0
+
+    @contextmanager
+    def admitted(self, files: int, cancel: Cancellation) -> Iterator[None]:
+        """Run the body once admitted (a plan of about `files` data files)."""
+        cost = max(files, 1) * BYTES_PER_FILE
+        self._enter(cost, cancel)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._used -= cost
+                self._changed.notify_all()
+
+    def state(self) -> dict[str, int]:
+        with self._changed:
+            return {"running": self._running, "waiting": self._waiting, "bytes": self._used}
+
+    def _fits(self, cost: int) -> bool:
+        return self._running == 0 or (self._running < self.slots and self._used + cost <= self.budget_bytes)
+
+    def _enter(self, cost: int, cancel: Cancellation) -> None:
+        with self._changed:
+            if not self._fits(cost):
+                if self._waiting >= self.max_waiting:
+                    raise OverloadedError(
+                        f"Too many plans waiting ({self._waiting}); retry later", retry_after=self._retry_after()
+                    )
+                self._waiting += 1
+                deadline = time.monotonic() + self.queue_seconds
+                try:
+                    while not self._fits(cost):
+                        cancel.check()
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise OverloadedError(
+                                f"Too many plans in progress: waited {self.queue_seconds:.0f}s for a turn; retry later",
+                                retry_after=self._retry_after(),
+                            )
+                        self._changed.wait(min(left, WAIT_STEP_SECONDS))
+                finally:
+                    self._waiting -= 1
+            self._running += 1
+            self._used += cost
+
+    def _retry_after(self) -> int:
+        return max(1, int(self.queue_seconds // 6))
