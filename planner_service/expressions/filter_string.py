@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from decimal import Decimal, InvalidOperation
 from typing import TypeGuard
 
 import sqlglot
@@ -34,7 +33,7 @@ from planner_service.expressions.expression import (
     or_,
     predicate,
 )
-from planner_service.expressions.literals import Literal, convert
+from planner_service.expressions.literals import Literal, convert, parse_decimal
 from planner_service.expressions.nesting import MAX_FILTER_DEPTH, depth_of, ensure_recursion_headroom, too_deep
 from planner_service.metadata.partitioning import MAX_TRANSFORM_WIDTH, parse_transform
 from planner_service.metadata.types import PrimitiveType
@@ -413,7 +412,10 @@ def _literal(node: exp.Expr) -> Literal:
             raise _Unsupported(node, f"integer of {len(node.this)} digits out of range for a long; "
                                      "write it as DECIMAL '...'")  # fmt: skip
         return Literal("long", int(node.this))
-    return Literal("double", float(node.this))
+    try:
+        return Literal("double", float(node.this))
+    except ValueError:
+        raise _Unsupported(node, "not a number") from None
 
 
 def _negative(node: exp.Expr) -> Literal:
@@ -469,10 +471,9 @@ def _typed_value(kind: str, text: str) -> Literal | None:
     """The text as `kind`, parsed as Iceberg Java parses strings bound to that type; None if invalid."""
     if kind == "decimal":
         try:
-            value = Decimal(text)  # BigDecimal(text): the scale is the text's, 12.30 keeps two digits
-        except InvalidOperation:
+            return Literal("decimal", parse_decimal(text))  # the scale is the text's: 12.30 keeps two digits
+        except ValueError:
             return None
-        return Literal("decimal", value) if value.is_finite() else None
     target = kind
     if kind.startswith("timestamp"):
         text = text.replace(" ", "T", 1)

@@ -157,7 +157,7 @@ def _from_long(value: int, target: str, typ: PrimitiveType) -> Converted | None:
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value)
     if target in ("timestamp_ns", "timestamptz_ns"):
-        return Literal("timestamp_ns", value * 1000)  # Java: a long is taken as micros, then converted
+        return Literal("timestamp_ns", _long_nanos(value * 1000))  # Java: a long is taken as micros, then converted
     if target == "decimal":
         return _to_decimal(Decimal(value), typ)
     return None
@@ -197,7 +197,7 @@ def _from_timestamp(value: int, target: str, typ: PrimitiveType) -> Converted | 
     if target == "date":
         return Literal("date", micros_to_days(value))
     if target in ("timestamp_ns", "timestamptz_ns"):
-        return Literal("timestamp_ns", value * 1000)
+        return Literal("timestamp_ns", _long_nanos(value * 1000))
     return None
 
 
@@ -225,11 +225,11 @@ def _from_string(value: str, target: str, typ: PrimitiveType) -> Converted | Non
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", _trunc_div(parse_timestamp_nanos(value, target == "timestamptz"), 1000))
     if target in ("timestamp_ns", "timestamptz_ns"):
-        return Literal("timestamp_ns", parse_timestamp_nanos(value, target == "timestamptz_ns"))
+        return Literal("timestamp_ns", _long_nanos(parse_timestamp_nanos(value, target == "timestamptz_ns")))
     if target == "uuid":
         return Literal("uuid", uuid.UUID(value))
     if target == "decimal":
-        return Literal("decimal", Decimal(value))  # `new BigDecimal(text)`: keeps the text's scale
+        return Literal("decimal", parse_decimal(value))
     return None
 
 
@@ -308,6 +308,24 @@ def parse_timestamp_nanos(text: str, with_zone: bool) -> int:
     day = (date.fromisoformat(_strict(_ISO_DATE, date_part)) - _EPOCH_DATE).days
     nanos_of_day = parse_time_nanos(rest)
     return (day * 86400 - offset_seconds) * 1_000_000_000 + nanos_of_day
+
+
+def parse_decimal(text: str) -> Decimal:
+    """`new BigDecimal(text)`: keeps the text's scale; NaN, infinities and non-numbers are refused."""
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"Text {text[:40]!r} is not a decimal number") from None
+    if not value.is_finite():
+        raise ValueError(f"Text {text[:40]!r} is not a decimal number (a decimal has no NaN or infinity)")
+    return value
+
+
+def _long_nanos(nanos: int) -> int:
+    """Nanoseconds from the epoch as Java's long holds them (ChronoUnit.NANOS.between, multiplyExact)."""
+    if not -(2**63) <= nanos < 2**63:
+        raise ValueError("Timestamp out of range for nanosecond precision (years 1677 to 2262)")
+    return nanos
 
 
 def _trunc_div(a: int, b: int) -> int:
