@@ -4,13 +4,15 @@ and the runtime (catalog, planner, caches) made at startup and closed at shutdow
 from __future__ import annotations
 
 import logging
+import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from starlette.middleware.cors import CORSMiddleware
-from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service import __version__
 from planner_service.api import native, rest_catalog, rest_scan
@@ -28,6 +30,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.from_settings(settings)
+        # fewer threads contending for the GIL with the event loop: /health answers between their turns
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
+        sys.setswitchinterval(0.001)  # and the event loop waits at most ~1 ms for a turn (Python's default: 5)
         app.state.runtime = runtime
         log.info("ready", extra={"catalog-sources": len(runtime.catalog.sources), "demo": settings.serves_demo})
         try:
@@ -52,31 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
 
-    @app.middleware("http")
-    async def observe(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        try:
-            response = await call_next(request)
-        except Exception as exc:  # answered here, so that the server does not log it a second time
-            response = unexpected_error_response(request, exc)
-        elapsed = time.perf_counter() - started
-        route = getattr(request.scope.get("route"), "path", "unmatched")
-        runtime: Runtime | None = getattr(request.app.state, "runtime", None)
-        if runtime is not None:
-            runtime.metrics.inc(
-                "scan_planner_requests_total", "HTTP requests", method=request.method, route=str(route),
-                status=str(response.status_code),
-            )  # fmt: skip
-            runtime.metrics.observe(
-                "scan_planner_request_seconds", "HTTP request latency", elapsed, method=request.method, route=str(route)
-            )
-        log.info(
-            "request",
-            extra={"method": request.method, "path": request.url.path, "status": response.status_code,
-                   "ms": round(elapsed * 1000, 2)},
-        )  # fmt: skip
-        return response
-
+    app.add_middleware(Observe)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(RequireToken, authenticator=app.state.authenticator)
     if settings.cors_allowed_origins:
@@ -93,3 +74,43 @@ def create_worker_app() -> FastAPI:
     settings = get_settings()
     configure_logging(settings.log_level.upper())
     return create_app(settings)
+
+
+class Observe:
+    """Each request's log line and metrics (route, status, latency); an exception the app let through is
+    answered 500 here, so that the server does not log it a second time. Plain ASGI: a few microseconds of
+    the event loop per request, which /health shares with everything else."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [500]
+        sent = [False]
+
+        async def observed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0], sent[0] = message["status"], True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, observed)
+        except Exception as exc:
+            if sent[0]:
+                raise
+            request = Request(scope)
+            await unexpected_error_response(request, exc)(scope, receive, send)
+        elapsed = time.perf_counter() - started
+        route = str(getattr(scope.get("route"), "path", "unmatched"))
+        runtime: Runtime | None = getattr(scope["app"].state, "runtime", None)
+        if runtime is not None:
+            runtime.metrics.inc("scan_planner_requests_total", "HTTP requests", method=scope["method"], route=route,
+                                status=str(status[0]))  # fmt: skip
+            runtime.metrics.observe("scan_planner_request_seconds", "HTTP request latency", elapsed,
+                                    method=scope["method"], route=route)  # fmt: skip
+        log.info("request", extra={"method": scope["method"], "path": scope["path"], "status": status[0],
+                                   "ms": round(elapsed * 1000, 2)})  # fmt: skip

@@ -73,6 +73,7 @@ class Settings(BaseSettings):
     plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
     max_waiting_plans: int = 16  # plans waiting for their turn; more are answered 503 + Retry-After at once
     manifest_threads: int = 4
+    worker_threads: int = Field(default=8, gt=0)  # threads for blocking work (planning, storage); /health needs none
 
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
     # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled
