@@ -57,13 +57,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
 
-    app.add_middleware(Observe)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(RequireToken, authenticator=app.state.authenticator)
     if settings.cors_allowed_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"],
                            allow_headers=["*"])  # fmt: skip
     app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_allowed_origins)
+    app.add_middleware(Observe)  # outermost: refusals (401, 403, 408, 413) are logged and counted too
     return app
 
 

@@ -127,10 +127,12 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from planner_service.api.plan_json import encode_plan
+    from planner_service.io.roots import Roots
     from planner_service.runtime import file_io
     from planner_service.settings import load_settings
 
-    io = file_io(load_settings())  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
+    settings = load_settings()  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
+    io = file_io(settings, Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere())
     table = _load_table(io, args)
     options = dict(_split_option(o) for o in args.option)
     request = ScanRequest(

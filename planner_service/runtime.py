@@ -85,9 +85,8 @@ def service_roots(settings: Settings) -> Roots:
     return Roots(roots, follow_catalogs=True)
 
 
-def file_io(settings: Settings, roots: Roots | None = None) -> FileIO:
-    """Storage as the settings describe it: S3 endpoint and credentials; `roots` (default: the
-    `allowed_roots` setting when given, else everywhere: the CLI reads what its user names)."""
+def file_io(settings: Settings, roots: Roots) -> FileIO:
+    """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
     s3 = S3Config(
         endpoint=settings.s3_endpoint,
         region=settings.s3_region,
@@ -96,8 +95,6 @@ def file_io(settings: Settings, roots: Roots | None = None) -> FileIO:
         session_token=settings.s3_session_token,
         path_style=settings.s3_path_style,
     )
-    if roots is None:
-        roots = Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere()
     return FileIO(s3, roots, settings.max_file_bytes)
 
 

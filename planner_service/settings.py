@@ -19,11 +19,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from planner_service.errors import BadRequestError
+from planner_service.io.fileio import MAX_FILE_BYTES
 from planner_service.io.roots import absolute
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -42,7 +43,7 @@ class Settings(BaseSettings):
 
     # storage
     allowed_roots: list[str] = Field(default_factory=list)
-    max_file_bytes: int = 512 * 1024 * 1024  # the most one read of a metadata file, manifest list or manifest takes
+    max_file_bytes: int = MAX_FILE_BYTES  # the most one read of a metadata file, manifest list or manifest takes
     s3_endpoint: str | None = None
     s3_region: str | None = None
     s3_access_key_id: str | None = None
@@ -71,9 +72,10 @@ class Settings(BaseSettings):
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After
     plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
-    max_waiting_plans: int = 16  # plans waiting for their turn; more are answered 503 + Retry-After at once
+    max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
     manifest_threads: int = 4
-    worker_threads: int = Field(default=8, gt=0)  # threads for blocking work (planning, storage); /health needs none
+    # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
+    worker_threads: int = Field(default=8, gt=0)
 
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
     # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled
@@ -97,6 +99,17 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute_tables(cls, tables: dict[str, str]) -> dict[str, str]:
         return {name: absolute(location) for name, location in tables.items()}
+
+    @model_validator(mode="after")
+    def _threads_for_waiting_plans(self) -> Settings:
+        """A plan waiting for its turn holds a worker thread: the waiting ones must leave some for the rest."""
+        needed = self.max_concurrent_plans + self.max_waiting_plans + 4
+        if self.worker_threads < needed:
+            raise ValueError(
+                f"worker_threads ({self.worker_threads}) must be at least max_concurrent_plans + max_waiting_plans"
+                f" + 4 = {needed}"
+            )
+        return self
 
     @property
     def auth_enabled(self) -> bool:

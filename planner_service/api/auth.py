@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from planner_service.api.errors import error_response
 from planner_service.settings import Settings
 
+ANONYMOUS = "anonymous"  # (token owners are static:N or client:ID, never this)
 OPEN_PATHS = frozenset({"/health", "/v1/oauth/tokens"})
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
@@ -40,7 +41,8 @@ def _unb64(text: str) -> bytes:
 
 @dataclass(frozen=True)
 class Authenticator:
-    """Who a bearer token belongs to: a static token's name, or a signed token's client id."""
+    """Who a bearer token belongs to: `static:N` for the N-th static token, `client:ID` for an OAuth client
+    (a signed token carries its owner; a token exchange keeps it)."""
 
     static: dict[bytes, str]  # sha256(token) -> principal
     clients: dict[str, str]  # client id -> secret
@@ -52,7 +54,7 @@ class Authenticator:
         """None when authentication is off (no tokens and no clients configured)."""
         if not settings.auth_enabled:
             return None
-        static = {_digest(token): f"token-{i + 1}" for i, token in enumerate(settings.auth_tokens)}
+        static = {_digest(token): f"static:{i + 1}" for i, token in enumerate(settings.auth_tokens)}
         key = settings.token_signing_key.encode() if settings.token_signing_key else secrets.token_bytes(32)
         return cls(static, dict(settings.oauth_clients), key, settings.token_ttl_seconds)
 
@@ -115,7 +117,7 @@ class RequireToken:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        principal = "anonymous"
+        principal = ANONYMOUS
         if self.auth is not None and scope["path"] not in OPEN_PATHS and scope["method"] != "OPTIONS":
             token = bearer(scope)
             found = self.auth.principal(token) if token else None
@@ -150,7 +152,7 @@ async def token_endpoint(request: Request) -> Response:
             return _oauth_error("invalid_request", "client_id and client_secret are required", 400)
         if not auth.client(client_id, secret):
             return _oauth_error("invalid_client", "Unknown client or wrong secret", 401)
-        return JSONResponse(auth.issue(client_id), headers={"Cache-Control": "no-store"})
+        return JSONResponse(auth.issue(f"client:{client_id}"), headers={"Cache-Control": "no-store"})
     if grant == TOKEN_EXCHANGE:
         subject = auth.principal(form.get("subject_token", ""))
         if subject is None:
@@ -165,7 +167,7 @@ def _oauth_error(error: str, description: str, status: int) -> Response:
 
 def client_of(request: Request) -> str:
     """Who is asking: the token's owner, or (authentication off) the client's address."""
-    principal = getattr(request.state, "principal", "anonymous")
-    if principal != "anonymous":
+    principal = getattr(request.state, "principal", ANONYMOUS)
+    if principal != ANONYMOUS:
         return str(principal)
-    return f"anonymous@{request.client.host if request.client else 'unknown'}"
+    return f"{ANONYMOUS}@{request.client.host if request.client else 'unknown'}"

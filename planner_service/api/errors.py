@@ -66,7 +66,7 @@ class BodySizeLimit:
     bodies), and bodies that stop arriving for `timeout` seconds with 408: past either, the app is told the
     client went away, whatever it answers is dropped, and the client gets the error."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float = 30.0) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float) -> None:
         self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

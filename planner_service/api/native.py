@@ -20,7 +20,6 @@ from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
-from planner_service.json_text import dumps
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.planner import ScanPlan
 from planner_service.runtime import Runtime
@@ -66,7 +65,8 @@ def plan_response(
         record_plan_metrics(runtime, result.plan)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        return _body_response(dumps(deferred_body(result)), pretty, coding, etag)
+        deferred = json_bytes(deferred_body(result), pretty)
+        return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
     key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
     stored = None if body.explain else runtime.plans.bodies.get(key)
     if stored is not None:
@@ -153,7 +153,7 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
 @router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
 async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     result = await until_disconnected(request, lambda cancel: runtime.plan_by_id(plan_id, cancel))
-    return json_response(orjson.loads(dumps(deferred_body(result))), pretty=pretty)
+    return json_response(deferred_body(result), pretty=pretty)
 
 
 @router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")

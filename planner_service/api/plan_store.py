@@ -34,7 +34,7 @@ MAX_PLANS = 100  # per client
 MAX_RETAINED_TASKS = 500_000  # per client
 MAX_TOTAL_TASKS = 1_000_000  # all clients: about half a GiB of tasks and their content files at most
 _TOKEN_SEPARATOR = ":"
-ANONYMOUS = "anonymous"
+ANONYMOUS = "anonymous"  # the owner when none is given (tests, library use)
 
 
 class PlanStatus(StrEnum):

@@ -20,7 +20,7 @@ from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 from planner_service.planning.projection import project_schema, referenced_field_ids
@@ -129,10 +129,11 @@ class PlanResults:
             return cached, False
         with self._lock:
             flight = self._in_flight.get(key)
-            owner = flight is None
-            if flight is None:
+            owner = flight is None or not flight.wanted.join(cancel)  # (a flight nobody wants any more: afresh)
+            if owner:
                 flight = self._in_flight[key] = _InFlight()
-            flight.wanted.join(cancel)
+                flight.wanted.join(cancel)
+        assert flight is not None
         if not owner:
             while not flight.done.wait(WAIT_STEP_SECONDS):
                 cancel.check()
@@ -149,7 +150,8 @@ class PlanResults:
             raise
         finally:
             with self._lock:
-                self._in_flight.pop(key, None)
+                if self._in_flight.get(key) is flight:
+                    del self._in_flight[key]
             flight.done.set()
 
     def _admitted(
@@ -158,7 +160,7 @@ class PlanResults:
         if table is None:
             loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
             table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
-        files = self.planner.estimated_files(table, _snapshot_choice(request))
+        files = self.planner.estimated_files(choose_snapshot(table.metadata, _snapshot_choice(request)).snapshot)
         with self.admission.admitted(files, cancel):
             return self._plan(request, table, cancel, explain)
 

@@ -58,4 +58,4 @@ def parse_namespace(text: str) -> tuple[str, ...]:
 
 
 def table_identifier(namespace: str, table: str) -> TableIdentifier:
-    return TableIdentifier.of(parse_namespace(namespace), table)
+    return TableIdentifier(parse_namespace(namespace), check_name(table, "table name"))  # (levels checked there)

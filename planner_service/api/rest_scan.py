@@ -99,7 +99,7 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
     request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False)  # REST: planFiles()
-    return _Scan(table, request, runtime.planner.estimated_files(table, choice))
+    return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot))
 
 
 def _check_snapshot_fields(body: PlanTableScanRequest) -> None:
@@ -217,6 +217,8 @@ class BackgroundPlans:
                 self._store.complete(plan_id, result)
 
     async def close(self) -> None:
+        for cancel in self._cancels.values():  # the threads stop at their plans' next step
+            cancel.cancel()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -44,7 +44,7 @@ class Roots:
         self.unrestricted = everywhere
         self.follow_catalogs = follow_catalogs
         self._fixed = tuple(_root(r) for r in roots)
-        self._tables: set[Location] = set()
+        self._tables: frozenset[Location] = frozenset()  # replaced, never changed in place
         self._catalogs: list[Callable[[], Iterable[str]]] = []
         self._lock = threading.Lock()
         self._asked_at = float("-inf")
@@ -68,8 +68,10 @@ class Roots:
         """A catalog named this table: its directory is a root (when the roots follow catalogs)."""
         if self.follow_catalogs:
             root = _root(table_root(metadata_location))
+            if root in self._tables:
+                return
             with self._lock:
-                self._tables.add(root)
+                self._tables = self._tables | {root}
 
     def check(self, location: str) -> Location:
         """The location to read (local paths resolved), or LocationNotAllowedError."""
@@ -90,9 +92,9 @@ class Roots:
         return loc
 
     def _within(self, loc: Location, ask: bool = True) -> bool:
-        if _under(loc, self._fixed) or _under(loc, tuple(self._tables)):
+        if _under(loc, self._fixed) or _under(loc, self._tables):
             return True
-        return ask and self._ask_catalogs() and _under(loc, tuple(self._tables))
+        return ask and self._ask_catalogs() and _under(loc, self._tables)
 
     def _ask_catalogs(self) -> bool:
         """Refresh the tables from the catalogs, unless they were asked within REFRESH_SECONDS."""
@@ -102,13 +104,14 @@ class Roots:
             if time.monotonic() - self._asked_at < REFRESH_SECONDS:
                 return True
             self._asked_at = time.monotonic()
-            found: set[Location] = set()
-            for metadata_locations in self._catalogs:
-                try:
-                    found.update(_root(table_root(m)) for m in metadata_locations())
-                except Exception as exc:  # a catalog that cannot answer adds nothing; the location stays refused
-                    log.warning("cannot list a catalog's tables for the roots", extra={"error": str(exc)})
-            self._tables |= found
+        found: set[Location] = set()  # asked outside the lock: trust() never waits for a slow catalog
+        for metadata_locations in self._catalogs:
+            try:
+                found.update(_root(table_root(m)) for m in metadata_locations())
+            except Exception as exc:  # a catalog that cannot answer adds nothing; the location stays refused
+                log.warning("cannot list a catalog's tables for the roots", extra={"error": str(exc)})
+        with self._lock:
+            self._tables = self._tables | found
         return True
 
 
@@ -117,7 +120,7 @@ def _root(location: str) -> Location:
     return Location("file", os.path.realpath(loc.path)) if loc.scheme == "file" else loc
 
 
-def _under(loc: Location, roots: tuple[Location, ...]) -> bool:
+def _under(loc: Location, roots: Iterable[Location]) -> bool:
     for root in roots:
         if loc.scheme == root.scheme and (loc.path == root.path or loc.path.startswith(root.path.rstrip("/") + "/")):
             return True

@@ -69,20 +69,17 @@ class FileIndex:
 
     def ints(self, column: str) -> Int64Array:
         """An integer column as int64 (nulls as 0)."""
-        key = f"ints:{column}"
-        out = self._cache.get(key)
-        if out is None:
-            series = self.frame.get_column(column)
-            out = self._cache[key] = np.asarray(series.fill_null(0).to_numpy(), dtype=np.int64)
-        return out
+        return self.memo(
+            f"ints:{column}", lambda: np.asarray(self.frame.get_column(column).fill_null(0).to_numpy(), dtype=np.int64)
+        )
 
     @property
     def spec_id(self) -> Int32Array:
-        out = self._cache.get("spec_id")
-        if out is None:
+        def make() -> Int32Array:
             specs = np.fromiter((s for s, _ in self.partitions), np.int32, len(self.partitions))
-            out = self._cache["spec_id"] = specs[self.partition_id] if len(self.partitions) else self.partition_id
-        return out
+            return specs[self.partition_id] if len(self.partitions) else self.partition_id
+
+        return self.memo("spec_id", make)
 
     def memo(self, key: str, make: Callable[[], T]) -> T:
         """`make()`, computed once for this index and kept with it (a derived column, rendered snippets)."""
@@ -113,13 +110,14 @@ class FileIndex:
 
     def split_offsets(self, rows: Int64Array) -> tuple[Int64Array, Int64Array]:
         """The split offsets of `rows` (ascending row numbers): (count per row, all offsets flat in row order)."""
-        cached = self._cache.get("split_offsets")
-        if cached is None:  # every row's offsets, flat, decoded once
+
+        def make() -> tuple[Int64Array, Int64Array, Int64Array]:  # every row's offsets, flat, decoded once
             column = self.frame.get_column("split_offsets")
             counts = np.asarray(column.list.len().fill_null(0).to_numpy(), dtype=np.int64)
             flat = np.asarray(column.explode().drop_nulls().to_numpy(), dtype=np.int64)
-            cached = self._cache["split_offsets"] = (counts, flat, np.cumsum(counts) - counts)
-        counts_all, flat_all, starts_all = cached
+            return counts, flat, np.cumsum(counts) - counts
+
+        counts_all, flat_all, starts_all = self.memo("split_offsets", make)
         if len(rows) == len(self):  # rows are ascending and unique: all of them
             return counts_all, flat_all
         counts = counts_all[rows]
@@ -131,10 +129,7 @@ class FileIndex:
     def stats(self) -> StatsColumns:
         """Column statistics, decoded per field id on first use and kept with the index."""
         self._require_stats()
-        out = self._cache.get("stats")
-        if out is None:
-            out = self._cache["stats"] = StatsColumns(self.frame)
-        return out
+        return self.memo("stats", lambda: StatsColumns(self.frame))
 
     def with_statistics(self, stats: pl.DataFrame) -> FileIndex:
         """This index with its STATS_COLUMNS taken from `stats` (one row per row of it); the other columns

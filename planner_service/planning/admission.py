@@ -58,17 +58,23 @@ class Shared:
     def __init__(self) -> None:
         self.cancellation = Cancellation()
         self._wanted = 0
+        self._abandoned = False
         self._lock = threading.Lock()
 
-    def join(self, cancel: Cancellation) -> None:
+    def join(self, cancel: Cancellation) -> bool:
+        """Want the work until `cancel` is set; False (not joined) once everyone has left it."""
         with self._lock:
+            if self._abandoned:
+                return False
             self._wanted += 1
         cancel.on_cancel(self._leave)
+        return True
 
     def _leave(self) -> None:
         with self._lock:
             self._wanted -= 1
-            last = self._wanted == 0
+            self._abandoned = self._wanted == 0
+            last = self._abandoned
         if last:
             self.cancellation.cancel()
 

@@ -145,10 +145,9 @@ class ScanPlanner:
             table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter
         )
 
-    def estimated_files(self, table: LoadedTable, choice: SnapshotChoice) -> int:
-        """The live data files of the chosen snapshot (what a plan of it holds at most): its summary's
-        total-data-files (Java writes it), else its manifest list's counts; 0 for a table without snapshots."""
-        snapshot = choose_snapshot(table.metadata, choice).snapshot
+    def estimated_files(self, snapshot: Snapshot | None) -> int:
+        """The live data files of a snapshot (what a plan of it holds at most): its summary's total-data-files
+        (Java writes it), else its manifest list's counts; 0 for a table without snapshots."""
         if snapshot is None or snapshot.manifest_list is None:
             return 0
         total = snapshot.summary.get("total-data-files", "")

@@ -18,7 +18,7 @@ import numpy as np
 from planner_service import _kernels
 from planner_service.metadata.content_file import SPLITTABLE_FORMATS
 from planner_service.splitting.bin_packing import pack_bins
-from planner_service.splitting.splits import split_files
+from planner_service.splitting.splits import int64, split_files
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -81,17 +81,13 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     n_tasks = int(bins.max()) + 1 if len(bins) else 0
     merged = _kernels.merge_bins(
         bins, splits.owner, splits.start, splits.length, splits.is_split, n_tasks,
-        _int64(files.sizes), _int64(files.record_counts), _int64(files.delete_bytes),
+        int64(files.sizes), int64(files.record_counts), int64(files.delete_bytes),
     )  # fmt: skip
     offsets, run_file, run_start, run_length = (np.frombuffer(b, np.int64) for b in merged[:4])
     size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(
         offsets, run_file, run_start, run_length, np.frombuffer(merged[4], np.bool_), size_bytes, estimated_rows
     )
-
-
-def _int64(values: Int64Array) -> Int64Array:
-    return np.ascontiguousarray(values, dtype=np.int64)
 
 
 def file_columns(

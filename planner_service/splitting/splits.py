@@ -59,9 +59,9 @@ def split_files(
         raise ValueError(f"Split size must be > 0: {target_size}")
     zeros = np.zeros(len(sizes), np.int64)
     owner, start, length, is_split, weight = _kernels.split_files(
-        _int64(sizes), np.ascontiguousarray(splittable, dtype=np.bool_), _int64(offset_counts), _int64(flat_offsets),
-        int(target_size), _int64(zeros if delete_bytes is None else delete_bytes),
-        _int64(zeros if delete_counts is None else delete_counts), int(open_file_cost),
+        int64(sizes), np.ascontiguousarray(splittable, dtype=np.bool_), int64(offset_counts), int64(flat_offsets),
+        int(target_size), int64(zeros if delete_bytes is None else delete_bytes),
+        int64(zeros if delete_counts is None else delete_counts), int(open_file_cost),
     )  # fmt: skip
     return Splits(
         np.frombuffer(owner, np.int64),
@@ -72,7 +72,8 @@ def split_files(
     )
 
 
-def _int64(values: Int64Array) -> Int64Array:
+def int64(values: Int64Array) -> Int64Array:
+    """`values` as the contiguous int64 array the kernels take (no copy when it already is one)."""
     return np.ascontiguousarray(values, dtype=np.int64)
 
 

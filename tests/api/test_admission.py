@@ -27,7 +27,7 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
-from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation
+from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
@@ -264,3 +264,11 @@ def test_a_client_that_leaves_the_queue_is_not_planned_and_health_stays_fast(
         while _count(client.get("/metrics").text, "499") < 1 and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _count(client.get("/metrics").text, "499") == 1, "the abandoned plan was stopped, not made"
+
+
+def test_a_plan_everyone_left_is_not_joined_again() -> None:
+    """A request arriving after every waiter of a shared plan left (the plan not yet stopped) starts its own."""
+    shared, gone = Shared(), Cancellation()
+    assert shared.join(gone)
+    gone.cancel()
+    assert shared.cancellation.cancelled and not shared.join(Cancellation())
