@@ -32,7 +32,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         runtime = Runtime.from_settings(settings)
         # fewer threads contending for the GIL with the event loop: /health answers between their turns
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
-        sys.setswitchinterval(0.001)  # and the event loop waits at most ~1 ms for a turn (Python's default: 5)
+        if settings.gil_switch_seconds is not None:
+            sys.setswitchinterval(settings.gil_switch_seconds)
         app.state.runtime = runtime
         log.info("ready", extra={"catalog-sources": len(runtime.catalog.sources), "demo": settings.serves_demo})
         try:
