@@ -21,8 +21,9 @@ Part = tuple[Any, ...]
 _LITERAL, _INT, _STRING, _INTS, _SNIPPET, _SPLITS = range(6)
 
 
-def render(length: int, parts: list[Part]) -> bytes:
-    return _kernels.render_rows(length, parts)
+def render(length: int, parts: list[Part], prefix: bytes = b"") -> bytes:
+    """`prefix`, then the rows joined by commas (in one bytes object, written in place)."""
+    return _kernels.render_rows(length, parts, prefix)
 
 
 def literal(text: str) -> Part:

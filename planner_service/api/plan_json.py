@@ -51,10 +51,10 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
     yield b',"delete-files":' + orjson.dumps(_delete_files(plan))
     yield b',"files":['
     if files is not None and len(files):
-        yield from _joined(_data_file_chunks(plan, files))
+        yield from _data_file_chunks(plan, files)
     yield b'],"tasks":['
     if tasks is not None and len(tasks):
-        yield from _joined(_task_chunks(tasks))
+        yield from _task_chunks(tasks)
     yield b"]"
     if plan.explain is not None:
         yield b',"explain":' + dumps(plan.explain.to_json())
@@ -113,7 +113,7 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
         chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
         yield _render_data_files(
             chunk, index.spec_id[rows], (format_ids[rows], format_json), (index.partition_id[rows], partitions),
-            files.residual_id[begin:end], _delete_refs(files, begin, end),
+            files.residual_id[begin:end], _delete_refs(files, begin, end), b"," if begin else b"",
         )  # fmt: skip
 
 
@@ -131,8 +131,9 @@ def _render_data_files(
     partition: Snippets,
     residual: np.ndarray[Any, Any],
     deletes: list[str] | None,
+    prefix: bytes,
 ) -> bytes:
-    """One chunk of `files` entries, comma-separated. Optional fields that no file of the chunk has are
+    """One chunk of `files` entries, comma-separated, after `prefix`. Optional fields that no file of the chunk has are
     left out; where only some files have one, the others carry null."""
     col = frame.get_column
     parts = [
@@ -157,7 +158,7 @@ def _render_data_files(
     if deletes is not None:
         parts.append(rows.snippets(np.arange(len(deletes)), deletes))
     parts.append(rows.literal("}"))
-    return rows.render(frame.height, parts)
+    return rows.render(frame.height, parts, prefix)
 
 
 def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str] | None:
@@ -180,12 +181,7 @@ def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
             rows.literal(',"estimated-row-count":'), rows.ints(tasks.estimated_rows[begin:end]),
             rows.literal(',"splits":'), rows.splits(tasks.offsets, tasks.file, tasks.start, tasks.length, begin),
             rows.literal("}"),
-        ])  # fmt: skip
-
-
-def _joined(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    for i, chunk in enumerate(chunks):
-        yield chunk if i == 0 else b"," + chunk
+        ], b"," if begin else b"")  # fmt: skip
 
 
 def _name_mapping(properties: dict[str, str]) -> Any:

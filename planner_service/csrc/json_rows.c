@@ -1,4 +1,4 @@
-/* Rows of Arrow-style columns rendered as JSON text, rows joined by commas.
+/* Rows of Arrow-style columns rendered as JSON text, rows joined by commas, after an optional prefix.
  *
  * A row is the concatenation of its parts, each a tuple (kind, buffers..., offset) where `offset` is the
  * array's offset into its buffers (Arrow slices) and a validity bitmap may be None (all present):
@@ -235,12 +235,15 @@ static const char *FORMATS[] = {"iy*", "iz*y*L", "iz*y*y*L", "iz*y*y*L", "iy*y*y
 PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
     long long length;
     PyObject *spec, *result = NULL;
-    if (!PyArg_ParseTuple(args, "LO!", &length, &PyList_Type, &spec)) return NULL;
+    Py_buffer prefix = {0};
+    if (!PyArg_ParseTuple(args, "LO!|y*", &length, &PyList_Type, &spec, &prefix)) return NULL;
     Py_ssize_t n_parts = PyList_GET_SIZE(spec), parsed = 0;
     Part *parts = PyMem_Calloc((size_t)n_parts + 1, sizeof(Part));
-    Buf out = {NULL, 0, 0};
     const char *bad = length < 0 ? "a negative length" : NULL;
-    if (parts == NULL) return PyErr_NoMemory();
+    if (parts == NULL) {
+        PyBuffer_Release(&prefix);
+        return PyErr_NoMemory();
+    }
     for (; bad == NULL && parsed < n_parts; parsed++) {
         PyObject *item = PyList_GET_ITEM(spec, parsed);
         Part *p = &parts[parsed];
@@ -275,27 +278,30 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
         PyErr_Format(PyExc_ValueError, "render_rows: %s", bad);
         goto fail;
     }
-    int failed = buf_reserve(&out, (size_t)length * 64) < 0;  /* most rows are longer: fewer copies growing */
+    /* the rows' bound first, then the bytes object itself written into (no copy), shrunk to what was written */
+    size_t bound = (size_t)prefix.len + (size_t)length;  /* the prefix, and a comma per row */
     Py_BEGIN_ALLOW_THREADS
-    for (int64_t row = 0; row < length && !failed; row++) {
-        size_t bound = 1;  /* the comma before it */
+    for (int64_t row = 0; row < length; row++)
         for (Py_ssize_t k = 0; k < n_parts; k++) bound += part_bound(&parts[k], row);
-        if (buf_reserve(&out, bound) < 0) {
-            failed = 1;
-            break;
-        }
-        char *p = out.p + out.len;
+    Py_END_ALLOW_THREADS
+    if (bound > (size_t)PY_SSIZE_T_MAX || (result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bound)) == NULL) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto fail;
+    }
+    char *start = PyBytes_AS_STRING(result), *p = start;
+    Py_BEGIN_ALLOW_THREADS
+    if (prefix.len > 0) memcpy(p, prefix.buf, (size_t)prefix.len);
+    p += prefix.len;
+    for (int64_t row = 0; row < length; row++) {
         if (row > 0) *p++ = ',';
         for (Py_ssize_t k = 0; k < n_parts; k++) p = render_part(p, &parts[k], row);
-        out.len = (size_t)(p - out.p);
     }
     Py_END_ALLOW_THREADS
-    if (failed) PyErr_NoMemory();
-    else result = PyBytes_FromStringAndSize(out.p ? out.p : "", (Py_ssize_t)out.len);
+    _PyBytes_Resize(&result, (Py_ssize_t)(p - start));  /* (NULL, an error set, if it fails) */
 fail:
     for (Py_ssize_t i = 0; i < parsed; i++)
         for (int k = 0; k < MAX_BUFFERS; k++) PyBuffer_Release(&parts[i].views[k]);  /* (a no-op if unused) */
     PyMem_Free(parts);
-    free(out.p);
+    PyBuffer_Release(&prefix);
     return result;
 }

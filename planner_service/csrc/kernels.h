@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+PyObject *kernels_avro_framing(PyObject *self, PyObject *args);
 PyObject *kernels_decode_avro(PyObject *self, PyObject *args);
 PyObject *kernels_pack_bins(PyObject *self, PyObject *args);
 PyObject *kernels_render_rows(PyObject *self, PyObject *args);

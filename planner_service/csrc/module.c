@@ -2,6 +2,10 @@
 #include "kernels.h"
 
 static PyMethodDef methods[] = {
+    {"avro_framing", kernels_avro_framing, METH_VARARGS,
+     "avro_framing(data) -> ([(key, value), ...], sync, [(record count, offset, size), ...])\n"
+     "An Avro container file's header metadata, sync marker and blocks (offsets into data); ValueError\n"
+     "when the framing is bad (planner_service/metadata/avro_columns.py)."},
     {"decode_avro", kernels_decode_avro, METH_VARARGS,
      "decode_avro(nodes, children, kinds, blocks) -> [(validity, values, offsets, length, nulls), ...]\n"
      "Decode Avro datum blocks [(bytes, record count), ...] by a compiled schema program into one column\n"
@@ -10,8 +14,8 @@ static PyMethodDef methods[] = {
      "pack_bins(weights, target, lookback, largest_first) -> bytes of int64 bin numbers, one per item\n"
      "(planner_service/splitting/bin_packing.py)."},
     {"render_rows", kernels_render_rows, METH_VARARGS,
-     "render_rows(length, parts) -> bytes: `length` rows rendered by `parts` (literals and columns), joined\n"
-     "by commas (planner_service/api/json_rows.py describes the parts)."},
+     "render_rows(length, parts, prefix=b'') -> bytes: prefix, then `length` rows rendered by `parts`\n"
+     "(literals and columns) joined by commas (planner_service/api/json_rows.py describes the parts)."},
     {"split_files", kernels_split_files, METH_VARARGS,
      "split_files(sizes, splittable, offset_counts, flat_offsets, target, delete_bytes, delete_counts,\n"
      "open_file_cost) -> (owner, start, length, is_split, weight) as bytes of int64 (is_split: uint8)\n"

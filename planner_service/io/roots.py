@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -20,7 +21,8 @@ from planner_service.io.locations import Location, parse_location
 
 log = logging.getLogger(__name__)
 
-REFRESH_SECONDS = 1.0  # a refused location asks the catalogs again at most this often
+REFRESH_SECONDS = 1.0  # a refused location asks the catalogs again at most this often; directories resolved
+MAX_KNOWN_DIRECTORIES = 4096  # resolved directories kept (all forgotten at once beyond)
 
 
 def table_root(metadata_location: str) -> str:
@@ -48,6 +50,7 @@ class Roots:
         self._catalogs: list[Callable[[], Iterable[str]]] = []
         self._lock = threading.Lock()
         self._asked_at = float("-inf")
+        self._directories: dict[str, tuple[str, float]] = {}  # directory -> (its realpath, when resolved)
 
     @classmethod
     def everywhere(cls) -> Roots:
@@ -85,11 +88,31 @@ class Roots:
         if not self._within(loc):  # by its text, before touching the file system
             raise LocationNotAllowedError(f"Location {location} is outside the roots this service serves")
         if loc.scheme == "file":
-            real = Location("file", os.path.realpath(loc.path))
+            real = Location("file", self._realpath(loc.path))
             if real != loc and not self._within(real, ask=False):
                 raise LocationNotAllowedError(f"Location {location} resolves outside the roots this service serves")
             return real
         return loc
+
+    def _realpath(self, path: str) -> str:
+        """os.path.realpath, with each directory's resolution kept for REFRESH_SECONDS: a plan reads
+        hundreds of manifests from one directory, and resolving each anew is a lstat per path component.
+        The file itself is looked at every time (a link there is resolved in full)."""
+        directory, name = posixpath.split(path)
+        if name in ("", ".", "..") or not directory:
+            return os.path.realpath(path)
+        now = time.monotonic()
+        known = self._directories.get(directory)
+        if known is None or now - known[1] > REFRESH_SECONDS:
+            if len(self._directories) >= MAX_KNOWN_DIRECTORIES:
+                self._directories.clear()
+            known = self._directories[directory] = (os.path.realpath(directory), now)
+        try:
+            if stat.S_ISLNK(os.lstat(posixpath.join(known[0], name)).st_mode):
+                return os.path.realpath(path)
+        except OSError:
+            pass  # missing: the read that follows says so
+        return posixpath.join(known[0], name)
 
     def _within(self, loc: Location, ask: bool = True) -> bool:
         if _under(loc, self._fixed) or _under(loc, self._tables):

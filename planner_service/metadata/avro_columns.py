@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +27,6 @@ from isal import isal_zlib
 from planner_service import _kernels
 
 FieldPath = tuple[int, ...]
-MAGIC = b"Obj\x01"
 
 # node types and column kinds, as planner_service/csrc/avro_columns.c numbers them
 _NULL, _BOOL, _INT, _LONG, _FLOAT, _DOUBLE, _BYTES, _STRING, _FIXED, _RECORD, _ARRAY, _MAP, _UNION, _ENUM = range(14)
@@ -69,25 +67,25 @@ class Container:
 
 def read_container(data: bytes) -> Container:
     """Parse an Avro object container file and decompress its blocks (null, deflate, snappy, zstandard)."""
-    reader = _Reader(data)
-    if reader.take(4) != MAGIC:
-        raise AvroError("not an Avro file (bad magic bytes)")
-    meta = {key: value.decode("utf-8", "replace") for key, value in reader.map_of_bytes()}
-    sync = reader.take(16)
     try:
-        orjson.loads(meta["avro.schema"])
-    except (KeyError, orjson.JSONDecodeError):
-        raise AvroError("the header has no valid avro.schema") from None
+        header, _, framed = _kernels.avro_framing(data)
+    except ValueError as exc:
+        raise AvroError(str(exc)) from None
+    meta = {key.decode("utf-8", "replace"): value.decode("utf-8", "replace") for key, value in header}
+    if not _valid_schema(meta.get("avro.schema")):
+        raise AvroError("the header has no valid avro.schema")
     decompress = _decompressor(meta.get("avro.codec", "null"))
-    blocks = []
-    while not reader.at_end():
-        count, size = reader.long(), reader.long()
-        if count < 0 or size < 0:
-            raise AvroError("a block with a negative record count or size")
-        blocks.append((decompress(reader.take(size)), count))
-        if reader.take(16) != sync:
-            raise AvroError("a block does not end with the file's sync marker")
-    return Container(meta, blocks)
+    view = memoryview(data)
+    return Container(meta, [(decompress(view[start : start + size]), count) for count, start, size in framed])
+
+
+@functools.lru_cache(maxsize=256)
+def _valid_schema(text: str | None) -> bool:
+    """Whether a header's schema text is JSON (kept per text: a table's manifests share a handful)."""
+    try:
+        return text is not None and orjson.loads(text) is not None
+    except orjson.JSONDecodeError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -348,49 +346,9 @@ def _unpack(bitmap: bytes, length: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
     return np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=length, bitorder="little").astype(bool)
 
 
-# -- the container's framing ---------------------------------------------------------------------------
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def at_end(self) -> bool:
-        return self.pos >= len(self.data)
-
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
-            raise AvroError("the file ends early")
-        out = self.data[self.pos : self.pos + n]
-        self.pos += n
-        return out
-
-    def long(self) -> int:
-        value = shift = 0
-        while shift < 64:
-            if self.pos >= len(self.data):
-                raise AvroError("the file ends early")
-            byte = self.data[self.pos]
-            self.pos += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return (value >> 1) ^ -(value & 1)
-            shift += 7
-        raise AvroError("a variable-length integer is longer than 10 bytes")
-
-    def map_of_bytes(self) -> Iterator[tuple[str, bytes]]:
-        while (count := self.long()) != 0:
-            if count < 0:
-                count = -count
-                self.long()  # the block's size in bytes
-            for _ in range(count):
-                key = self.take(self.long()).decode("utf-8", "replace")
-                yield key, self.take(self.long())
-
-
 def _decompressor(codec: str) -> Any:
     if codec == "null":
-        return lambda block: block
+        return bytes
     if codec == "deflate":
         return _inflate
     if codec == "zstandard":

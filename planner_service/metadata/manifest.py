@@ -9,6 +9,7 @@ with one polars query. Fields planning never reads (column_sizes) are skipped, n
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -112,12 +113,18 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     grouped = pl.DataFrame({"_manifest": manifest_of_row, "partition": partition}).with_row_index("_row")
     group = grouped.select(pl.col("_row").first().over("_manifest", "partition")).to_series().to_numpy()
     partitions, partition_id = intern_partitions(first.manifest.partition_spec_id, partition, group, convert)
-    bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1))
+    # each manifest's own partitions (ascending ids) and its rows' numbers among them, for all at once
+    keys, local = np.unique(manifest_of_row * max(1, len(partitions)) + partition_id, return_inverse=True)
+    key_bounds = np.searchsorted(keys // max(1, len(partitions)), np.arange(len(manifests) + 1))
+    local = (local.reshape(-1) - key_bounds[manifest_of_row]).astype(np.int32)
+    used = (keys % max(1, len(partitions))).tolist()
+    row_bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1)).tolist()
     out = []
-    for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        used, local = np.unique(partition_id[start:end], return_inverse=True)
-        part = tuple(partitions[g] for g in used.tolist())
-        out.append(FileIndex(frame.slice(start, end - start), part, local.astype(np.int32), has_stats=with_stats))
+    for (start, end), (first, last) in zip(
+        itertools.pairwise(row_bounds), itertools.pairwise(key_bounds.tolist()), strict=True
+    ):
+        part = tuple(partitions[g] for g in used[first:last])
+        out.append(FileIndex(frame.slice(start, end - start), part, local[start:end], has_stats=with_stats))
     return out
 
 

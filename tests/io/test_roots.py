@@ -33,6 +33,28 @@ def test_resolved_paths_are_compared(tmp_path: Path) -> None:
         Roots().check(str(root))  # no roots: nothing is served
 
 
+def test_a_known_directory_still_has_its_files_looked_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Directories are resolved once a second (a plan reads hundreds of manifests from one), files every time:
+    a link put in place of a file of a known directory leads outside and is refused; a directory swapped for
+    a link is seen once its resolution is a second old."""
+    import planner_service.io.roots as roots_module
+
+    root, other = tmp_path / "root", tmp_path / "other"
+    (root / "meta").mkdir(parents=True)
+    other.mkdir()
+    roots = Roots([str(root)])
+    assert roots.check(f"{root}/meta/a.avro").path == f"{root}/meta/a.avro"
+    (root / "meta" / "b.avro").symlink_to(other / "b.avro")
+    with pytest.raises(LocationNotAllowedError):
+        roots.check(f"{root}/meta/b.avro")
+    (root / "meta").rename(root / "old")
+    (root / "meta").symlink_to(other)
+    now = roots_module.time.monotonic()
+    monkeypatch.setattr(roots_module.time, "monotonic", lambda: now + roots_module.REFRESH_SECONDS + 1)
+    with pytest.raises(LocationNotAllowedError):
+        roots.check(f"{root}/meta/a.avro")
+
+
 def test_a_followed_catalog_is_asked_again_when_a_location_is_refused(tmp_path: Path) -> None:
     tables: list[str] = []
     asked = []
