@@ -8,6 +8,7 @@ class PlannerError(Exception):
 
     status_code = 500
     error_type = "PlannerError"
+    retry_after: int | None = None  # seconds, for a Retry-After header (a 503 worth retrying soon)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -61,10 +62,18 @@ class CorruptMetadataError(PlannerError):
 
 
 class StorageError(PlannerError):
-    """Storage could not be read: a missing file, an unreachable endpoint, denied credentials."""
+    """Storage could not be read: an unreachable or failing store, denied credentials (worth a retry soon),
+    a missing file."""
 
     status_code = 503
     error_type = "StorageException"
+    retry_after: int | None = 1
+
+
+class MissingFileError(StorageError):
+    """A file the table's metadata names is gone (lost, not late: no Retry-After)."""
+
+    retry_after = None
 
 
 class OverloadedError(PlannerError):

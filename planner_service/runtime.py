@@ -94,6 +94,8 @@ def file_io(settings: Settings, roots: Roots) -> FileIO:
         secret_access_key=settings.s3_secret_access_key,
         session_token=settings.s3_session_token,
         path_style=settings.s3_path_style,
+        connect_timeout=settings.s3_connect_timeout_seconds,
+        request_timeout=settings.s3_request_timeout_seconds,
     )
     return FileIO(s3, roots, settings.max_file_bytes)
 

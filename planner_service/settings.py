@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     s3_secret_access_key: str | None = None
     s3_session_token: str | None = None
     s3_path_style: bool = True
+    s3_connect_timeout_seconds: float = Field(default=5.0, gt=0)  # a store that does not answer: 503 after these
+    s3_request_timeout_seconds: float = Field(default=30.0, gt=0)
 
     # serving
     host: str = "127.0.0.1"

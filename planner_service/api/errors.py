@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service.api.responses import json_response
 from planner_service.api.wire import describe_validation_errors
-from planner_service.errors import OverloadedError, PlannerError, shown
+from planner_service.errors import PlannerError, shown
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code >= 500:
             log.warning("request failed", extra={"path": request.url.path, "error": exc.message})
         response = error_response(exc.error_type, exc.message, exc.status_code)
-        if isinstance(exc, OverloadedError):
+        if exc.retry_after is not None:  # overloaded, or a store failing for now
             response.headers["Retry-After"] = str(exc.retry_after)
         return response
 

@@ -122,9 +122,10 @@ def _check_select(select: list[str] | None, schemas: Sequence[Schema], case_sens
             raise BadRequestError(f"Cannot select unknown column '{name}'")
 
 
-def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation) -> PlannedTasks:
-    """Plan when admitted (the native API's admission: slots, memory budget, bounded queue)."""
-    with runtime.plans.admission.admitted(scan.estimated_files, cancel):
+def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: bool = False) -> PlannedTasks:
+    """Plan when admitted (the native API's admission: slots, memory budget, bounded queue); a plan made in
+    the background (submitted, already accepted) waits for its turn without a deadline."""
+    with runtime.plans.admission.admitted(scan.estimated_files, cancel, patient=background):
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     record_plan_metrics(runtime, plan)
     meta = scan.table.metadata
@@ -269,7 +270,7 @@ async def plan_table_scan(
     scan = await run_in_threadpool(prepare_scan, runtime, identifier, body)
     if scan.estimated_files > runtime.settings.async_plan_min_files:
         record = planning.store.submit(identifier, owner)
-        planning.background.start(record.plan_id, partial(plan_scan, runtime, scan))
+        planning.background.start(record.plan_id, partial(plan_scan, runtime, scan, background=True))
         return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
     answer = await until_disconnected(
         request, lambda cancel: plan_now(runtime, planning.store, identifier, scan, owner, cancel)

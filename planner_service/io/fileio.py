@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import threading
 from collections.abc import Callable
@@ -12,12 +13,12 @@ from typing import Any, TypeVar
 import pyarrow.fs as pafs
 
 from planner_service.cache import LruCache
-from planner_service.errors import CorruptMetadataError, StorageError
+from planner_service.errors import CorruptMetadataError, MissingFileError, StorageError
 from planner_service.io.locations import Location
 from planner_service.io.roots import Roots
 
 
-class FileNotFound(StorageError):
+class FileNotFound(MissingFileError):
     """The location does not exist (callers map this to a missing table or a 503 for a lost manifest)."""
 
 
@@ -33,6 +34,8 @@ class S3Config:
     secret_access_key: str | None = None
     session_token: str | None = None
     path_style: bool = True
+    connect_timeout: float = 5.0  # seconds
+    request_timeout: float = 30.0
 
 
 T = TypeVar("T")
@@ -124,8 +127,8 @@ class FileIO:
                     endpoint_override=endpoint,
                     scheme=scheme,
                     force_virtual_addressing=not c.path_style,
-                    connect_timeout=5,
-                    request_timeout=30,
+                    connect_timeout=c.connect_timeout,
+                    request_timeout=c.request_timeout,
                 )
             return self._s3
 
@@ -137,4 +140,26 @@ def _reason(exc: BaseException, loc: Location) -> str:
         if isinstance(exc, OSError) and (exc.strerror or exc.errno):
             return exc.strerror or os.strerror(exc.errno or 0)
         return type(exc).__name__
-    return str(exc).replace(loc.path, "<location>")
+    return _store_reason(str(exc).replace(loc.path, "<location>"))
+
+
+_STORE_FAULTS = (  # what the AWS SDK's message holds -> what happened, and what to do
+    (re.compile(r"ACCESS_DENIED|AccessDenied|HTTP status 403"),
+     "the store denied access (403): check the service's S3 credentials and the bucket's policy"),
+    (re.compile(r"HTTP status (503)|SLOW_DOWN|SlowDown"), "the store is throttling or unavailable (503); retry later"),
+    (re.compile(r"HTTP status (5\d\d)"), "the store failed (HTTP {0}); retry later"),
+    (re.compile(r"curlCode: 28|[Tt]imeout was reached|timed out"),
+     "the store did not answer within the S3 timeouts (s3_connect_timeout_seconds, s3_request_timeout_seconds)"),
+    (re.compile(r"curlCode: 18|partial file"), "the store cut the read short; retry later"),
+    (re.compile(r"curlCode: (6|7)\b|[Cc]ouldn't connect|[Cc]ould not resolve"),
+     "cannot connect to the store (s3_endpoint)"),
+)  # fmt: skip
+
+
+def _store_reason(message: str) -> str:
+    """The SDK's message made plain where it names a known fault (it stays, after it, for the log)."""
+    for pattern, reason in _STORE_FAULTS:
+        found = pattern.search(message)
+        if found:
+            return f"{reason.format(*found.groups())} [{message}]"
+    return message

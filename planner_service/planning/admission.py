@@ -87,12 +87,18 @@ class Admission:
         self._running = 0
         self._used = 0
         self._waiting = 0
+        self._patient = 0  # waiting without a deadline, outside max_waiting (submitted REST plans)
 
     @contextmanager
-    def admitted(self, files: int, cancel: Cancellation) -> Iterator[None]:
-        """Run the body once admitted (a plan of about `files` data files)."""
+    def admitted(self, files: int, cancel: Cancellation, patient: bool = False) -> Iterator[None]:
+        """Run the body once admitted (a plan of about `files` data files). A `patient` plan (one already
+        accepted, planned in the background, a few at a time) waits for its turn however long it takes,
+        until it is cancelled, and does not count against the waiting requests' bound."""
         cost = max(files, 1) * BYTES_PER_FILE
-        self._enter(cost, cancel)
+        if patient:
+            self._wait_patiently(cost, cancel)
+        else:
+            self._enter(cost, cancel)
         try:
             yield
         finally:
@@ -103,7 +109,7 @@ class Admission:
 
     def state(self) -> dict[str, int]:
         with self._changed:
-            return {"running": self._running, "waiting": self._waiting, "bytes": self._used}
+            return {"running": self._running, "waiting": self._waiting + self._patient, "bytes": self._used}
 
     def _fits(self, cost: int) -> bool:
         return self._running == 0 or (self._running < self.slots and self._used + cost <= self.budget_bytes)
@@ -129,6 +135,18 @@ class Admission:
                         self._changed.wait(min(left, WAIT_STEP_SECONDS))
                 finally:
                     self._waiting -= 1
+            self._running += 1
+            self._used += cost
+
+    def _wait_patiently(self, cost: int, cancel: Cancellation) -> None:
+        with self._changed:
+            self._patient += 1
+            try:
+                while not self._fits(cost):
+                    cancel.check()
+                    self._changed.wait(WAIT_STEP_SECONDS)
+            finally:
+                self._patient -= 1
             self._running += 1
             self._used += cost
 

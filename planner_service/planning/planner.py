@@ -21,7 +21,7 @@ from planner_service.allocator import release_free_memory
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
-from planner_service.errors import PlannerError, StorageError
+from planner_service.errors import MissingFileError, PlannerError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
@@ -285,7 +285,7 @@ class ScanPlanner:
         try:
             return self.io.read(location, length)
         except FileNotFound:
-            raise StorageError(f"Metadata file is missing: {location}") from None
+            raise MissingFileError(f"Metadata file is missing: {location}") from None
 
 
 def _attach_deletes(

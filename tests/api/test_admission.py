@@ -97,6 +97,33 @@ def test_the_queue_is_bounded_and_a_waiter_whose_client_left_leaves_it() -> None
     first.join(10)
 
 
+def test_a_background_plan_waits_for_its_turn_without_a_deadline() -> None:
+    """A submitted REST plan (planned in the background) is not failed for waiting longer than
+    queue_seconds, and does not fill the bounded queue of requests waiting for their answer."""
+    admission = Admission(slots=1, budget_bytes=1 << 30, queue_seconds=0.2, max_waiting=1)
+    release = threading.Event()
+    first = _hold(admission, 1, release)
+    admitted: list[float] = []
+    started = time.monotonic()
+
+    def background() -> None:
+        with admission.admitted(1, Cancellation(), patient=True):
+            admitted.append(time.monotonic() - started)
+
+    waiter = threading.Thread(target=background)
+    waiter.start()
+    while admission.state()["waiting"] == 0:
+        time.sleep(0.01)
+    with pytest.raises(OverloadedError, match="waited"), admission.admitted(1, Cancellation()):
+        pass  # a request still may wait (the background plan is not in its queue), for queue_seconds
+    time.sleep(0.3)
+    release.set()
+    first.join(10)
+    waiter.join(10)
+    assert admitted and admitted[0] > 0.4, "admitted once the slot was free, well after queue_seconds"
+    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 0}
+
+
 # --- cancellation of the planner itself ----------------------------------------------------------------------
 
 
