@@ -78,9 +78,10 @@ class Settings(BaseSettings):
     manifest_threads: int = 4
     # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
     worker_threads: int = Field(default=8, gt=0)
-    # how long a thread holds the GIL before another may take it (None: Python's 5 ms); 0.001 gives /health
-    # ~20 ms less p99 under load and cold full plans ~12% more time (bench/sturdy_bench.py, scale_bench.py)
-    gil_switch_seconds: float | None = Field(default=None, gt=0)
+    # how long a thread holds the GIL before another may take it (None: Python's 5 ms). 1 ms lets the event
+    # loop (/health) in sooner under load; cold full plans take no longer since manifest framing moved to C
+    # (bench/sturdy_bench.py, scale_bench.py; README "Under load")
+    gil_switch_seconds: float | None = Field(default=0.001, gt=0)
 
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
     # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled

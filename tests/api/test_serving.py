@@ -66,6 +66,9 @@ def test_health_and_metrics_answer_while_every_worker_thread_is_blocked(tmp_path
                 response = httpx.get(f"{url}{path}", timeout=5)
                 assert response.status_code == 200, path
                 assert time.perf_counter() - started < 1.0, path
+            assert httpx.head(f"{url}/health", timeout=5).status_code == 200
+            # answered before routing, and still logged and counted as a route
+            assert 'route="/health",status="200"' in httpx.get(f"{url}/metrics", timeout=5).text
         finally:
             stop.set()
             silent.close()
