@@ -47,6 +47,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Scan planning for Apache Iceberg: Iceberg Java 1.10's planFiles()/planTasks() as a service, "
         "with the Iceberg REST catalog's scan-planning endpoints.",
         lifespan=lifespan,
+        telemetry=dict.fromkeys(("tracing", "metrics", "logs"), settings.opentelemetry),  # type: ignore[arg-type]
     )
     install_error_handlers(app)
     app.state.authenticator = Authenticator.of(settings)

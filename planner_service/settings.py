@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     port: int = 8181
     workers: int = 1
     log_level: str = "info"
+    # FastAPI's native OpenTelemetry (spans, metrics, logs to the globally configured providers); off, its
+    # per-request check (environment lookups) is skipped as well
+    opentelemetry: bool = False
     max_body_bytes: int = 1024 * 1024
     cors_allowed_origins: list[str] = Field(default_factory=list)  # web pages allowed to call (CORS); none
     body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
