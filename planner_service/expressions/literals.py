@@ -15,7 +15,7 @@ import re
 import struct
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -38,10 +38,13 @@ KINDS = frozenset(_JAVA_CLASS)
 
 @dataclass(frozen=True)
 class Literal:
-    """A value and the kind it was written as (one of KINDS)."""
+    """A value and the kind it was written as (one of KINDS). A string from a REST JSON expression is
+    `hex`: bound to a binary or fixed column it is that column's bytes in hex (the REST spec writes them so,
+    as Java's SingleValueParser reads them given the schema); compared and hashed as any string."""
 
     kind: str
     value: Any
+    hex: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -109,6 +112,8 @@ def convert(lit: Literal, typ: IcebergType) -> Converted | None:
         return None
     target = typ.kind
     try:
+        if lit.hex and target in ("binary", "fixed"):  # a REST JSON string: the bytes in hex
+            return _from_bytes(bytes.fromhex(lit.value), target, typ)
         return _CONVERTERS[lit.kind](lit.value, target, typ)
     except (ValueError, InvalidOperation, OverflowError):
         return None  # unparseable text: Java throws a parse exception; callers report a bad value
@@ -218,6 +223,8 @@ def _from_decimal(value: Decimal, target: str, typ: PrimitiveType) -> Converted 
 def _from_string(value: str, target: str, typ: PrimitiveType) -> Converted | None:
     if target == "string":
         return Literal("string", value)
+    if target in ("binary", "fixed"):
+        return None  # (a REST JSON string is hex: convert() decodes it)
     if target == "date":
         return Literal("date", (date.fromisoformat(_strict(_ISO_DATE, value)) - _EPOCH_DATE).days)
     if target == "time":
@@ -368,5 +375,5 @@ def literal_from_json_value(node: Any) -> Literal:
     if isinstance(node, float):
         return Literal("double", node)
     if isinstance(node, str):
-        return Literal("string", node)
+        return Literal("string", node, hex=True)
     raise ValueError(f"Cannot convert JSON to literal: {node!r}")

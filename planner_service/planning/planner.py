@@ -21,7 +21,7 @@ from planner_service.allocator import release_free_memory
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
-from planner_service.errors import MissingFileError, PlannerError
+from planner_service.errors import MissingFileError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
@@ -148,7 +148,7 @@ class ScanPlanner:
     def estimated_files(self, snapshot: Snapshot | None) -> int:
         """The live data files of a snapshot (what a plan of it holds at most): its summary's total-data-files
         (Java writes it), else its manifest list's counts; 0 for a table without snapshots."""
-        if snapshot is None or snapshot.manifest_list is None:
+        if snapshot is None or (snapshot.manifest_list is None and not snapshot.v1_manifests):
             return 0
         total = snapshot.summary.get("total-data-files", "")
         if total.isdigit():
@@ -161,7 +161,7 @@ class ScanPlanner:
     def _manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
         location = snapshot.manifest_list
         if location is None:
-            raise PlannerError(f"Snapshot {snapshot.snapshot_id} has no manifest list (v1 manifests field)")
+            return [_v1_manifest(path, snapshot.snapshot_id) for path in snapshot.v1_manifests]
         return self._manifest_lists.get_or_load(location, lambda: read_manifest_list(self._read(location), location))
 
     def _delete_files(
@@ -302,6 +302,13 @@ def _attach_deletes(
     used = list(dict.fromkeys(refs))
     renumber = {old: new for new, old in enumerate(used)}
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
+
+
+def _v1_manifest(path: str, snapshot_id: int) -> ManifestFile:
+    """A manifest a v1 snapshot lists itself (`manifests`, no manifest list), as Java's BaseSnapshot makes it:
+    a data manifest of spec 0 and sequence number 0, added by the snapshot, without file counts or partition
+    summaries (so it may hold live files, and no filter rules it out); its length is the file's."""
+    return ManifestFile(path, 0, 0, DATA, 0, 0, snapshot_id, None, None, None, None, None, None, None)
 
 
 def _chunk_size(manifests: int, threads: int) -> int:

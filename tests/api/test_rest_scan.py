@@ -371,6 +371,8 @@ NULL_PARTITIONS = (
     "list[PrimitiveTypeValue], not nullable); Java and the spec write null"
 )
 AVRO = "PyIceberg 0.12 reads no Avro data files"
+# tables PyIceberg 0.12 cannot load at all: its Snapshot model requires `manifest-list`
+UNLOADABLE = frozenset({"v1_inline"})
 
 
 @pytest.fixture(scope="module")
@@ -380,7 +382,15 @@ def catalog(conformance_service: str) -> RestCatalog:
 
 @pytest.fixture(scope="module")
 def tables(catalog: RestCatalog) -> dict[str, Table]:
-    return {name: catalog.load_table(f"db.{name}") for name in TABLES}
+    names = {*TABLES, *(c["table"] for c in CASES)} - UNLOADABLE  # (a few cases plan the read tables)
+    return {name: catalog.load_table(f"db.{name}") for name in sorted(names)}
+
+
+def test_pyiceberg_cannot_load_v1_snapshots_that_list_their_manifests(catalog: RestCatalog) -> None:
+    """Its limitation, not the service's (which plans these tables as Java does: the conformance cases)."""
+    for name in UNLOADABLE:
+        with pytest.raises(ValidationError, match="manifest-list"):
+            catalog.load_table(f"db.{name}")
 
 
 def _pyiceberg_filter(expr: Any) -> BooleanExpression:
@@ -413,7 +423,7 @@ def _is_error_case(case_id: str) -> bool:
 
 
 def _planning_cases() -> list[str]:
-    return [c for c in _distinct_rest_cases() if not _is_error_case(c)]
+    return [c for c in _distinct_rest_cases() if not _is_error_case(c) and c.split("/")[0] not in UNLOADABLE]
 
 
 CASES_BY_ID = {c["id"]: c for c in CASES}
@@ -443,7 +453,7 @@ def test_pyiceberg_plan_files_match_java(
 def _read_cases() -> list[tuple[str, str | None]]:
     """Each table unfiltered, and with up to three of its conformance filters."""
     out: list[tuple[str, str | None]] = []
-    for table in TABLES:
+    for table in (t for t in TABLES if t not in UNLOADABLE):
         out.append((table, None))
         filtered = [
             c["id"]

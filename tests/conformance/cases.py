@@ -41,6 +41,7 @@ TABLES = (
     "nested_nan",
     "pre_epoch",
     "v1_gzip",
+    "v1_inline",
     "empty",
 )
 
@@ -283,6 +284,20 @@ def _snapshot_cases() -> list[dict[str, Any]]:
     ]
 
 
+def _hex_cases() -> list[dict[str, Any]]:
+    """Binary values in REST JSON expressions as the spec writes them, upper-case hex, which Java's
+    ExpressionParser reads as bytes when it is given the schema (the generator passes it: "with_schema")."""
+    out = [
+        case("identity_types", "bin-hex-eq", filter=p("eq", "bin", "00FF")),  # an identity partition
+        case("identity_types", "bin-hex-in-empty", filter=p("in", "bin", values=["00FF", ""])),  # X'' too
+        case("identity_types", "bin-hex-not-eq", filter=p("not-eq", "bin", "00FF")),
+        case("all_types", "bin-hex-gt", filter=p("gt", "bin", "05FF")),  # column bounds
+        case("all_types", "bin-hex-beyond", filter=p("eq", "bin", "09FF")),
+        case("all_types", "bin-hex-starts-with", filter=p("starts-with", "s", "s3")),  # strings stay strings
+    ]
+    return [{**c, "with_schema": True} for c in out]
+
+
 def _all_cases() -> list[dict[str, Any]]:
     cases = [case(table, "current") for table in TABLES]
     for table in OPTION_MATRIX_TABLES:
@@ -301,7 +316,11 @@ def _all_cases() -> list[dict[str, Any]]:
         case("spec_evolution", "id-first", {"kind": "id", "value": "log:1"}),
         case("v1_gzip", "id-first", {"kind": "id", "value": "log:1"}),
         case("v1_gzip", "filtered", filter={"type": "in", "term": "category", "values": ["b", "c"]}),
+        case("v1_inline", "id-first", {"kind": "id", "value": "log:1"}),
+        case("v1_inline", "filtered", filter={"type": "in", "term": "category", "values": ["a", "c"]}),
+        case("v1_inline", "split-1k", options={SPLIT_SIZE: "1024"}),
     ]
+    cases += _hex_cases()
     cases += _filter_cases()
     return cases
 

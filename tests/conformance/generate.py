@@ -177,7 +177,9 @@ def new_scan(jvm: Any, table: Any, case: dict[str, Any]) -> Any:
     for key, option in case["options"].items():
         scan = scan.option(key, option)
     if case["filter"] is not None:
-        scan = scan.filter(jvm.org.apache.iceberg.expressions.ExpressionParser.fromJson(json.dumps(case["filter"])))
+        parser = jvm.org.apache.iceberg.expressions.ExpressionParser
+        text = json.dumps(case["filter"])  # values typed by the schema when asked (binary and fixed from hex)
+        scan = scan.filter(parser.fromJson(text, table.schema()) if case.get("with_schema") else parser.fromJson(text))
     return scan.caseSensitive(case["case_sensitive"])
 
 

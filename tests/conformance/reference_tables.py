@@ -7,8 +7,11 @@ from run to run. Each builder's docstring says what the table exercises.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
+import urllib.parse
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -413,6 +416,31 @@ def v1_gzip(w: Writer) -> None:
     w.sql(f"DELETE FROM {w.ident(name)} WHERE category = 'a'")
 
 
+def v1_inline(w: Writer) -> None:
+    """Format v1 whose snapshots list their manifests themselves (`manifests`, no manifest list), as tables
+    written before manifest lists did: a v1 table (identity(category), two appends, a copy-on-write delete)
+    whose latest metadata file is rewritten so, then made current (version-hint.text)."""
+    name = "v1_inline"
+    w.create(name, STD_COLUMNS, "category", format_version=1)
+    w.insert(name, std_rows(seed=140, start=0, count=30))
+    w.insert(name, std_rows(seed=141, start=30, count=30))
+    w.sql(f"DELETE FROM {w.ident(name)} WHERE category = 'b'")
+    table = w.load(name)
+    manifests: dict[int, list[str]] = {}
+    snapshots = table.snapshots().iterator()
+    while snapshots.hasNext():
+        snapshot = snapshots.next()
+        manifests[snapshot.snapshotId()] = [m.path() for m in snapshot.allManifests(table.io())]
+    metadata = Path(urllib.parse.urlparse(table.location()).path) / "metadata"
+    version = int((metadata / "version-hint.text").read_text().strip())
+    current = json.loads((metadata / f"v{version}.metadata.json").read_text())
+    for entry in current["snapshots"]:
+        del entry["manifest-list"]
+        entry["manifests"] = manifests[entry["snapshot-id"]]
+    (metadata / f"v{version + 1}.metadata.json").write_text(json.dumps(current, indent=2))
+    (metadata / "version-hint.text").write_text(str(version + 1))
+
+
 def empty(w: Writer) -> None:
     """Created, never written: no snapshot."""
     w.create("empty", STD_COLUMNS, "category")
@@ -510,6 +538,7 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         nested_nan,
         pre_epoch,
         v1_gzip,
+        v1_inline,
         empty,
         all_types,
         identity_types,
