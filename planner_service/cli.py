@@ -21,7 +21,7 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json
 from planner_service.expressions.filter_string import parse_filter
 from planner_service.io.fileio import FileIO
-from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.metadata.snapshot_choice import SnapshotChoice, append_range
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 
 
@@ -56,6 +56,16 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("--snapshot-id", type=int)
     snap.add_argument("--as-of-timestamp-ms", type=int)
     snap.add_argument("--ref", help="a branch or tag name")
+    plan.add_argument(
+        "--start-snapshot-id",
+        type=int,
+        help="an incremental append scan: the files appended after this snapshot (exclusive)",
+    )
+    plan.add_argument(
+        "--end-snapshot-id",
+        type=int,
+        help="with --start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
+    )
     plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                       help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
     rows = plan.add_mutually_exclusive_group()
@@ -135,11 +145,13 @@ def _plan(args: argparse.Namespace) -> int:
     io = file_io(settings, Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere())
     table = _load_table(io, args)
     options = dict(_split_option(o) for o in args.option)
+    choice = SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref)
     request = ScanRequest(
-        SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref),
+        choice,
         options,
         _row_filter(args),
         case_sensitive=not args.case_insensitive,
+        appends=append_range(args.start_snapshot_id, args.end_snapshot_id, choice),
     )
     planner = ScanPlanner(io)
     try:

@@ -59,3 +59,22 @@ def test_summary_and_errors(conformance: Conformance, capsys: pytest.CaptureFixt
 
     code, _, err = _run(capsys, "plan", "--metadata-location", location + ".missing")
     assert code == 1 and json.loads(err)["error"]["code"] == 404
+
+
+@pytest.mark.parametrize("case_id", ["snapshots/appends-1-to-2", "mor_position_deletes/appends-after-first"])
+def test_incremental_append_scans(conformance: Conformance, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
+    """--start-snapshot-id [--end-snapshot-id]: the tasks Java's incremental append scan plans."""
+    case = conformance.case(case_id)
+    location = conformance.tables[case["table"]]["metadata_location"]
+    argv = ["plan", "--metadata-location", location, "--start-snapshot-id", str(case["snapshot"]["start"])]
+    if case["snapshot"]["end"] is not None:
+        argv += ["--end-snapshot-id", str(case["snapshot"]["end"])]
+    code, out, err = _run(capsys, *argv, "--json")
+    assert code == 0, err
+    ours = [(f["data-file"]["file-path"], f["start"], f["length"]) for f in splits(json.loads(out))]
+    assert ours == [(t["path"], t["start"], t["length"]) for combined in case["tasks"] for t in combined]
+
+    code, _, err = _run(capsys, "plan", "--metadata-location", location, "--end-snapshot-id", "1")
+    assert code == 1 and "Cannot set only end-snapshot-id" in json.loads(err)["error"]["message"]
+    code, _, err = _run(capsys, *argv[:5], "--snapshot-id", "1")
+    assert code == 1 and "when snapshot-id is set" in json.loads(err)["error"]["message"]

@@ -17,10 +17,10 @@ from planner_service.api.plan_json import plan_head
 from planner_service.api.wire import PlanRequest
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import BadRequestError, NoSuchPlanIdError, NoSuchTableError, StorageError
+from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
+from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, append_range, choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 from planner_service.planning.projection import project_schema, referenced_field_ids
@@ -59,15 +59,16 @@ def row_filter_of(value: Any) -> Expression:
 
 def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest:
     """The request's canonical form; the filter is parsed here, so a bad one fails before planning."""
-    if body.start_snapshot_id is not None or body.end_snapshot_id is not None:
-        raise BadRequestError("Incremental scans (start-snapshot-id, end-snapshot-id) are not supported yet")
-    SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref)  # at most one
+    choice = SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref)  # at most one
+    append_range(body.start_snapshot_id, body.end_snapshot_id, choice)  # Spark's rules
     snapshot = {
         key: value
         for key, value in (
             ("snapshot-id", body.snapshot_id),
             ("as-of-timestamp-ms", body.as_of_timestamp_ms),
             ("ref", body.ref),
+            ("start-snapshot-id", body.start_snapshot_id),
+            ("end-snapshot-id", body.end_snapshot_id),
         )
         if value is not None
     }
@@ -184,13 +185,18 @@ class PlanResults:
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
         row_filter = expression_from_json(request.filter)
         scan = ScanRequest(_snapshot_choice(request), request.options, row_filter, request.case_sensitive,
-                           explain=explain)  # fmt: skip
+                           explain=explain, appends=_append_range(request))  # fmt: skip
         plan = self.planner.plan(table, scan, cancel)
         schema = plan.schema
         if request.select is not None:
             filter_ids = referenced_field_ids(table.metadata.schema, row_filter, request.case_sensitive)
             schema = project_schema(plan.schema, request.select, filter_ids, request.case_sensitive)
         return PlanResult(request, plan, schema.to_json())
+
+
+def _append_range(request: CanonicalRequest) -> AppendRange | None:
+    start = request.snapshot.get("start-snapshot-id")
+    return None if start is None else AppendRange(start, request.snapshot.get("end-snapshot-id"))
 
 
 def _snapshot_choice(request: CanonicalRequest) -> SnapshotChoice:

@@ -36,11 +36,11 @@ from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import WireModel, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable, TableIdentifier
-from planner_service.errors import BadRequestError, PlannerError, UnsupportedOperationError
+from planner_service.errors import BadRequestError, PlannerError
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
+from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, choose_appends, choose_snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.planner import ScanRequest
@@ -66,8 +66,8 @@ class PlanTableScanRequest(RestWireModel):
     filter: Any = Field(None, description="a REST JSON expression")
     case_sensitive: bool = True
     use_snapshot_schema: bool = Field(False, description="accepted; the filter binds to the current schema")
-    start_snapshot_id: int | None = Field(None, description="incremental scans: not supported (406)")
-    end_snapshot_id: int | None = Field(None, description="incremental scans: not supported (406)")
+    start_snapshot_id: int | None = Field(None, description="an incremental append scan: after this snapshot")
+    end_snapshot_id: int | None = Field(None, description="an incremental append scan: up to this snapshot")
     stats_fields: list[str] | None = Field(None, description="accepted; column stats are not returned")
     min_rows_requested: int | None = Field(None, description="a hint; every task is returned")
 
@@ -90,28 +90,29 @@ class _Scan:
 
 def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableScanRequest) -> _Scan:
     """Load the table and check the request, so that a bad one is a 4xx now, not a failed plan later."""
-    _check_snapshot_fields(body)
+    appends = _append_range(body)
     table = runtime.catalog.load_table(identifier)
     meta = table.metadata
     row_filter = TRUE if body.filter is None else expression_from_json(body.filter)
     choice = SnapshotChoice(snapshot_id=body.snapshot_id)
-    chosen = choose_snapshot(meta, choice)
+    chosen = choose_snapshot(meta, choice) if appends is None else choose_appends(meta, appends)
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
-    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False)  # REST: planFiles()
+    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False, appends=appends)  # planFiles
     return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot))
 
 
-def _check_snapshot_fields(body: PlanTableScanRequest) -> None:
+def _append_range(body: PlanTableScanRequest) -> AppendRange | None:
+    """The spec: a point-in-time scan (snapshot-id) or an incremental one (start-snapshot-id exclusive,
+    end-snapshot-id inclusive, both given), never both: an incremental append scan, as Java plans one."""
     start, end = body.start_snapshot_id, body.end_snapshot_id
     if start is None and end is None:
-        return
-    # the spec: a point-in-time scan (snapshot-id) or an incremental one (start + end), never both
+        return None
     if body.snapshot_id is not None:
         raise BadRequestError("Invalid scan: give snapshot-id or start-snapshot-id/end-snapshot-id, not both")
-    if end is None:
-        raise BadRequestError("Invalid scan: end-snapshot-id is required with start-snapshot-id")
-    raise UnsupportedOperationError("Incremental scans (start-snapshot-id, end-snapshot-id) are not supported")
+    if start is None or end is None:
+        raise BadRequestError("Invalid scan: an incremental scan needs both start-snapshot-id and end-snapshot-id")
+    return AppendRange(start, end)
 
 
 def _check_select(select: list[str] | None, schemas: Sequence[Schema], case_sensitive: bool) -> None:

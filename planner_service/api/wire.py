@@ -29,8 +29,12 @@ class PlanRequest(WireModel):
     snapshot_id: int | None = None
     as_of_timestamp_ms: int | None = Field(None, description="the last snapshot committed at or before this time")
     ref: str | None = Field(None, description="a branch or tag")
-    start_snapshot_id: int | None = Field(None, description="incremental scans: not supported yet")
-    end_snapshot_id: int | None = Field(None, description="incremental scans: not supported yet")
+    start_snapshot_id: int | None = Field(
+        None, description="an incremental append scan: the files appended after this snapshot (exclusive)"
+    )
+    end_snapshot_id: int | None = Field(
+        None, description="an incremental append scan: up to this snapshot (inclusive; default: the current one)"
+    )
     select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
     filter: Any = Field(None, description="a filter string or a REST JSON expression")
     case_sensitive: bool = True

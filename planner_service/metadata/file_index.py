@@ -254,7 +254,8 @@ def _values(partition: pl.Series, convert: Sequence[Callable[[Any], Any] | None]
 _COUNT_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Int64}))
 _BOUND_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Binary}))
 CANONICAL_SCHEMA: dict[str, pl.DataType] = {
-    "content": pl.Int32(), "file_path": pl.String(), "file_format": pl.String(), "record_count": pl.Int64(),
+    "status": pl.Int32(), "content": pl.Int32(), "file_path": pl.String(), "file_format": pl.String(),
+    "record_count": pl.Int64(),
     "file_size_in_bytes": pl.Int64(), "data_sequence_number": pl.Int64(), "file_sequence_number": pl.Int64(),
     "snapshot_id": pl.Int64(), "split_offsets": pl.List(pl.Int64), "equality_ids": pl.List(pl.Int32),
     "sort_order_id": pl.Int32(), "key_metadata": pl.Binary(), "first_row_id": pl.Int64(),

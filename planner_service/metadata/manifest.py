@@ -57,7 +57,7 @@ _REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", 
 _COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 _BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
 _ARROW_TYPES: dict[str, pa.DataType] = {  # CANONICAL_SCHEMA in Arrow
-    "content": pa.int32(), "file_path": pa.large_string(), "file_format": pa.large_string(),
+    "status": pa.int32(), "content": pa.int32(), "file_path": pa.large_string(), "file_format": pa.large_string(),
     "record_count": pa.int64(), "file_size_in_bytes": pa.int64(), "data_sequence_number": pa.int64(),
     "file_sequence_number": pa.int64(), "snapshot_id": pa.int64(), "split_offsets": pa.large_list(pa.int64()),
     "equality_ids": pa.large_list(pa.int32()), "sort_order_id": pa.int32(), "key_metadata": pa.large_binary(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -29,6 +30,66 @@ class SnapshotChoice:
 class ChosenSnapshot:
     snapshot: Snapshot | None  # None: the table has no snapshot to read, the plan is empty
     schema: Schema  # the scan's schema: the snapshot's for time travel and tags, else the current one
+    appends: tuple[Snapshot, ...] | None = None  # an incremental scan's append snapshots, newest first
+
+
+@dataclass(frozen=True)
+class AppendRange:
+    """An incremental append scan (Java's newIncrementalAppendScan().fromSnapshotExclusive(start)
+    .toSnapshot(end); Spark's start-snapshot-id and end-snapshot-id): the files appended after `start`, up
+    to and including `end` (None: the current snapshot)."""
+
+    start_snapshot_id: int
+    end_snapshot_id: int | None = None
+
+
+def append_range(start: int | None, end: int | None, choice: SnapshotChoice) -> AppendRange | None:
+    """The incremental scan asked for by start/end snapshot ids, with Spark's rules for its read options
+    (start-snapshot-id, end-snapshot-id): none without a start, none beside another snapshot choice."""
+    if start is None and end is None:
+        return None
+    if start is None:
+        raise BadRequestError("Cannot set only end-snapshot-id for incremental scans: set start-snapshot-id too")
+    chosen = [name for name, value in (("snapshot-id", choice.snapshot_id), ("as-of-timestamp-ms",
+              choice.as_of_timestamp_ms), ("ref", choice.ref)) if value is not None]  # fmt: skip
+    if chosen:
+        raise BadRequestError(
+            f"Cannot set start-snapshot-id and end-snapshot-id for incremental scans when {chosen[0]} is set"
+        )
+    return AppendRange(start, end)
+
+
+def choose_appends(meta: TableMetadata, appends: AppendRange) -> ChosenSnapshot:
+    """The end snapshot and the append snapshots between (BaseIncrementalAppendScan): `start` must be the
+    parent of one of the end's ancestors (so start == end is refused, and start itself may be expired);
+    only `append` operations count. The scan reads the table's current schema."""
+    end_id = appends.end_snapshot_id
+    if end_id is not None and end_id not in meta.snapshots:
+        raise BadRequestError(f"Cannot find the end snapshot: {end_id}")
+    if end_id is None:
+        if meta.current_snapshot is None:
+            raise BadRequestError("Invalid config: end snapshot is not set and table has no current snapshot")
+        end_id = meta.current_snapshot.snapshot_id
+    lineage = list(_ancestors(meta, end_id))
+    start = appends.start_snapshot_id
+    after_start = next((i for i, s in enumerate(lineage) if s.parent_snapshot_id == start), None)
+    if after_start is None:
+        raise BadRequestError(
+            f"Starting snapshot (exclusive) {start} is not a parent ancestor of end snapshot {end_id}"
+        )
+    between = lineage[: after_start + 1]
+    chosen = tuple(s for s in between if s.summary.get("operation") == "append")
+    return ChosenSnapshot(meta.snapshots[end_id], meta.schema, chosen)
+
+
+def _ancestors(meta: TableMetadata, snapshot_id: int | None) -> Iterator[Snapshot]:
+    """The snapshot and its ancestors, newest first, as far as they are in the metadata."""
+    seen: set[int] = set()
+    while snapshot_id is not None and snapshot_id in meta.snapshots and snapshot_id not in seen:
+        seen.add(snapshot_id)
+        snapshot = meta.snapshots[snapshot_id]
+        yield snapshot
+        snapshot_id = snapshot.parent_snapshot_id
 
 
 def choose_snapshot(meta: TableMetadata, choice: SnapshotChoice) -> ChosenSnapshot:

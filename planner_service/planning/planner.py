@@ -26,9 +26,9 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.file_index import FileIndex
-from planner_service.metadata.manifest import ManifestBlocks, live_entries, live_statistics, read_manifest
+from planner_service.metadata.manifest import ADDED, ManifestBlocks, live_entries, live_statistics, read_manifest
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
-from planner_service.metadata.snapshot_choice import SnapshotChoice, choose_snapshot
+from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, choose_appends, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
@@ -52,6 +52,7 @@ class ScanRequest:
     case_sensitive: bool = True
     explain: bool = False  # record why each manifest and data file was kept or skipped
     combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
+    appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
 
 
 @dataclass
@@ -116,14 +117,23 @@ class ScanPlanner:
         metrics = ScanMetrics()
         meta = table.metadata
         options = resolve_split_options(request.options, meta.properties)
-        chosen = choose_snapshot(meta, request.snapshot)
+        chosen = (
+            choose_snapshot(meta, request.snapshot)
+            if request.appends is None
+            else choose_appends(meta, request.appends)
+        )
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         if chosen.snapshot is None:
             return ScanPlan(table, None, chosen.schema, options, None, None, metrics, row_filter=request.row_filter)
 
+        added_in: frozenset[int] | None = None
         with _timed(metrics, "manifest_list"):
-            manifests = self._manifest_list(chosen.snapshot)
+            if chosen.appends is None:
+                manifests = self._manifest_list(chosen.snapshot)
+            else:  # BaseIncrementalAppendScan: the appends' own data manifests, their added entries, no deletes
+                added_in = frozenset(s.snapshot_id for s in chosen.appends)
+                manifests = self._appended_manifests(chosen.appends, added_in)
         data_manifests = [m for m in manifests if m.content == DATA]
         delete_manifests = [m for m in manifests if m.content == DELETES]
         metrics.total_data_manifests, metrics.total_delete_manifests = len(data_manifests), len(delete_manifests)
@@ -134,7 +144,9 @@ class ScanPlanner:
             delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
-            files = self._data_files(data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel)
+            files = self._data_files(
+                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, added_in
+            )
         cancel.check()
         combined = None
         if request.combine:
@@ -144,6 +156,15 @@ class ScanPlanner:
         return ScanPlan(
             table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter
         )
+
+    def _appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
+        """The data manifests of the append snapshots that one of them added, each once (by path)."""
+        out: dict[str, ManifestFile] = {}
+        for snapshot in appends:
+            for m in self._manifest_list(snapshot):
+                if m.content == DATA and m.added_snapshot_id in added_in:
+                    out.setdefault(m.manifest_path, m)
+        return list(out.values())
 
     def estimated_files(self, snapshot: Snapshot | None) -> int:
         """The live data files of a snapshot (what a plan of it holds at most): its summary's total-data-files
@@ -190,8 +211,10 @@ class ScanPlanner:
         metrics: ScanMetrics,
         explain: Explain | None,
         cancel: Cancellation,
+        added_in: frozenset[int] | None = None,
     ) -> FileTasks:
-        """The live data files of the kept manifests that might match, in Java's order (ManifestGroup)."""
+        """The live data files of the kept manifests that might match, in Java's order (ManifestGroup);
+        with `added_in`, only the entries ADDED by those snapshots (an incremental append scan)."""
         ordered = hashset_order(manifests, _path)
         kept = [m for m in ordered if _may_have_files(m, row_filter)]
         metrics.skipped_data_manifests = len(manifests) - len(kept)
@@ -204,6 +227,9 @@ class ScanPlanner:
         index = self._index(kept, cancel, with_stats)
         cancel.check()
         might = row_filter.file_mask(index)
+        if added_in is not None:
+            added = index.ints("status") == ADDED
+            might &= added & np.isin(index.ints("snapshot_id"), np.fromiter(added_in, np.int64, len(added_in)))
         if explain is not None:
             explain.data_files_of(index, row_filter)
         rows = np.flatnonzero(might).astype(np.int64)

@@ -27,6 +27,10 @@ def _request(case: dict[str, Any]) -> dict[str, Any]:
     key = {"id": "snapshot-id", "as_of": "as-of-timestamp-ms", "ref": "ref"}.get(snapshot["kind"])
     if key is not None:
         body[key] = snapshot["value"]
+    if snapshot["kind"] == "appends":
+        body["start-snapshot-id"] = snapshot["start"]
+        if snapshot["end"] is not None:
+            body["end-snapshot-id"] = snapshot["end"]
     if case["options"]:
         body["options"] = case["options"]
     if case["filter"] is not None:
@@ -234,7 +238,13 @@ def test_projection_and_pretty(client: httpx.Client) -> None:
         (b'{"table": "db.snapshots", "ref": "nope"}', 404, "Cannot find ref nope"),
         (b'{"table": "db.snapshots", "as-of-timestamp-ms": 0}', 404, "Cannot find a snapshot older than"),
         (b'{"metadata-location": "/etc/hosts"}', 403, "outside the roots this service serves"),
-        (b'{"table": "db.snapshots", "start-snapshot-id": 1, "end-snapshot-id": 2}', 400, "not supported yet"),
+        (
+            b'{"table": "db.snapshots", "start-snapshot-id": 1, "end-snapshot-id": 2}',
+            400,
+            "Cannot find the end snapshot",
+        ),
+        (b'{"table": "db.snapshots", "end-snapshot-id": 2}', 400, "Cannot set only end-snapshot-id"),
+        (b'{"table": "db.snapshots", "ref": "main", "start-snapshot-id": 1}', 400, "when ref is set"),
     ],
 )
 def test_errors(client: httpx.Client, body: bytes, status: int, message: str) -> None:

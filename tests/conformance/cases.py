@@ -284,6 +284,33 @@ def _snapshot_cases() -> list[dict[str, Any]]:
     ]
 
 
+def appends(start: Any, end: Any = None) -> dict[str, Any]:
+    """An incremental append scan: after `start` (exclusive) up to `end` (inclusive; None: current)."""
+    return {"kind": "appends", "start": start, "end": end}
+
+
+def _append_cases() -> list[dict[str, Any]]:
+    """Incremental append scans (newIncrementalAppendScan): only the appends in the end's lineage count,
+    deletes are not applied, filters and split options work as in a table scan; Java's errors."""
+    return [
+        case("snapshots", "appends-after-first", appends("log:1")),  # overwrites between are skipped
+        case("snapshots", "appends-1-to-2", appends("log:1", "log:2")),
+        case("snapshots", "appends-to-branch", appends("log:1", "ref:branch_x")),  # a branch-only snapshot
+        case("snapshots", "appends-to-tag", appends("log:1", "ref:tag_x")),
+        case("snapshots", "appends-filtered", appends("log:1"), filter=p("gt", "id", 12)),
+        case("snapshots", "appends-split-1k", appends("log:1"), options={SPLIT_SIZE: "1024"}),
+        case("mor_position_deletes", "appends-after-first", appends("log:1")),  # position deletes not applied
+        case("equality_deletes", "appends-after-first", appends("log:1")),
+        case("v3_dv", "appends-after-first", appends("log:1")),  # deletion vectors not applied
+        case("spec_evolution", "appends-after-first", appends("log:1")),
+        case("many_manifests", "appends-4-to-12", appends("log:4", "log:12"), options={SPLIT_SIZE: "16384"}),
+        case("snapshots", "error-appends-start-is-end", appends("log:2", "log:2")),
+        case("snapshots", "error-appends-start-after-end", appends("log:4", "log:2")),
+        case("snapshots", "error-appends-unknown-end", appends("log:1", UNKNOWN_SNAPSHOT_ID)),
+        case("snapshots", "error-appends-unknown-start", appends(UNKNOWN_SNAPSHOT_ID)),
+    ]
+
+
 def _hex_cases() -> list[dict[str, Any]]:
     """Binary values in REST JSON expressions as the spec writes them, upper-case hex, which Java's
     ExpressionParser reads as bytes when it is given the schema (the generator passes it: "with_schema")."""
@@ -321,6 +348,7 @@ def _all_cases() -> list[dict[str, Any]]:
         case("v1_inline", "split-1k", options={SPLIT_SIZE: "1024"}),
     ]
     cases += _hex_cases()
+    cases += _append_cases()
     cases += _filter_cases()
     return cases
 

@@ -88,6 +88,9 @@ _SYMBOL = re.compile(r"log:(\d+)([+-]?)")
 def resolve_snapshot(table: Any, choice: dict[str, Any]) -> dict[str, Any]:
     """Turn a symbolic snapshot value (see cases.py) into the concrete id or timestamp, keeping the symbol."""
     kind, value = choice["kind"], choice.get("value")
+    if kind == "appends":  # start (exclusive) and end (inclusive): "log:N", "ref:NAME", an id, or None
+        return {**choice, **{key: _snapshot_id(table, choice.get(key)) for key in ("start", "end")},
+                "symbol": {key: choice.get(key) for key in ("start", "end")}}  # fmt: skip
     if kind not in ("id", "as_of") or not isinstance(value, str):
         return dict(choice)
     match = _SYMBOL.fullmatch(value)
@@ -111,6 +114,14 @@ def resolve_snapshot(table: Any, choice: dict[str, Any]) -> dict[str, Any]:
     else:
         resolved = timestamp
     return {"kind": kind, "value": resolved, "symbol": value}
+
+
+def _snapshot_id(table: Any, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    if value.startswith("ref:"):
+        return table.refs().get(value.removeprefix("ref:")).snapshotId()
+    return resolve_snapshot(table, {"kind": "id", "value": value})["value"]
 
 
 # --- Planning ---------------------------------------------------------------------------------------------
@@ -166,7 +177,11 @@ def task_json(jvm: Any, task: Any) -> dict[str, Any]:
 def new_scan(jvm: Any, table: Any, case: dict[str, Any]) -> Any:
     scan = table.newScan()
     kind, value = case["snapshot"]["kind"], case["snapshot"].get("value")
-    if kind == "id":
+    if kind == "appends":  # as Spark's start-snapshot-id / end-snapshot-id read options build it
+        scan = table.newIncrementalAppendScan().fromSnapshotExclusive(case["snapshot"]["start"])
+        if case["snapshot"]["end"] is not None:
+            scan = scan.toSnapshot(case["snapshot"]["end"])
+    elif kind == "id":
         scan = scan.useSnapshot(value)
     elif kind == "as_of":
         scan = scan.asOfTime(value)

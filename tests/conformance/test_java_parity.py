@@ -8,6 +8,7 @@ compared as Java's ExpressionParser.toJson writes it; an error case must raise w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.content_file import EQUALITY_DELETES, POSITION_DELETES
-from planner_service.metadata.snapshot_choice import SnapshotChoice
+from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 from planner_service.planning.scan_tasks import FileScanTask
 from tests.conformance.cases import CASES
@@ -52,6 +53,10 @@ def _expected_task(t: dict[str, Any]) -> dict[str, Any]:
     out = {k: t[k] for k in keep}
     out["deletes"] = [{"path": d["path"], "content": d["content"], "format": d["format"]} for d in t["deletes"]]
     return out
+
+
+def _appends(snapshot: dict[str, Any]) -> AppendRange | None:
+    return AppendRange(snapshot["start"], snapshot["end"]) if snapshot["kind"] == "appends" else None
 
 
 def _choice(snapshot: dict[str, Any]) -> SnapshotChoice:
@@ -90,7 +95,8 @@ def test_filtered_plans_after_unfiltered_ones_match_iceberg_java(conformance: Co
             continue
         planner = ScanPlanner(FileIO())
         table = load_by_metadata_location(planner.io, conformance.tables[case["table"]]["metadata_location"])
-        planner.plan(table, ScanRequest(_choice(recorded["snapshot"]), case.get("options") or None))
+        unfiltered = ScanRequest(_choice(recorded["snapshot"]), case.get("options") or None)
+        planner.plan(table, replace(unfiltered, appends=_appends(recorded["snapshot"])))
         _check_case(conformance, planner, case["id"])
 
 
@@ -98,7 +104,8 @@ def _check_case(conformance: Conformance, planner: ScanPlanner, case_id: str) ->
     case = conformance.case(case_id)
     table = load_by_metadata_location(planner.io, conformance.tables[case["table"]]["metadata_location"])
     row_filter = TRUE if case["filter"] is None else expression_from_json(case["filter"])
-    request = ScanRequest(_choice(case["snapshot"]), case.get("options") or None, row_filter, case["case_sensitive"])
+    request = ScanRequest(_choice(case["snapshot"]), case.get("options") or None, row_filter, case["case_sensitive"],
+                          appends=_appends(case["snapshot"]))  # fmt: skip
 
     if case["error"] is not None:
         with pytest.raises(PlannerError) as err:
