@@ -177,9 +177,13 @@ def plan_request(
     options: Mapping[str, int | str] | None = None,
     case_sensitive: bool = True,
     inline_task_limit: int | None = None,
+    start_snapshot_id: int | None = None,
+    end_snapshot_id: int | None = None,
 ) -> dict[str, Any]:
     """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC).
-    `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting)."""
+    `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting).
+    `start_snapshot_id` (exclusive) / `end_snapshot_id` (inclusive, default the current snapshot): an
+    incremental append scan, as Spark's read options of those names (the service checks the combination)."""
     chosen = [
         name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
     ]
@@ -192,6 +196,10 @@ def plan_request(
         body["as-of-timestamp-ms"] = epoch_millis(as_of)
     if ref is not None:
         body["ref"] = ref
+    if start_snapshot_id is not None:
+        body["start-snapshot-id"] = int(start_snapshot_id)
+    if end_snapshot_id is not None:
+        body["end-snapshot-id"] = int(end_snapshot_id)
     if columns is not None:
         if isinstance(columns, str):
             raise TypeError("columns is a list of column names, not a string")

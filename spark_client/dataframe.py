@@ -45,6 +45,8 @@ def plan_and_read(
     client: PlannerClient | None = None,
     inline_task_limit: int | None = None,
     token: str | None = None,
+    start_snapshot_id: int | None = None,
+    end_snapshot_id: int | None = None,
 ) -> DataFrame:
     """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
 
@@ -52,6 +54,9 @@ def plan_and_read(
       exactly those matching it (the executors apply each file's residual).
     columns: the columns to read (top-level or nested names), in the DataFrame's order; all by default.
     snapshot_id / as_of (epoch ms or a datetime; naive is UTC) / ref (branch or tag): at most one.
+    start_snapshot_id / end_snapshot_id: an incremental append scan instead (Spark's start-snapshot-id,
+      exclusive, and end-snapshot-id, inclusive, default the current snapshot): the rows the appends after
+      the start added (delete files are not applied, as in Spark + Iceberg's incremental reads).
     options: split-size, lookback, file-open-cost (Iceberg's read-option names).
     storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
@@ -62,7 +67,8 @@ def plan_and_read(
     """
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
-                        case_sensitive=case_sensitive, inline_task_limit=inline_task_limit)  # fmt: skip
+                        case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
+                        start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id)  # fmt: skip
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token

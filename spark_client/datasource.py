@@ -55,6 +55,8 @@ OPTIONS = {
     "as-of-timestamp": "read the snapshot current at this time (epoch milliseconds)",
     "branch": "read the head of this branch",
     "tag": "read this tag",
+    "start-snapshot-id": "an incremental append scan: the rows appended after this snapshot (exclusive)",
+    "end-snapshot-id": "with start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
     "split-size": "target split size in bytes (read.split.target-size)",
     "lookback": "bin-packing lookback (read.split.planning-lookback)",
     "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",
@@ -178,6 +180,10 @@ def request_of(options: Mapping[str, str]) -> dict[str, Any]:
         inline_task_limit=_int(options["inline-task-limit"], "inline-task-limit")
         if options.get("inline-task-limit")
         else None,
+        start_snapshot_id=_int(options["start-snapshot-id"], "start-snapshot-id")
+        if options.get("start-snapshot-id")
+        else None,
+        end_snapshot_id=_int(options["end-snapshot-id"], "end-snapshot-id") if options.get("end-snapshot-id") else None,
     )
 
 

@@ -243,7 +243,11 @@ def spark_read(writer: Writer, case: dict[str, Any]) -> Any:
     """The case's DataFrame: Spark's Iceberg source with the snapshot and split options, filtered, projected."""
     reader = writer.spark.read.format("iceberg")
     snapshot = case["snapshot"]
-    if snapshot["kind"] != "current":
+    if snapshot["kind"] == "appends":  # an incremental append read
+        reader = reader.option("start-snapshot-id", str(snapshot["start"]))
+        if snapshot["end"] is not None:
+            reader = reader.option("end-snapshot-id", str(snapshot["end"]))
+    elif snapshot["kind"] != "current":
         reader = reader.option(_READ_OPTIONS[snapshot["kind"]], str(snapshot["value"]))
     if case["split_size"] is not None:
         reader = reader.option("split-size", str(case["split_size"]))

@@ -184,6 +184,7 @@ def _filters() -> list[dict[str, Any]]:
 
 
 def _time_travel() -> list[dict[str, Any]]:
+    after_first = {"kind": "appends", "start": "log:1", "end": None}
     s = "snapshots"
     return [
         read(s, "id-first", snapshot={"kind": "id", "value": "log:1"}),
@@ -201,6 +202,17 @@ def _time_travel() -> list[dict[str, Any]]:
         read("equality_deletes", "id-after-global-deletes", snapshot={"kind": "id", "value": "log:4"}),
         read("mor_position_deletes", "id-after-partition-deletes", snapshot={"kind": "id", "value": "log:3"}),
         read("upgrade_v3", "id-before-upgrade", snapshot={"kind": "id", "value": "log:3"}),
+        # incremental append reads: the rows the appends after the start added, deletes not applied
+        read(s, "appends-after-first", snapshot=after_first),
+        read(s, "appends-1-to-2", snapshot={"kind": "appends", "start": "log:1", "end": "log:2"}),
+        read(
+            "mor_position_deletes",
+            "appends-filtered",
+            snapshot=after_first,
+            spark_filter="id > 5",
+            filter={"type": "gt", "term": "id", "value": 5},
+        ),
+        read("v3_dv", "appends-after-first", snapshot=after_first),
     ]
 
 

@@ -55,6 +55,8 @@ def snapshot_arguments(snapshot: dict[str, Any]) -> dict[str, Any]:
         return {"as_of": value}
     if kind in ("branch", "tag"):
         return {"ref": value}
+    if kind == "appends":
+        return {"start_snapshot_id": snapshot["start"], "end_snapshot_id": snapshot["end"]}
     return {}
 
 

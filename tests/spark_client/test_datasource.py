@@ -66,6 +66,10 @@ def test_reads_equal_spark_and_iceberg_java(
     snapshot = case["snapshot"]
     if snapshot["kind"] in SNAPSHOT_OPTIONS:
         reader = reader.option(SNAPSHOT_OPTIONS[snapshot["kind"]], str(snapshot["value"]))
+    if snapshot["kind"] == "appends":  # Spark's incremental read options
+        reader = reader.option("start-snapshot-id", str(snapshot["start"]))
+        if snapshot["end"] is not None:
+            reader = reader.option("end-snapshot-id", str(snapshot["end"]))
     if case["split_size"] is not None:
         reader = reader.option("split-size", str(case["split_size"]))
     df = reader.load(f"db.{case['table']}")

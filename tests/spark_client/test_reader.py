@@ -36,6 +36,10 @@ def plan_request(case: dict[str, Any]) -> dict[str, Any]:
         body["as-of-timestamp-ms"] = value
     elif kind in ("branch", "tag"):
         body["ref"] = value
+    elif kind == "appends":
+        body["start-snapshot-id"] = case["snapshot"]["start"]
+        if case["snapshot"]["end"] is not None:
+            body["end-snapshot-id"] = case["snapshot"]["end"]
     if case["filter"] is not None:
         body["filter"] = case["filter"]
     if case["columns"] is not None:
@@ -86,7 +90,7 @@ def test_read_cases_cover_what_they_should(conformance: Conformance) -> None:
     reads = {r["id"]: r for r in conformance.reads}
     assert [r["id"] for r in conformance.reads] == [c["id"] for c in READ_CASES]
     assert {r["table"] for r in reads.values() if r["id"].endswith("/full")} >= set(conformance.tables)
-    assert {r["snapshot"]["kind"] for r in reads.values()} == {"current", "id", "as_of", "branch", "tag"}
+    assert {r["snapshot"]["kind"] for r in reads.values()} == {"current", "id", "as_of", "branch", "tag", "appends"}
     assert all(r["rows"] > 0 for r in reads.values() if r["table"] != "empty")
     assert conformance.expected["read_tables"]["name_mapped"]["format_version"] == 2
     # where Spark filtered the rows Iceberg returned, the residual must keep exactly Spark's rows ...
