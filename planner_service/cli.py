@@ -56,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     snap.add_argument("--snapshot-id", type=int)
     snap.add_argument("--as-of-timestamp-ms", type=int)
     snap.add_argument("--ref", help="a branch or tag name")
+    plan.add_argument("--limit", type=int, help="rows wanted: planning may stop once files that surely match hold them")
     plan.add_argument(
         "--start-snapshot-id",
         type=int,
@@ -152,6 +153,7 @@ def _plan(args: argparse.Namespace) -> int:
         _row_filter(args),
         case_sensitive=not args.case_insensitive,
         appends=append_range(args.start_snapshot_id, args.end_snapshot_id, choice),
+        min_rows=args.limit,
     )
     planner = ScanPlanner(io)
     try:

@@ -179,11 +179,13 @@ def plan_request(
     inline_task_limit: int | None = None,
     start_snapshot_id: int | None = None,
     end_snapshot_id: int | None = None,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC).
     `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting).
     `start_snapshot_id` (exclusive) / `end_snapshot_id` (inclusive, default the current snapshot): an
-    incremental append scan, as Spark's read options of those names (the service checks the combination)."""
+    incremental append scan, as Spark's read options of those names (the service checks the combination).
+    `limit`: the rows wanted; the service may plan only the first files that surely hold them."""
     chosen = [
         name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
     ]
@@ -212,6 +214,8 @@ def plan_request(
         body["options"] = dict(options)
     if inline_task_limit is not None:
         body["inline-task-limit"] = int(inline_task_limit)
+    if limit is not None:
+        body["limit"] = int(limit)
     return body
 
 

@@ -47,6 +47,7 @@ def plan_and_read(
     token: str | None = None,
     start_snapshot_id: int | None = None,
     end_snapshot_id: int | None = None,
+    limit: int | None = None,
 ) -> DataFrame:
     """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
 
@@ -57,6 +58,8 @@ def plan_and_read(
     start_snapshot_id / end_snapshot_id: an incremental append scan instead (Spark's start-snapshot-id,
       exclusive, and end-snapshot-id, inclusive, default the current snapshot): the rows the appends after
       the start added (delete files are not applied, as in Spark + Iceberg's incremental reads).
+    limit: at most this many rows (DataFrame.limit); the service plans only the first files that surely
+      hold them when it can tell (files without residual or deletes), so fewer partitions are read.
     options: split-size, lookback, file-open-cost (Iceberg's read-option names).
     storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
@@ -68,7 +71,8 @@ def plan_and_read(
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
-                        start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id)  # fmt: skip
+                        start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id,
+                        limit=limit)  # fmt: skip
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token
@@ -76,7 +80,8 @@ def plan_and_read(
         with PlannerClient(service_url, token=token) as own:
             plan = own.plan(body)
         url, token = own.service_url, own.token
-    return read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
+    df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
+    return df if limit is None else df.limit(limit)
 
 
 def read_plan(

@@ -37,9 +37,10 @@ class CanonicalRequest:
     filter: Any  # REST JSON expression (the parsed filter, re-encoded)
     case_sensitive: bool
     options: dict[str, Any]
+    limit: int | None = None  # planning may stop once the files that surely match hold this many rows
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "table": self.table,
             "metadata-location": self.metadata_location,
             "snapshot": self.snapshot,
@@ -48,6 +49,7 @@ class CanonicalRequest:
             "case-sensitive": self.case_sensitive,
             "options": self.options,
         }
+        return out if self.limit is None else {**out, "limit": self.limit}
 
     @property
     def key(self) -> bytes:
@@ -73,6 +75,7 @@ class CanonicalRequest:
             filter=data["filter"],
             case_sensitive=bool(data["case-sensitive"]),
             options=dict(data["options"]),
+            limit=None if data.get("limit") is None else int(data["limit"]),
         )
 
 

@@ -192,7 +192,7 @@ def _name_mapping(properties: dict[str, str]) -> Any:
 
 
 def metrics_to_json(m: ScanMetrics, task_count: int) -> dict[str, Any]:
-    return {
+    out = {
         "planning-time-ms": round(m.total_planning_ms, 3),
         "stage-time-ms": {k: round(v, 3) for k, v in m.stage_ms.items()},
         "total-data-manifests": m.total_data_manifests,
@@ -206,3 +206,4 @@ def metrics_to_json(m: ScanMetrics, task_count: int) -> dict[str, Any]:
         "total-delete-file-size-bytes": m.total_delete_file_size_bytes,
         "combined-tasks": task_count,
     }
+    return out if m.cut_short is None else {**out, "cut-short": m.cut_short}  # (asked for with a limit)

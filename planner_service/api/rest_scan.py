@@ -69,7 +69,9 @@ class PlanTableScanRequest(RestWireModel):
     start_snapshot_id: int | None = Field(None, description="an incremental append scan: after this snapshot")
     end_snapshot_id: int | None = Field(None, description="an incremental append scan: up to this snapshot")
     stats_fields: list[str] | None = Field(None, description="accepted; column stats are not returned")
-    min_rows_requested: int | None = Field(None, description="a hint; every task is returned")
+    min_rows_requested: int | None = Field(
+        None, ge=0, description="planning may stop once the files that surely match hold this many rows"
+    )
 
 
 class FetchScanTasksRequest(RestWireModel):
@@ -98,7 +100,8 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     chosen = choose_snapshot(meta, choice) if appends is None else choose_appends(meta, appends)
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
-    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False, appends=appends)  # planFiles
+    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False, appends=appends,
+                          min_rows=body.min_rows_requested)  # fmt: skip  # planFiles
     return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot))
 
 

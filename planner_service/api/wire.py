@@ -36,6 +36,9 @@ class PlanRequest(WireModel):
         None, description="an incremental append scan: up to this snapshot (inclusive; default: the current one)"
     )
     select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
+    limit: int | None = Field(
+        None, ge=0, description="rows wanted: planning may stop once the files that surely match hold this many"
+    )
     filter: Any = Field(None, description="a filter string or a REST JSON expression")
     case_sensitive: bool = True
     options: dict[str, int | str] = Field(

@@ -11,7 +11,7 @@ import hashlib
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from typing import Any, TypeVar
 
@@ -53,6 +53,7 @@ class ScanRequest:
     explain: bool = False  # record why each manifest and data file was kept or skipped
     combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
     appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
+    min_rows: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
 
 
 @dataclass
@@ -68,6 +69,7 @@ class ScanMetrics:
     total_delete_files: int = 0
     total_file_size_bytes: int = 0
     total_delete_file_size_bytes: int = 0
+    cut_short: bool | None = None  # with a limit (min_rows): whether the plan stopped before the last file
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,8 @@ class ScanPlanner:
             files = self._data_files(
                 data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, added_in
             )
+            if request.min_rows is not None:
+                files = _cut_at_rows(files, request.min_rows, metrics)
         cancel.check()
         combined = None
         if request.combine:
@@ -328,6 +332,24 @@ def _attach_deletes(
     used = list(dict.fromkeys(refs))
     renumber = {old: new for new, old in enumerate(used)}
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
+
+
+def _cut_at_rows(files: FileTasks, min_rows: int, metrics: ScanMetrics) -> FileTasks:
+    """The files up to the first one by which the files whose every row matches (no residual, no deletes)
+    hold `min_rows` records, in planFiles() order; all of them when they never do (or deletes apply)."""
+    metrics.cut_short = False
+    if files.delete_offsets is not None or not len(files):
+        return files
+    exact = np.array([r is TRUE for r in files.residuals], dtype=bool)[files.residual_id]
+    held = np.cumsum(np.where(exact, files.index.ints("record_count")[files.rows], 0))
+    last = int(np.searchsorted(held, max(min_rows, 1)))  # the first file at which `held` reaches min_rows
+    if last + 1 >= len(files):
+        return files
+    rows = files.rows[: last + 1]
+    metrics.cut_short = True
+    metrics.scanned_data_files = len(rows)
+    metrics.total_file_size_bytes = int(files.index.ints("file_size_in_bytes")[rows].sum())
+    return replace(files, rows=rows, residual_id=files.residual_id[: last + 1])
 
 
 def _v1_manifest(path: str, snapshot_id: int) -> ManifestFile:

@@ -42,6 +42,22 @@ def test_read_equals_spark_and_iceberg_java(
     assert_spark_read_matches(case, df.schema, df.toArrow(), pq.read_table(conformance.dir / case["path"]))
 
 
+def test_a_limit_reads_fewer_partitions_and_no_more_rows(
+    spark: Any, conformance: Conformance, conformance_service: str
+) -> None:
+    """limit=N: the rows Spark + Iceberg reads, N of them, from the first planned files that hold them."""
+    first = conformance.case("many_manifests/current")["files"][0]
+    wanted = first["record_count"] + 1  # more than the first file holds: two files planned
+    small = {"split-size": 1024}  # a task per file
+    limited = plan_and_read(spark, "db.many_manifests", limit=wanted, options=small, service_url=conformance_service)
+    whole = plan_and_read(spark, "db.many_manifests", options=small, service_url=conformance_service)
+    assert 0 < limited.rdd.getNumPartitions() < whole.rdd.getNumPartitions()
+    got = limited.toArrow()
+    assert got.num_rows == wanted
+    expected = rows(pq.read_table(conformance.dir / conformance.read("many_manifests/full")["path"]))
+    assert all(expected.get(row, 0) >= n for row, n in rows(got).items())  # rows of the table, none made up
+
+
 def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None:
     """row_groups with 1 KiB splits: many tasks per file, every row once."""
     df = plan_and_read(spark, "db.row_groups", columns=["id"], options={"split-size": 1024},
