@@ -180,12 +180,15 @@ def plan_request(
     start_snapshot_id: int | None = None,
     end_snapshot_id: int | None = None,
     limit: int | None = None,
+    parallelism: int | None = None,
 ) -> dict[str, Any]:
     """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC).
     `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting).
     `start_snapshot_id` (exclusive) / `end_snapshot_id` (inclusive, default the current snapshot): an
     incremental append scan, as Spark's read options of those names (the service checks the combination).
-    `limit`: the rows wanted; the service may plan only the first files that surely hold them."""
+    `limit`: the rows wanted; the service may plan only the first files that surely hold them.
+    `parallelism`: Spark's (max of the default parallelism and the shuffle partitions), for the split size
+    Spark + Iceberg adapts to it."""
     chosen = [
         name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
     ]
@@ -216,6 +219,8 @@ def plan_request(
         body["inline-task-limit"] = int(inline_task_limit)
     if limit is not None:
         body["limit"] = int(limit)
+    if parallelism is not None:
+        body["parallelism"] = int(parallelism)
     return body
 
 

@@ -29,6 +29,12 @@ __all__ = ["arrow_schema", "output_schema", "plan_and_read", "read_plan"]
 MAX_ROWS_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
+def spark_parallelism(spark: SparkSession) -> int:
+    """SparkReadConf.parallelism(): the larger of the default parallelism and the shuffle partitions."""
+    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or 200)
+    return max(spark.sparkContext.defaultParallelism, shuffle)
+
+
 def plan_and_read(
     spark: SparkSession,
     table: str,
@@ -72,7 +78,7 @@ def plan_and_read(
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
                         start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id,
-                        limit=limit)  # fmt: skip
+                        limit=limit, parallelism=spark_parallelism(spark))  # fmt: skip
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token

@@ -55,6 +55,7 @@ OPTIONS = {
     "as-of-timestamp": "read the snapshot current at this time (epoch milliseconds)",
     "branch": "read the head of this branch",
     "tag": "read this tag",
+    "parallelism": "the session's parallelism, for the adaptive split size (a data source cannot see the session)",
     "start-snapshot-id": "an incremental append scan: the rows appended after this snapshot (exclusive)",
     "end-snapshot-id": "with start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
     "split-size": "target split size in bytes (read.split.target-size)",
@@ -184,6 +185,7 @@ def request_of(options: Mapping[str, str]) -> dict[str, Any]:
         if options.get("start-snapshot-id")
         else None,
         end_snapshot_id=_int(options["end-snapshot-id"], "end-snapshot-id") if options.get("end-snapshot-id") else None,
+        parallelism=_positive_int(options, "parallelism", 1) if options.get("parallelism") else None,
     )
 
 

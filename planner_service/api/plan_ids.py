@@ -38,6 +38,7 @@ class CanonicalRequest:
     case_sensitive: bool
     options: dict[str, Any]
     limit: int | None = None  # planning may stop once the files that surely match hold this many rows
+    parallelism: int | None = None  # Spark's, for the adaptive split size
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -49,7 +50,8 @@ class CanonicalRequest:
             "case-sensitive": self.case_sensitive,
             "options": self.options,
         }
-        return out if self.limit is None else {**out, "limit": self.limit}
+        optional = {"limit": self.limit, "parallelism": self.parallelism}
+        return out | {key: value for key, value in optional.items() if value is not None}
 
     @property
     def key(self) -> bytes:
@@ -76,6 +78,7 @@ class CanonicalRequest:
             case_sensitive=bool(data["case-sensitive"]),
             options=dict(data["options"]),
             limit=None if data.get("limit") is None else int(data["limit"]),
+            parallelism=None if data.get("parallelism") is None else int(data["parallelism"]),
         )
 
 

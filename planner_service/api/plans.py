@@ -81,6 +81,7 @@ def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest
         case_sensitive=body.case_sensitive,
         options={key: body.options[key] for key in sorted(body.options)},
         limit=body.limit,
+        parallelism=body.parallelism,
     )
 
 
@@ -186,7 +187,8 @@ class PlanResults:
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
         row_filter = expression_from_json(request.filter)
         scan = ScanRequest(_snapshot_choice(request), request.options, row_filter, request.case_sensitive,
-                           explain=explain, appends=_append_range(request), min_rows=request.limit)  # fmt: skip
+                           explain=explain, appends=_append_range(request), min_rows=request.limit,
+                           parallelism=request.parallelism)  # fmt: skip
         plan = self.planner.plan(table, scan, cancel)
         schema = plan.schema
         if request.select is not None:

@@ -39,6 +39,11 @@ class PlanRequest(WireModel):
     limit: int | None = Field(
         None, ge=0, description="rows wanted: planning may stop once the files that surely match hold this many"
     )
+    parallelism: int | None = Field(
+        None, ge=1, le=1_000_000,
+        description="Spark's parallelism: the split size adapts to it as Spark + Iceberg's does "
+        "(read.split.adaptive-size.enabled, unless a split-size option is given)",
+    )  # fmt: skip
     filter: Any = Field(None, description="a filter string or a REST JSON expression")
     case_sensitive: bool = True
     options: dict[str, int | str] = Field(

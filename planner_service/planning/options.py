@@ -60,3 +60,25 @@ def resolve_split_options(request: Mapping[str, object] | None, table_properties
     if opts.open_file_cost < 0:
         raise InvalidOptionError(f"File open cost must be >= 0: {opts.open_file_cost}")
     return opts
+
+
+ADAPTIVE_SPLIT_SIZE = "read.split.adaptive-size.enabled"
+MIN_SPLIT_SIZE = 16 * 1024 * 1024  # TableScanUtil.MIN_SPLIT_SIZE
+
+
+def split_size_given(request: Mapping[str, object] | None) -> bool:
+    """Whether the request names a split size itself (Spark's split-size read option)."""
+    return any(ALIASES.get(key, key) == SPLIT_SIZE for key in request or {})
+
+
+def adaptive_split_size(table_properties: Mapping[str, str]) -> bool:
+    """The table's read.split.adaptive-size.enabled (default true), as SparkReadConf parses it."""
+    return table_properties.get(ADAPTIVE_SPLIT_SIZE, "true").strip().lower() != "false"
+
+
+def adjust_split_size(scan_size: int, parallelism: int, split_size: int) -> int:
+    """TableScanUtil.adjustSplitSize: the split size itself when it gives at least one split per slot of
+    `parallelism`, else the scan's size over the slots, but not below min(16 MiB, the split size)."""
+    split_count = -(-scan_size // split_size)
+    adjusted = max(scan_size // parallelism, min(MIN_SPLIT_SIZE, split_size))
+    return adjusted if split_count < parallelism else split_size

@@ -34,7 +34,13 @@ from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
-from planner_service.planning.options import SplitOptions, resolve_split_options
+from planner_service.planning.options import (
+    SplitOptions,
+    adaptive_split_size,
+    adjust_split_size,
+    resolve_split_options,
+    split_size_given,
+)
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
 from planner_service.splitting.combine import CombinedTasks, combine
@@ -54,6 +60,7 @@ class ScanRequest:
     combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
     appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
     min_rows: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
+    parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
 
 
 @dataclass
@@ -155,7 +162,17 @@ class ScanPlanner:
         combined = None
         if request.combine:
             with _timed(metrics, "split_and_pack"):
-                combined = combine(files.columns(), options.split_size, options.lookback, options.open_file_cost)
+                columns = files.columns()
+                if (
+                    request.parallelism is not None
+                    and adaptive_split_size(meta.properties)
+                    and not split_size_given(request.options)
+                ):  # SparkScan.adjustSplitSize: the scan's task sizes (files and their deletes) over the slots
+                    scan_size = int(columns.sizes.sum() + columns.delete_bytes.sum())
+                    options = replace(
+                        options, split_size=adjust_split_size(scan_size, request.parallelism, options.split_size)
+                    )
+                combined = combine(columns, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(
             table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter

@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cases import CASES, TABLES  # noqa: E402
-from read_cases import READ_CASES, READ_TABLES  # noqa: E402
+from read_cases import PARTITION_COUNT_CASES, READ_CASES, READ_TABLES, SIZED_TABLES  # noqa: E402
 from reference_tables import CATALOG, NAMESPACE, TABLE_BUILDERS, Writer  # noqa: E402
 
 GENERATOR_VERSION = 2
@@ -322,6 +322,23 @@ def read_expectations(writer: Writer, out: Path) -> list[dict[str, Any]]:
     return results
 
 
+def partition_counts(writer: Writer) -> list[dict[str, Any]]:
+    """Spark + Iceberg's partition count (planning only) for each PARTITION_COUNT_CASES entry."""
+    out = []
+    for table, shuffle, options in PARTITION_COUNT_CASES:
+        writer.spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
+        reader = writer.spark.read.format("iceberg")
+        for key, value in options.items():
+            reader = reader.option(key, value)
+        count = reader.load(writer.ident(table)).rdd.getNumPartitions()
+        parallelism = max(writer.spark.sparkContext.defaultParallelism, shuffle)
+        out.append({"table": table, "shuffle_partitions": shuffle, "parallelism": parallelism, "options": options,
+                    "partitions": count})  # fmt: skip
+        log(f"partitions {table} shuffle={shuffle} {options}: {count}")
+    writer.spark.conf.set("spark.sql.shuffle.partitions", "2")
+    return out
+
+
 # --- Output -----------------------------------------------------------------------------------------------
 
 
@@ -351,7 +368,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="output directory (its warehouse/ is replaced)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
     args = parser.parse_args()
-    differ = {*TABLES, *READ_TABLES} ^ set(TABLE_BUILDERS)
+    differ = {*TABLES, *READ_TABLES, *SIZED_TABLES} ^ set(TABLE_BUILDERS)
     if differ:
         raise SystemExit(f"cases.TABLES + read_cases.READ_TABLES and reference_tables.TABLE_BUILDERS differ: {differ}")
     out: Path = args.out.resolve()
@@ -371,13 +388,14 @@ def main() -> int:
         raise RuntimeError("-Diceberg.scan.plan-in-worker-pool=false did not reach the driver JVM")
     try:
         writer = Writer(spark)
-        for name in (*TABLES, *READ_TABLES):
+        for name in (*TABLES, *READ_TABLES, *SIZED_TABLES):
             TABLE_BUILDERS[name](writer)
             log(f"table {name}: {len(list(writer.load(name).snapshots()))} snapshots")
         log(f"tables written in {time.monotonic() - started:.0f}s")
         cases = plan_cases(writer)
         log(f"plans recorded in {time.monotonic() - started:.0f}s")
         reads = read_expectations(writer, out)
+        partitions = partition_counts(writer)
         expected = {
             "generator_version": GENERATOR_VERSION,
             "iceberg_version": jvm.org.apache.iceberg.IcebergBuild.version(),
@@ -388,6 +406,8 @@ def main() -> int:
             "cases": cases,
             "read_tables": {name: table_json(writer, name) for name in READ_TABLES},
             "reads": reads,
+            "sized_tables": {name: table_json(writer, name) for name in SIZED_TABLES},
+            "partition_counts": partitions,
         }
     finally:
         spark.stop()

@@ -26,6 +26,20 @@ else:  # imported by generate.py, which puts this directory on sys.path
 
 # Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
 READ_TABLES = ("all_types", "identity_types", "name_mapped")
+# Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
+SIZED_TABLES = ("sized_files",)
+# Spark's partition counts, (table, spark.sql.shuffle.partitions, read options), in a local[2] session: the
+# split size adapts to the parallelism max(2, shuffle partitions) unless a split-size option is given.
+PARTITION_COUNT_CASES: tuple[tuple[str, int, dict[str, str]], ...] = (
+    ("sized_files", 2, {}),
+    ("sized_files", 8, {}),
+    ("sized_files", 200, {}),
+    ("sized_files", 200, {"split-size": str(128 * 1024 * 1024)}),
+    ("sized_files", 200, {"split-size": str(64 * 1024 * 1024)}),
+    ("unpartitioned", 200, {}),
+    ("row_groups", 200, {}),
+    ("identity_part", 8, {}),
+)
 
 
 def read(

@@ -441,6 +441,20 @@ def v1_inline(w: Writer) -> None:
     (metadata / "version-hint.text").write_text(str(version + 1))
 
 
+def sized_files(w: Writer) -> None:
+    """Metadata only: 40 data files of 10 MiB each (400 MiB) that do not exist, committed through Iceberg
+    Java's API: what Spark's split size adapts to is the scan's size, so only planning is recorded."""
+    name = "sized_files"
+    w.create(name, "id bigint, data string")
+    table = w.load(name)
+    append = table.newFastAppend()
+    for i in range(40):
+        builder = w.jvm.org.apache.iceberg.DataFiles.builder(table.spec())
+        builder = builder.withPath(f"{table.location()}/data/sized-{i:02d}.parquet").withFormat("PARQUET")
+        append = append.appendFile(builder.withFileSizeInBytes(10 * 1024 * 1024).withRecordCount(10_000).build())
+    append.commit()
+
+
 def empty(w: Writer) -> None:
     """Created, never written: no snapshot."""
     w.create("empty", STD_COLUMNS, "category")
@@ -539,6 +553,7 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         pre_epoch,
         v1_gzip,
         v1_inline,
+        sized_files,
         empty,
         all_types,
         identity_types,

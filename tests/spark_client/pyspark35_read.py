@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_client import PlannerClient, plan_and_read
 from spark_client.client import plan_request
-from spark_client.dataframe import arrow_schema
+from spark_client.dataframe import arrow_schema, spark_parallelism
 
 
 def collect_arrow(df: DataFrame) -> pa.Table:
@@ -39,7 +39,7 @@ def collect_arrow(df: DataFrame) -> pa.Table:
 def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
     table, arguments = request["table"], request["arguments"]
     with PlannerClient(request["service_url"]) as client:
-        tasks = client.plan(plan_request(table, **arguments))["task-count"]
+        tasks = client.plan(plan_request(table, **arguments, parallelism=spark_parallelism(spark)))["task-count"]
     df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
     result: dict[str, Any] = {"spark": spark.version, "tasks": tasks, "partitions": df.rdd.getNumPartitions(),
                               "schema": df.schema.jsonValue()}  # fmt: skip

@@ -13,7 +13,8 @@ import pytest
 
 from spark_client import PlannerClient, PlannerServiceError, plan_and_read
 from spark_client.client import plan_request
-from tests.conformance.read_cases import READ_CASES
+from spark_client.dataframe import spark_parallelism
+from tests.conformance.read_cases import PARTITION_COUNT_CASES, READ_CASES
 from tests.conformance.reference import Conformance
 from tests.plan_wire import splits
 from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
@@ -33,7 +34,7 @@ def test_read_equals_spark_and_iceberg_java(
     df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, inline_task_limit=limit,
                        **arguments)  # fmt: skip
     with PlannerClient(conformance_service) as client:
-        plan = client.plan(plan_request(f"db.{case['table']}", **arguments))
+        plan = client.plan(plan_request(f"db.{case['table']}", **arguments, parallelism=spark_parallelism(spark)))
     assert df.rdd.getNumPartitions() == plan["task-count"]
     if case["table"] in UNSUPPORTED:
         with pytest.raises(Exception, match=UNSUPPORTED[case["table"]]):
@@ -56,6 +57,24 @@ def test_a_limit_reads_fewer_partitions_and_no_more_rows(
     assert got.num_rows == wanted
     expected = rows(pq.read_table(conformance.dir / conformance.read("many_manifests/full")["path"]))
     assert all(expected.get(row, 0) >= n for row, n in rows(got).items())  # rows of the table, none made up
+
+
+@pytest.mark.parametrize("index", range(len(PARTITION_COUNT_CASES)))
+def test_partitions_equal_spark_and_iceberg(
+    spark: Any, conformance: Conformance, conformance_service: str, index: int
+) -> None:
+    """The session's parallelism travels with the plan: as many partitions as Spark + Iceberg Java makes
+    for the same table, options and shuffle partitions (the split size adapts the same way)."""
+    recorded = conformance.expected["partition_counts"][index]
+    table, shuffle, options = PARTITION_COUNT_CASES[index]
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
+    try:
+        assert spark_parallelism(spark) == recorded["parallelism"]
+        df = plan_and_read(spark, f"db.{table}", options=options or None, service_url=conformance_service)
+        assert df.rdd.getNumPartitions() == recorded["partitions"]
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
 
 
 def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None:

@@ -86,6 +86,18 @@ def test_reads_equal_spark_and_iceberg_java(
         assert df.rdd.getNumPartitions() == plan["task-count"] > 1
 
 
+def test_the_parallelism_option_adapts_the_split_size(
+    source: Any, conformance: Conformance, conformance_service: str
+) -> None:
+    """Spark + Iceberg's partition counts for the recorded parallelism (the source cannot see its session)."""
+    for recorded in conformance.expected["partition_counts"]:
+        reader = source.read.format("scan-planner").option("service-url", conformance_service)
+        for key, value in recorded["options"].items():
+            reader = reader.option(key, value)
+        df = reader.option("parallelism", str(recorded["parallelism"])).load(f"db.{recorded['table']}")
+        assert df.rdd.getNumPartitions() == recorded["partitions"], recorded
+
+
 def test_options_columns_filter_and_tag(source: Any, demo_service: str, demo_table: Any) -> None:
     def reader() -> Any:  # a DataFrameReader keeps its options: one per read
         return source.read.format("scan-planner").option("service-url", demo_service)
