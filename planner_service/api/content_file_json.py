@@ -15,8 +15,11 @@ from planner_service.metadata.types import Schema, StructType
 class ContentFileEncoder:
     """Encodes content files; partition types are derived once per spec."""
 
-    def __init__(self, specs: dict[int, PartitionSpec], schema: Schema) -> None:
+    def __init__(
+        self, specs: dict[int, PartitionSpec], schema: Schema, stats_ids: frozenset[int] | None = None
+    ) -> None:
         self._types = partition_types(specs, schema)
+        self._stats_ids = stats_ids  # the columns whose stats data files carry (REST stats-fields)
         self._memo: dict[int, dict[str, Any]] = {}  # id(file) -> JSON; a file split in many tasks is encoded once
 
     def encode(self, f: ContentFile) -> dict[str, Any]:
@@ -55,6 +58,8 @@ class ContentFileEncoder:
                 out["content-size-in-bytes"] = f.content_size_in_bytes
         if f.data_sequence_number is not None:
             out["sequence-number"] = f.data_sequence_number
+        if self._stats_ids is not None and f.content == DATA:
+            out |= _stats_json(f, self._stats_ids)
         return out
 
 
@@ -72,6 +77,25 @@ class DeleteFileTable:
             index = self._index[id(d)] = len(self.files)
             self.files.append(self._encoder.encode(d))
         return index
+
+
+_STATS_JSON = (("value-counts", "value_counts", False), ("null-value-counts", "null_value_counts", False),
+               ("nan-value-counts", "nan_value_counts", False), ("lower-bounds", "lower_bounds", True),
+               ("upper-bounds", "upper_bounds", True))  # fmt: skip
+
+
+def _stats_json(f: ContentFile, ids: frozenset[int]) -> dict[str, Any]:
+    """The file's column stats for `ids`, as ContentFileParser writes a file that includeColumnStats kept
+    them for: {"keys": [...], "values": [...]} maps, bounds as the upper-case hex of their bytes."""
+    out: dict[str, Any] = {}
+    for key, attribute, binary in _STATS_JSON:
+        stats = getattr(f, attribute)
+        if stats is None:
+            continue
+        kept = sorted(i for i in stats if i in ids)
+        values = [bytes(stats[i]).hex().upper() if binary else stats[i] for i in kept]
+        out[key] = {"keys": kept, "values": values}
+    return out
 
 
 def partition_types(specs: dict[int, PartitionSpec], schema: Schema) -> dict[int, StructType]:

@@ -52,6 +52,7 @@ class PlannedTasks:
     specs: dict[int, PartitionSpec]
     schema: Schema
     page_size: int
+    stats_ids: frozenset[int] | None = None  # REST stats-fields: the columns whose stats the tasks carry
 
     def __post_init__(self) -> None:
         if self.page_size <= 0:

@@ -68,7 +68,9 @@ class PlanTableScanRequest(RestWireModel):
     use_snapshot_schema: bool = Field(False, description="accepted; the filter binds to the current schema")
     start_snapshot_id: int | None = Field(None, description="an incremental append scan: after this snapshot")
     end_snapshot_id: int | None = Field(None, description="an incremental append scan: up to this snapshot")
-    stats_fields: list[str] | None = Field(None, description="accepted; column stats are not returned")
+    stats_fields: list[str] | None = Field(
+        None, description="columns whose value/null/NaN counts and lower/upper bounds the data files carry"
+    )
     min_rows_requested: int | None = Field(
         None, ge=0, description="planning may stop once the files that surely match hold this many rows"
     )
@@ -88,6 +90,7 @@ class _Scan:
     table: LoadedTable
     request: ScanRequest
     estimated_files: int
+    stats_ids: frozenset[int] | None = None  # stats-fields, as field ids
 
 
 def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableScanRequest) -> _Scan:
@@ -100,9 +103,23 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     chosen = choose_snapshot(meta, choice) if appends is None else choose_appends(meta, appends)
     bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
+    stats_ids = _stats_ids(body.stats_fields, meta.schema, body.case_sensitive)
     request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False, appends=appends,
-                          min_rows=body.min_rows_requested)  # fmt: skip  # planFiles
-    return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot))
+                          min_rows=body.min_rows_requested, keep_stats=stats_ids is not None)  # fmt: skip
+    return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot), stats_ids)  # (planFiles)
+
+
+def _stats_ids(names: list[str] | None, schema: Schema, case_sensitive: bool) -> frozenset[int] | None:
+    """stats-fields as field ids of the current schema (Java's includeColumnStats); unknown names are a 400."""
+    if names is None:
+        return None
+    ids = set()
+    for name in names:
+        found = schema.find_field_by_name(name, case_sensitive)
+        if found is None:
+            raise BadRequestError(f"Cannot find field '{name}' for stats-fields")
+        ids.add(found.field_id)
+    return frozenset(ids)
 
 
 def _append_range(body: PlanTableScanRequest) -> AppendRange | None:
@@ -133,7 +150,9 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     record_plan_metrics(runtime, plan)
     meta = scan.table.metadata
-    return PlannedTasks(plan.file_tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size)
+    with_stats = scan.stats_ids is not None
+    tasks = plan.files.to_objects(with_stats=with_stats) if with_stats and plan.files is not None else plan.file_tasks
+    return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids)
 
 
 def plan_now(
@@ -149,7 +168,7 @@ def plan_now(
 
 def encode_page(result: PlannedTasks, number: int) -> dict[str, Any]:
     """One page as the spec's ScanTasks: `delete-files` and `file-scan-tasks` that index into them."""
-    encoder = ContentFileEncoder(result.specs, result.schema)
+    encoder = ContentFileEncoder(result.specs, result.schema, result.stats_ids)
     deletes = DeleteFileTable(encoder)
 
     tasks = []

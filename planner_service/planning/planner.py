@@ -61,6 +61,7 @@ class ScanRequest:
     appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
     min_rows: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
     parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
+    keep_stats: bool = False  # decode the files' column stats even when planning does not read them
 
 
 @dataclass
@@ -154,8 +155,9 @@ class ScanPlanner:
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
             files = self._data_files(
-                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, added_in
-            )
+                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, added_in,
+                request.keep_stats,
+            )  # fmt: skip
             if request.min_rows is not None:
                 files = _cut_at_rows(files, request.min_rows, metrics)
         cancel.check()
@@ -233,6 +235,7 @@ class ScanPlanner:
         explain: Explain | None,
         cancel: Cancellation,
         added_in: frozenset[int] | None = None,
+        keep_stats: bool = False,
     ) -> FileTasks:
         """The live data files of the kept manifests that might match, in Java's order (ManifestGroup);
         with `added_in`, only the entries ADDED by those snapshots (an incremental append scan)."""
@@ -244,7 +247,7 @@ class ScanPlanner:
                 explain.manifest(m, *manifest_reason(m, row_filter))
         # column statistics are decoded only when something reads them: the filter's metrics pruning,
         # explain, or equality deletes (matched against the data files' bounds)
-        with_stats = not row_filter.is_true or explain is not None or delete_index.has_equality_deletes
+        with_stats = keep_stats or not row_filter.is_true or explain is not None or delete_index.has_equality_deletes
         index = self._index(kept, cancel, with_stats)
         cancel.check()
         might = row_filter.file_mask(index)

@@ -66,8 +66,8 @@ class FileTasks:
             delete_counts.astype(np.int64),
         )
 
-    def to_objects(self) -> list[FileScanTask]:
-        files = self.index.content_files(self.rows)
+    def to_objects(self, with_stats: bool = False) -> list[FileScanTask]:
+        files = self.index.content_files(self.rows, with_stats=with_stats)
         out = []
         for i, f in enumerate(files):
             deletes = tuple(self.delete_files[j] for j in self.deletes_of(i).tolist())

@@ -146,7 +146,8 @@ def _distinct_rest_cases() -> list[str]:
         incremental = c["snapshot"]["kind"] == "appends" and c["snapshot"]["end"] is not None  # REST: both ids
         if c["snapshot"]["kind"] not in ("current", "id") and not incremental:
             continue
-        key = (c["table"], json.dumps(c["snapshot"]), json.dumps(c["filter"]), c["case_sensitive"])
+        key = (c["table"], json.dumps(c["snapshot"]), json.dumps(c["filter"]), c["case_sensitive"],
+               json.dumps(c.get("stats_fields")))  # fmt: skip
         if key not in seen:
             seen.add(key)
             ids.append(c["id"])
@@ -161,6 +162,8 @@ def _rest_request(case: dict[str, Any]) -> dict[str, Any]:
         body["start-snapshot-id"], body["end-snapshot-id"] = case["snapshot"]["start"], case["snapshot"]["end"]
     if case["filter"] is not None:
         body["filter"] = case["filter"]
+    if case.get("stats_fields"):
+        body["stats-fields"] = case["stats_fields"]
     return body
 
 
@@ -178,6 +181,27 @@ def test_rest_plan_matches_java(conformance: Conformance, client: httpx.Client, 
     assert len(body["file-scan-tasks"]) == min(PAGE_SIZE, len(case["files"]))
     assert len(body["plan-tasks"]) == max(0, -(-len(case["files"]) // PAGE_SIZE) - 1)
     assert _all_tasks(client, table, body) == _java_tasks(case)
+    # column stats: only with stats-fields, and then exactly those Java's includeColumnStats keeps
+    ours = [_stats(t["data-file"]) for t in body["file-scan-tasks"]]
+    assert ours == [_java_stats(f["stats"]) for f in case["files"][:PAGE_SIZE]]
+
+
+_STATS_KEYS = {
+    "value-counts": "value_counts", "null-value-counts": "null_value_counts", "nan-value-counts": "nan_value_counts",
+    "lower-bounds": "lower_bounds", "upper-bounds": "upper_bounds",
+}  # fmt: skip
+
+
+def _stats(data_file: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: dict(zip(data_file[key]["keys"], data_file[key]["values"], strict=True))
+        for key, name in _STATS_KEYS.items()
+        if key in data_file
+    }
+
+
+def _java_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    return {name: {int(k): v for k, v in m.items()} for name, m in stats.items() if m is not None}
 
 
 def test_completed_plan_can_be_fetched_again_and_cancelled(client: httpx.Client) -> None:
@@ -227,6 +251,7 @@ def test_optional_hints_and_unknown_fields_are_accepted(client: httpx.Client) ->
         (b'{"start-snapshot-id": 1}', 400, "BadRequestException", "needs both start-snapshot-id and end-snapshot-id"),
         (b'{"start-snapshot-id": 1, "end-snapshot-id": 2}', 400, "BadRequestException", "Cannot find the end snapshot"),
         (b'{"snapshot-id": 123}', 404, "NoSuchSnapshotException", "Cannot find snapshot with ID 123"),
+        (b'{"stats-fields": ["nope"]}', 400, "BadRequestException", "Cannot find field 'nope' for stats-fields"),
     ],
 )
 def test_plan_errors(client: httpx.Client, body: bytes, status: int, error_type: str, message: str) -> None:

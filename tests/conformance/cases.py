@@ -311,6 +311,14 @@ def _append_cases() -> list[dict[str, Any]]:
     ]
 
 
+def _stats_cases() -> list[dict[str, Any]]:
+    """Column stats of the requested columns only (REST stats-fields; Java's includeColumnStats)."""
+    return [
+        {**case("all_types", "stats-fields"), "stats_fields": ["i", "f", "d", "bin", "s", "dt", "dec9"]},
+        {**case("unpartitioned", "stats-fields-filtered", filter=p("gt", "id", 10)), "stats_fields": ["id", "name"]},
+    ]
+
+
 def _hex_cases() -> list[dict[str, Any]]:
     """Binary values in REST JSON expressions as the spec writes them, upper-case hex, which Java's
     ExpressionParser reads as bytes when it is given the schema (the generator passes it: "with_schema")."""
@@ -349,6 +357,7 @@ def _all_cases() -> list[dict[str, Any]]:
     ]
     cases += _hex_cases()
     cases += _append_cases()
+    cases += _stats_cases()
     cases += _filter_cases()
     return cases
 

@@ -171,7 +171,23 @@ def task_json(jvm: Any, task: Any) -> dict[str, Any]:
         "data_sequence_number": f.dataSequenceNumber(),
         "residual": json.loads(jvm.org.apache.iceberg.expressions.ExpressionParser.toJson(task.residual())),
         "deletes": [delete_json(jvm, d) for d in java_iter(task.deletes())],
+        "stats": stats_json(jvm, f),
     }
+
+
+def stats_json(jvm: Any, f: Any) -> dict[str, Any]:
+    """The file's column stats as it carries them (none unless the scan asked: includeColumnStats); bounds
+    as the upper-case hex of their serialized bytes, as ContentFileParser writes them."""
+    to_bytes = jvm.org.apache.iceberg.util.ByteBuffers.toByteArray
+    out: dict[str, Any] = {}
+    for name, getter in (("value_counts", f.valueCounts), ("null_value_counts", f.nullValueCounts),
+                         ("nan_value_counts", f.nanValueCounts)):  # fmt: skip
+        stats = getter()
+        out[name] = None if stats is None else {str(k): int(v) for k, v in stats.items()}
+    for name, getter in (("lower_bounds", f.lowerBounds), ("upper_bounds", f.upperBounds)):
+        stats = getter()
+        out[name] = None if stats is None else {str(k): bytes(to_bytes(v)).hex().upper() for k, v in stats.items()}
+    return out
 
 
 def new_scan(jvm: Any, table: Any, case: dict[str, Any]) -> Any:
@@ -191,6 +207,11 @@ def new_scan(jvm: Any, table: Any, case: dict[str, Any]) -> Any:
         raise ValueError(f"{case['id']}: unknown snapshot kind {kind!r}")
     for key, option in case["options"].items():
         scan = scan.option(key, option)
+    if case.get("stats_fields"):  # what a REST plan's stats-fields asks for
+        columns = jvm.java.util.ArrayList()
+        for name in case["stats_fields"]:
+            columns.add(name)
+        scan = scan.includeColumnStats(columns)
     if case["filter"] is not None:
         parser = jvm.org.apache.iceberg.expressions.ExpressionParser
         text = json.dumps(case["filter"])  # values typed by the schema when asked (binary and fixed from hex)
