@@ -150,8 +150,8 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     record_plan_metrics(runtime, plan)
     meta = scan.table.metadata
-    with_stats = scan.stats_ids is not None
-    tasks = plan.files.to_objects(with_stats=with_stats) if with_stats and plan.files is not None else plan.file_tasks
+    files = plan.files
+    tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks
     return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids)
 
 

@@ -43,17 +43,10 @@ static int fail(Decoder *d, const char *message) {
 }
 
 static inline int read_long(Decoder *d, int64_t *out) {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (d->p >= d->end) return fail(d, "a value runs past the end of its block");
-        uint8_t byte = *d->p++;
-        value |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80)) {
-            *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
-            return 0;
-        }
-    }
-    return fail(d, "a variable-length integer is longer than 10 bytes");
+    int status = avro_long(&d->p, d->end, out);
+    if (status == AVRO_LONG_OK) return 0;
+    return fail(d, status == AVRO_LONG_ENDS_EARLY ? "a value runs past the end of its block"
+                                                  : "a variable-length integer is longer than 10 bytes");
 }
 
 static inline int push_valid(Decoder *d, Column *c, uint8_t present) {

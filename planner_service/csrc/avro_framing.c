@@ -15,17 +15,10 @@ static int cursor_fail(Cursor *c, const char *message) {
 }
 
 static int cursor_long(Cursor *c, int64_t *out) {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (c->p >= c->end) return cursor_fail(c, "the file ends early");
-        uint8_t byte = *c->p++;
-        value |= (uint64_t)(byte & 0x7f) << shift;
-        if (!(byte & 0x80)) {
-            *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
-            return 0;
-        }
-    }
-    return cursor_fail(c, "a variable-length integer is longer than 10 bytes");
+    int status = avro_long(&c->p, c->end, out);
+    if (status == AVRO_LONG_OK) return 0;
+    return cursor_fail(c, status == AVRO_LONG_ENDS_EARLY ? "the file ends early"
+                                                         : "a variable-length integer is longer than 10 bytes");
 }
 
 /* n bytes from the cursor: their start, or NULL (an error set) when they run past the end. */

@@ -37,6 +37,24 @@ static inline int buf_grow(Buf *b, size_t extra) {
 
 static inline int buf_reserve(Buf *b, size_t extra) { return b->len + extra <= b->cap ? 0 : buf_grow(b, extra); }
 
+/* An Avro long (a zig-zag varint) at *p, read no further than `end`: AVRO_LONG_OK with *p past it, or why
+not (the caller names the error). */
+enum { AVRO_LONG_OK = 0, AVRO_LONG_ENDS_EARLY = -1, AVRO_LONG_TOO_LONG = -2 };
+
+static inline int avro_long(const uint8_t **p, const uint8_t *end, int64_t *out) {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (*p >= end) return AVRO_LONG_ENDS_EARLY;
+        uint8_t byte = *(*p)++;
+        value |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *out = (int64_t)(value >> 1) ^ -(int64_t)(value & 1);
+            return AVRO_LONG_OK;
+        }
+    }
+    return AVRO_LONG_TOO_LONG;
+}
+
 static inline int buf_append(Buf *b, const void *data, size_t n) {
     if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->p + b->len, data, n);

@@ -223,8 +223,6 @@ def _from_decimal(value: Decimal, target: str, typ: PrimitiveType) -> Converted 
 def _from_string(value: str, target: str, typ: PrimitiveType) -> Converted | None:
     if target == "string":
         return Literal("string", value)
-    if target in ("binary", "fixed"):
-        return None  # (a REST JSON string is hex: convert() decodes it)
     if target == "date":
         return Literal("date", (date.fromisoformat(_strict(_ISO_DATE, value)) - _EPOCH_DATE).days)
     if target == "time":

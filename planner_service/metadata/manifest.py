@@ -114,10 +114,11 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     group = grouped.select(pl.col("_row").first().over("_manifest", "partition")).to_series().to_numpy()
     partitions, partition_id = intern_partitions(first.manifest.partition_spec_id, partition, group, convert)
     # each manifest's own partitions (ascending ids) and its rows' numbers among them, for all at once
-    keys, local = np.unique(manifest_of_row * max(1, len(partitions)) + partition_id, return_inverse=True)
-    key_bounds = np.searchsorted(keys // max(1, len(partitions)), np.arange(len(manifests) + 1))
+    width = max(1, len(partitions))
+    keys, local = np.unique(manifest_of_row * width + partition_id, return_inverse=True)
+    key_bounds = np.searchsorted(keys // width, np.arange(len(manifests) + 1))
     local = (local.reshape(-1) - key_bounds[manifest_of_row]).astype(np.int32)
-    used = (keys % max(1, len(partitions))).tolist()
+    used = (keys % width).tolist()
     row_bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1)).tolist()
     out = []
     for (start, end), (first, last) in zip(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner_service.errors import InvalidOptionError
 
@@ -66,14 +66,21 @@ ADAPTIVE_SPLIT_SIZE = "read.split.adaptive-size.enabled"
 MIN_SPLIT_SIZE = 16 * 1024 * 1024  # TableScanUtil.MIN_SPLIT_SIZE
 
 
-def split_size_given(request: Mapping[str, object] | None) -> bool:
-    """Whether the request names a split size itself (Spark's split-size read option)."""
-    return any(ALIASES.get(key, key) == SPLIT_SIZE for key in request or {})
-
-
-def adaptive_split_size(table_properties: Mapping[str, str]) -> bool:
-    """The table's read.split.adaptive-size.enabled (default true), as SparkReadConf parses it."""
-    return table_properties.get(ADAPTIVE_SPLIT_SIZE, "true").strip().lower() != "false"
+def adapted_to_parallelism(
+    options: SplitOptions,
+    parallelism: int | None,
+    scan_size: int,
+    request: Mapping[str, object] | None,
+    table_properties: Mapping[str, str],
+) -> SplitOptions:
+    """SparkScan.adjustSplitSize: with Spark's `parallelism`, the table's read.split.adaptive-size.enabled
+    (default true) and no split size named by the request (Spark's split-size read option), the split size
+    adjusted to the scan's size (its tasks: files and their deletes); else `options` as they are."""
+    if parallelism is None or any(ALIASES.get(key, key) == SPLIT_SIZE for key in request or {}):
+        return options
+    if table_properties.get(ADAPTIVE_SPLIT_SIZE, "true").strip().lower() == "false":
+        return options
+    return replace(options, split_size=adjust_split_size(scan_size, parallelism, options.split_size))
 
 
 def adjust_split_size(scan_size: int, parallelism: int, split_size: int) -> int:

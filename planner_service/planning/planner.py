@@ -34,13 +34,7 @@ from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
-from planner_service.planning.options import (
-    SplitOptions,
-    adaptive_split_size,
-    adjust_split_size,
-    resolve_split_options,
-    split_size_given,
-)
+from planner_service.planning.options import SplitOptions, adapted_to_parallelism, resolve_split_options
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
 from planner_service.splitting.combine import CombinedTasks, combine
@@ -165,15 +159,10 @@ class ScanPlanner:
         if request.combine:
             with _timed(metrics, "split_and_pack"):
                 columns = files.columns()
-                if (
-                    request.parallelism is not None
-                    and adaptive_split_size(meta.properties)
-                    and not split_size_given(request.options)
-                ):  # SparkScan.adjustSplitSize: the scan's task sizes (files and their deletes) over the slots
-                    scan_size = int(columns.sizes.sum() + columns.delete_bytes.sum())
-                    options = replace(
-                        options, split_size=adjust_split_size(scan_size, request.parallelism, options.split_size)
-                    )
+                scan_size = int(columns.sizes.sum() + columns.delete_bytes.sum())
+                options = adapted_to_parallelism(
+                    options, request.parallelism, scan_size, request.options, meta.properties
+                )
                 combined = combine(columns, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(
