@@ -8,7 +8,8 @@
    503 with Retry-After), the service's peak RSS, and its RSS once they are done;
 and throughout both, /health every 50 ms from another client (p50, p99, max).
 
-    .venv/bin/python bench/sturdy_bench.py [--clients 50] [--seconds 60] [--burst 8] [--out FILE]
+    .venv/bin/python bench/sturdy_bench.py [--clients 50] [--seconds 60] [--burst 8] [--skip-soak | --skip-burst]
+                                            [--out FILE]
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--burst", type=int, default=8)
     parser.add_argument("--skip-soak", action="store_true")
+    parser.add_argument("--skip-burst", action="store_true")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "sturdy.json")
     args = parser.parse_args(argv)
     table = bench_table(args)
@@ -146,9 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_soak:
         results["soak"] = soak(location, one, args.clients, args.seconds)
         progress("soak", json.dumps({k: v for k, v in results["soak"].items() if k != "error_samples"}, default=str))
-    progress("bench", f"--- burst: {args.burst} different full plans at once, inline")
-    results["burst"] = burst(location, args.burst)
-    progress("burst", json.dumps(results["burst"], default=str))
+    if not args.skip_burst:
+        progress("bench", f"--- burst: {args.burst} different full plans at once, inline")
+        results["burst"] = burst(location, args.burst)
+        progress("burst", json.dumps(results["burst"], default=str))
     write_json(args.out, results)
     return 0
 

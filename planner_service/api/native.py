@@ -3,6 +3,7 @@ views of a table (snapshots, refs, history) for curl."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Annotated, Any
@@ -196,6 +197,11 @@ async def metrics(runtime: RuntimeDep) -> Response:
         for field, help_text in (("hits", "Cache hits"), ("misses", "Cache misses"), ("entries", "Cached entries"),
                                  ("bytes", "Estimated cached bytes"), ("evictions", "Evictions")):  # fmt: skip
             gauges.append((f"scan_planner_cache_{field}", help_text, float(getattr(stats, field)), {"cache": name}))
+    gauges.append(("python_gc_frozen_objects", "Objects out of the cycle collector's reach (gc.freeze at startup)",
+                   float(gc.get_freeze_count()), {}))  # fmt: skip
+    for generation, collector in enumerate(gc.get_stats()):
+        gauges.append(("python_gc_collections", "Cycle collections so far, by generation",
+                       float(collector["collections"]), {"generation": str(generation)}))  # fmt: skip
     text = runtime.metrics.render(gauges)
     return Response(text, media_type="text/plain; version=0.0.4")
 
