@@ -16,7 +16,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service import __version__
-from planner_service.api import native, rest_catalog, rest_scan
+from planner_service.api import aggregates, native, rest_catalog, rest_scan
 from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
 from planner_service.api.errors import BodySizeLimit, CrossSiteGuard, install_error_handlers, unexpected_error_response
 from planner_service.runtime import Runtime
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="An access token: OAuth2 client credentials (form or Basic) or a token exchange",
     )  # fmt: skip
     app.include_router(native.router)
+    app.include_router(aggregates.router)
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
 

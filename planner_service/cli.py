@@ -7,7 +7,8 @@ import json
 import os
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from planner_service.expressions.expression_json import expression_from_json
 from planner_service.expressions.filter_string import parse_filter
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.snapshot_choice import SnapshotChoice, append_range
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,41 +46,30 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     plan = sub.add_parser("plan", help="plan a scan and print the plan (no table given: the demo table)")
-    where = plan.add_argument_group("table (one of)")
-    where.add_argument("--metadata-location", help="a metadata.json location (path, file:, s3:)")
-    where.add_argument("--table-dir", help="a Hadoop-style table directory (metadata/version-hint.text)")
-    where.add_argument("--table", help="table name ns.name, with --warehouse or --catalog-uri")
-    plan.add_argument("--warehouse", help="a directory of Hadoop-style tables WAREHOUSE/ns/name")
-    plan.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
-    plan.add_argument("--catalog-name", default="default", help="catalog_name in the SQL catalog")
-    snap = plan.add_mutually_exclusive_group()
-    snap.add_argument("--snapshot-id", type=int)
-    snap.add_argument("--as-of-timestamp-ms", type=int)
-    snap.add_argument("--ref", help="a branch or tag name")
+    _scan_arguments(plan)
     plan.add_argument("--limit", type=int, help="rows wanted: planning may stop once files that surely match hold them")
-    plan.add_argument(
-        "--start-snapshot-id",
-        type=int,
-        help="an incremental append scan: the files appended after this snapshot (exclusive)",
-    )
-    plan.add_argument(
-        "--end-snapshot-id",
-        type=int,
-        help="with --start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
-    )
     plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                       help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
-    rows = plan.add_mutually_exclusive_group()
-    rows.add_argument("--filter", help="a row filter string: \"region = 'eu' AND id < 10\"")
-    rows.add_argument("--filter-json", help='a row filter as REST JSON: \'{"type": "lt", "term": "id", "value": 10}\'')
-    plan.add_argument("--case-insensitive", action="store_true", help="resolve filter columns ignoring case")
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
+
+    aggregate = sub.add_parser(
+        "aggregate",
+        help="count(*), count(col), min(col), max(col) of a scan from metadata, where exact",
+        description="Each aggregate from the data files' record counts and column stats, or why it cannot be "
+        "(delete files, a filter that keeps part of a file, missing or truncated stats): then read the rows.",
+    )
+    aggregate.add_argument("aggregates", nargs="+", metavar="AGGREGATE", help='e.g. "count(*)" "max(ts)"')
+    _scan_arguments(aggregate)
+    aggregate.add_argument("--json", action="store_true", help="print the /aggregate response JSON")
+    aggregate.set_defaults(run=_aggregate)
 
     serve = sub.add_parser("serve", help="run the HTTP service (no catalog given: the demo warehouse)")
     serve.add_argument("--warehouse", help="a directory of Hadoop-style tables: table ns.name is WAREHOUSE/ns/name")
     serve.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
     serve.add_argument("--catalog-name", help="catalog_name in the SQL catalog (default: default)")
+    serve.add_argument("--rest-catalog-uri", help="an upstream Iceberg REST catalog's base URI (without /v1); its "
+                       "warehouse and credentials go in the settings (rest_catalog_*)")  # fmt: skip
     serve.add_argument("--config", help="a TOML or JSON settings file (see planner_service/settings.py)")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8181)")
@@ -87,6 +77,35 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", choices=["debug", "info", "warning", "error"], help="default info")
     serve.set_defaults(run=_serve)
     return parser
+
+
+def _scan_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a scan is, shared by plan and aggregate: the table, the snapshot (or append range), the filter."""
+    where = parser.add_argument_group("table (one of)")
+    where.add_argument("--metadata-location", help="a metadata.json location (path, file:, s3:)")
+    where.add_argument("--table-dir", help="a Hadoop-style table directory (metadata/version-hint.text)")
+    where.add_argument("--table", help="table name ns.name, with --warehouse or --catalog-uri")
+    parser.add_argument("--warehouse", help="a directory of Hadoop-style tables WAREHOUSE/ns/name")
+    parser.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
+    parser.add_argument("--catalog-name", default="default", help="catalog_name in the SQL catalog")
+    snap = parser.add_mutually_exclusive_group()
+    snap.add_argument("--snapshot-id", type=int)
+    snap.add_argument("--as-of-timestamp-ms", type=int)
+    snap.add_argument("--ref", help="a branch or tag name")
+    parser.add_argument(
+        "--start-snapshot-id",
+        type=int,
+        help="an incremental append scan: the files appended after this snapshot (exclusive)",
+    )
+    parser.add_argument(
+        "--end-snapshot-id",
+        type=int,
+        help="with --start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
+    )
+    rows = parser.add_mutually_exclusive_group()
+    rows.add_argument("--filter", help="a row filter string: \"region = 'eu' AND id < 10\"")
+    rows.add_argument("--filter-json", help='a row filter as REST JSON: \'{"type": "lt", "term": "id", "value": 10}\'')
+    parser.add_argument("--case-insensitive", action="store_true", help="resolve filter columns ignoring case")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -100,6 +119,7 @@ def _serve(args: argparse.Namespace) -> int:
         warehouse=args.warehouse,
         catalog_uri=args.catalog_uri,
         catalog_name=args.catalog_name,
+        rest_catalog_uri=args.rest_catalog_uri,
         host=args.host,
         port=args.port,
         workers=args.workers,
@@ -138,6 +158,40 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from planner_service.api.plan_json import encode_plan
+
+    options = dict(_split_option(o) for o in args.option)
+    plan = _planned(args, lambda request: replace(request, options=options, min_rows=args.limit))
+    raw = b"".join(encode_plan(plan))
+    if args.json:
+        sys.stdout.buffer.write(raw + b"\n")
+    else:
+        _print_summary(orjson.loads(raw))
+    return 0
+
+
+def _aggregate(args: argparse.Namespace) -> int:
+    from planner_service.api.aggregates import encode_aggregates
+    from planner_service.planning.aggregates import evaluate_aggregates, parse_aggregates
+
+    aggregates = parse_aggregates(args.aggregates)
+    plan = _planned(args, lambda request: replace(request, combine=False, keep_stats=True))
+    values = evaluate_aggregates(plan.files, plan.schema, plan.table.metadata.properties, aggregates,
+                                 not args.case_insensitive)  # fmt: skip
+    body = encode_aggregates(plan, values)
+    if args.json:
+        print(orjson.dumps(body).decode())
+        return 0
+    print(f"table        {body['table']}")
+    print(f"snapshot     {body['snapshot-id']}")
+    print(f"data files   {body['data-files']}")
+    for entry in body["aggregates"]:
+        value = json.dumps(entry["value"]) if entry["exact"] else f"not exact: {entry['reason']}"
+        print(f"  {entry['name']} = {value}")
+    return 0
+
+
+def _planned(args: argparse.Namespace, adjust: Callable[[ScanRequest], ScanRequest]) -> ScanPlan:
+    """The scan the shared scan arguments describe, `adjust`ed, planned on a planner of its own."""
     from planner_service.io.roots import Roots
     from planner_service.runtime import file_io
     from planner_service.settings import load_settings
@@ -145,27 +199,14 @@ def _plan(args: argparse.Namespace) -> int:
     settings = load_settings()  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
     io = file_io(settings, Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere())
     table = _load_table(io, args)
-    options = dict(_split_option(o) for o in args.option)
     choice = SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref)
-    request = ScanRequest(
-        choice,
-        options,
-        _row_filter(args),
-        case_sensitive=not args.case_insensitive,
-        appends=append_range(args.start_snapshot_id, args.end_snapshot_id, choice),
-        min_rows=args.limit,
-    )
+    appends = append_range(args.start_snapshot_id, args.end_snapshot_id, choice)
+    request = ScanRequest(choice, None, _row_filter(args), case_sensitive=not args.case_insensitive, appends=appends)
     planner = ScanPlanner(io)
     try:
-        plan = planner.plan(table, request)
+        return planner.plan(table, adjust(request))
     finally:
         planner.close()
-    raw = b"".join(encode_plan(plan))
-    if args.json:
-        sys.stdout.buffer.write(raw + b"\n")
-    else:
-        _print_summary(orjson.loads(raw))
-    return 0
 
 
 def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:

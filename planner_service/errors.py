@@ -76,6 +76,20 @@ class MissingFileError(StorageError):
     retry_after = None
 
 
+class CatalogUnavailableError(StorageError):
+    """An upstream catalog cannot be reached, timed out or failed (5xx): worth a retry soon."""
+
+    error_type = "ServiceUnavailableException"
+
+
+class UpstreamCatalogError(PlannerError):
+    """An upstream catalog refused the service's own credentials (401/403) or answered what it should not:
+    the service's configuration, not the request, needs fixing (502)."""
+
+    status_code = 502
+    error_type = "BadGatewayException"
+
+
 class OverloadedError(PlannerError):
     """Too many plans are being made at once; the client should retry after `retry_after` seconds."""
 

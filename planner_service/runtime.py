@@ -3,6 +3,7 @@ Built once per process from Settings; routes reach it through a FastAPI dependen
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,11 +13,13 @@ from planner_service.api.metrics import MetricsRegistry
 from planner_service.api.plans import PlanResult, PlanResults
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.rest import RestCatalogConfig
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
-from planner_service.errors import BadRequestError
-from planner_service.io.fileio import FileIO, S3Config
+from planner_service.errors import BadRequestError, PlannerError
+from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_root
+from planner_service.io.storage_config import S3Config
 from planner_service.metadata.manifest import warm_up
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
@@ -37,7 +40,8 @@ class Runtime:
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
         io = file_io(settings, service_roots(settings))
-        catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse)
+        catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse,
+                                   rest_catalog_config(settings))  # fmt: skip
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
@@ -59,7 +63,15 @@ class Runtime:
 
     def plan_by_id(self, plan_id: str, cancel: Cancellation | None = None) -> PlanResult:
         """A plan by its id: cached, or rebuilt from the canonical request the id carries."""
-        return self.plans.by_id(plan_id, lambda location: load_by_metadata_location(self.io, location), cancel)
+        return self.plans.by_id(plan_id, self._load_planned, cancel)
+
+    def _load_planned(self, table: str, metadata_location: str) -> LoadedTable:
+        """The table a plan id names, at the metadata file it was planned on. Loaded through the catalog
+        first when it is a catalog name: the catalog vouches for the table's location (a replica that never
+        served the table may read it) and hands out the storage credentials it is read with."""
+        with contextlib.suppress(PlannerError):
+            self.catalog.load_table(TableIdentifier.parse(table))
+        return load_by_metadata_location(self.io, metadata_location)
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """Every cache by name, for metrics."""
@@ -83,6 +95,21 @@ def service_roots(settings: Settings) -> Roots:
 
         roots.append(settings.demo_dir or str(default_demo_dir()))
     return Roots(roots, follow_catalogs=True)
+
+
+def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
+    if not settings.rest_catalog_uri:
+        return None
+    return RestCatalogConfig(
+        uri=settings.rest_catalog_uri,
+        warehouse=settings.rest_catalog_warehouse,
+        prefix=settings.rest_catalog_prefix,
+        credential=settings.rest_catalog_credential,
+        token=settings.rest_catalog_token,
+        oauth2_server_uri=settings.rest_catalog_oauth2_server_uri,
+        scope=settings.rest_catalog_scope,
+        timeout_seconds=settings.rest_catalog_timeout_seconds,
+    )
 
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:

@@ -6,6 +6,8 @@ service serves the embedded demo warehouse (created on first start).
     SCAN_PLANNER_WAREHOUSE=/data/warehouse          Hadoop-style tables at WAREHOUSE/ns/name
     SCAN_PLANNER_CATALOG_URI=sqlite:////data/cat.db  a SQL catalog (iceberg_tables); or postgresql+psycopg://...
     SCAN_PLANNER_TABLES='{"db.events": "s3://b/t/metadata/v3.metadata.json"}'   explicit locations
+    SCAN_PLANNER_REST_CATALOG_URI=https://catalog.example.com/api/catalog   an upstream Iceberg REST catalog
+        (and _REST_CATALOG_WAREHOUSE, _REST_CATALOG_CREDENTIAL=client_id:secret or _REST_CATALOG_TOKEN)
     SCAN_PLANNER_ALLOWED_ROOTS='["/data", "s3://lake"]'   locations outside are refused (403)
     SCAN_PLANNER_S3_ENDPOINT=http://127.0.0.1:9000 (and _S3_REGION, _S3_ACCESS_KEY_ID, _S3_SECRET_ACCESS_KEY)
 """
@@ -38,6 +40,16 @@ class Settings(BaseSettings):
     catalog_uri: str | None = None
     catalog_name: str = "default"
     tables: dict[str, str] = Field(default_factory=dict)
+    # an upstream Iceberg REST catalog (catalog/rest.py): its base URI (without /v1), warehouse, prefix, and
+    # either OAuth2 client credentials ("client_id:client_secret") or a bearer token
+    rest_catalog_uri: str | None = None
+    rest_catalog_warehouse: str | None = None
+    rest_catalog_prefix: str | None = None
+    rest_catalog_credential: str | None = Field(default=None, repr=False)
+    rest_catalog_token: str | None = Field(default=None, repr=False)
+    rest_catalog_oauth2_server_uri: str | None = None  # default {rest_catalog_uri}/v1/oauth/tokens
+    rest_catalog_scope: str = "catalog"
+    rest_catalog_timeout_seconds: float = Field(default=30.0, gt=0)
     demo: bool | None = None  # None: serve the demo warehouse when no catalog is configured
     demo_dir: str | None = None
 
@@ -138,7 +150,7 @@ class Settings(BaseSettings):
     def serves_demo(self) -> bool:
         if self.demo is not None:
             return self.demo
-        return not (self.warehouse or self.catalog_uri or self.tables)
+        return not (self.warehouse or self.catalog_uri or self.tables or self.rest_catalog_uri)
 
     @classmethod
     def settings_customise_sources(

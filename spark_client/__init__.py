@@ -5,6 +5,7 @@
 
 `plan_and_read` (dataframe.py) plans with `PlannerClient` (client.py) and makes one Spark partition per
 CombinedScanTask; on Spark 4, `ScanPlannerDataSource` (datasource.py) is `spark.read.format("scan-planner")`.
+`aggregate(spark, table, ["count(*)", "max(ts)"])` (aggregates.py) answers from metadata where exact.
 `read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response into Arrow batches of the
 plan's schema. It needs only pyarrow (and pyroaring for deletion vectors), not pyspark, and knows the
 planner only through its JSON. Importing this package imports no pyspark: the client's names load on first
@@ -19,13 +20,23 @@ from typing import TYPE_CHECKING, Any
 from spark_client.reader import read_task
 
 if TYPE_CHECKING:
+    from spark_client.aggregates import aggregate
     from spark_client.client import PlannerClient, PlannerServiceError
     from spark_client.dataframe import plan_and_read, read_plan
     from spark_client.datasource import ScanPlannerDataSource
 
-__all__ = ["PlannerClient", "PlannerServiceError", "ScanPlannerDataSource", "plan_and_read", "read_plan", "read_task"]
+__all__ = [
+    "PlannerClient",
+    "PlannerServiceError",
+    "ScanPlannerDataSource",
+    "aggregate",
+    "plan_and_read",
+    "read_plan",
+    "read_task",
+]
 
 _LAZY = {
+    "aggregate": "spark_client.aggregates",
     "PlannerClient": "spark_client.client",
     "PlannerServiceError": "spark_client.client",
     "plan_and_read": "spark_client.dataframe",

@@ -102,6 +102,16 @@ class PlannerClient:
             )
         return result
 
+    def aggregate(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST /aggregate: count(*), count(col), min(col), max(col) from metadata, each with `exact` (and a
+        `reason` when not): {"exact", "aggregates": [{"name", "type", "value", "exact"}], ...}."""
+        result = self._request("POST", "/aggregate", dict(body))
+        if not isinstance(result, dict) or not isinstance(result.get("aggregates"), list):
+            raise PlannerServiceError(
+                None, "InvalidResponse", "the /aggregate response has no aggregates", self._url("/aggregate")
+            )
+        return result
+
     def task(self, plan_id: str, index: int) -> dict[str, Any]:
         """Task `index` of a plan, self-contained: {"plan": reader context and delete files, "task": ...}."""
         path = f"/plans/{plan_id}/tasks/{int(index)}"

@@ -1,5 +1,6 @@
-"""`scan-planner plan` end to end: its --json output for a filtered scan holds the files and residuals
-Iceberg Java planned; bad input exits 1 with a JSON error on stderr."""
+"""`scan-planner plan` and `aggregate` end to end: plan's --json output for a filtered scan holds the files
+and residuals Iceberg Java planned, aggregate's the values Spark + Iceberg answers from metadata; bad input
+exits 1 with a JSON error on stderr."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import pytest
 
 from planner_service.cli import main
+from tests.aggregate_values import comparable, plain_json
 from tests.conformance.reference import Conformance
 from tests.plan_wire import splits
 
@@ -78,3 +80,40 @@ def test_incremental_append_scans(conformance: Conformance, capsys: pytest.Captu
     assert code == 1 and "Cannot set only end-snapshot-id" in json.loads(err)["error"]["message"]
     code, _, err = _run(capsys, *argv[:5], "--snapshot-id", "1")
     assert code == 1 and "when snapshot-id is set" in json.loads(err)["error"]["message"]
+
+
+@pytest.mark.parametrize("case_id", ["identity_part/whole-partitions", "mor_position_deletes/position-deletes"])
+def test_aggregates_as_spark_and_iceberg_answer(
+    conformance: Conformance, capsys: pytest.CaptureFixture[str], case_id: str
+) -> None:
+    """`scan-planner aggregate`: Spark + Iceberg's values where Iceberg answers from metadata; where the
+    rows must be read (delete files), each aggregate says why."""
+    case = conformance.aggregate(case_id)
+    location = conformance.tables[case["table"]]["metadata_location"]
+    argv = ["aggregate", *case["aggregates"], "--metadata-location", location]
+    if case["spark_filter"] is not None:
+        argv += ["--filter", case["spark_filter"]]
+    code, out, err = _run(capsys, *argv, "--json")
+    assert code == 0, err
+    body = json.loads(out)
+    values = comparable(
+        [plain_json(a["value"], a["type"]) for a in body["aggregates"]], [a["type"] for a in body["aggregates"]]
+    )
+    if case["pushed"]:
+        assert body["exact"] and values == comparable(case["spark_values"], [a["type"] for a in body["aggregates"]])
+    else:
+        assert not body["exact"] and all("delete files" in a["reason"] for a in body["aggregates"])
+
+    code, out, err = _run(capsys, *argv)
+    assert code == 0, err
+    assert all(f"  {name} = " in out for name in case["aggregates"])
+    assert ("not exact" in out) != case["pushed"]
+
+
+def test_aggregate_errors(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
+    location = conformance.tables["unpartitioned"]["metadata_location"]
+    code, out, err = _run(capsys, "aggregate", "avg(id)", "--metadata-location", location)
+    assert code == 1 and out == ""
+    assert "Invalid aggregate 'avg(id)'" in json.loads(err)["error"]["message"]
+    code, _, err = _run(capsys, "aggregate", "max(nope)", "--metadata-location", location)
+    assert code == 1 and "cannot find field 'nope'" in json.loads(err)["error"]["message"]

@@ -9,10 +9,11 @@ from functools import partial
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
+from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
 from planner_service.api.plan_json import encode_plan, plan_head
@@ -27,23 +28,6 @@ from planner_service.runtime import Runtime
 
 router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
-
-
-# Dependencies are coroutines: FastAPI runs a plain function dependency in the worker-thread pool, where it
-# would wait behind every blocked or busy thread (slow storage, big plans) and stall even /health.
-async def get_runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
-async def is_pretty(
-    pretty: Annotated[str | None, Query(description="indent the JSON (any value but false)")] = None,
-) -> bool:
-    return pretty is not None and pretty.lower() not in ("false", "0", "no")
-
-
-RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-PrettyDep = Annotated[bool, Depends(is_pretty)]
 
 
 def plan_response(

@@ -8,6 +8,7 @@ file) is answered from the cache; explain requests are always planned afresh (th
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -167,15 +168,17 @@ class PlanResults:
         with self.admission.admitted(files, cancel):
             return self._plan(request, table, cancel, explain)
 
-    def by_id(self, plan_id: str, load: Any, cancel: Cancellation | None = None) -> PlanResult:
-        """The plan of a plan id; `load(location)` loads its table (a replica that never saw the id
-        rebuilds the plan)."""
+    def by_id(
+        self, plan_id: str, load: Callable[[str, str], LoadedTable], cancel: Cancellation | None = None
+    ) -> PlanResult:
+        """The plan of a plan id; `load(table name, metadata location)` loads its table as planned (a replica
+        that never saw the id rebuilds the plan)."""
         request = parse_plan_id(plan_id)
         cached = self.cache.get(request.plan_id)
         if cached is not None:
             return cached
         try:
-            table = load(request.metadata_location)
+            table = load(request.table, request.metadata_location)
         except (StorageError, NoSuchTableError):
             raise NoSuchPlanIdError(
                 f"Plan {plan_id[:64]}... cannot be rebuilt: its metadata file {request.metadata_location} is gone "

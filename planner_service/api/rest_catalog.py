@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api import rest_scan
-from planner_service.api.native import PrettyDep, RuntimeDep
+from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
 from planner_service.catalog.base import LoadedTable, TableIdentifier

@@ -28,9 +28,10 @@ from starlette.responses import Response
 
 from planner_service.api.auth import client_of
 from planner_service.api.content_file_json import ContentFileEncoder, DeleteFileTable
+from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
-from planner_service.api.native import PrettyDep, RuntimeDep, record_plan_metrics
+from planner_service.api.native import record_plan_metrics
 from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier

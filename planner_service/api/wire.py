@@ -21,8 +21,9 @@ class WireModel(BaseModel):
     model_config = ConfigDict(alias_generator=_kebab, populate_by_name=True, extra="forbid", strict=True)
 
 
-class PlanRequest(WireModel):
-    """POST /plan. Exactly one of `table` and `metadata-location`; at most one snapshot choice."""
+class ScanSelection(WireModel):
+    """What a scan reads: exactly one of `table` and `metadata-location`; at most one snapshot choice (or an
+    incremental append range); a filter."""
 
     table: str | None = Field(None, description="namespace.name, resolved through the configured catalog")
     metadata_location: str | None = Field(None, description="a metadata.json location instead of a name")
@@ -35,6 +36,13 @@ class PlanRequest(WireModel):
     end_snapshot_id: int | None = Field(
         None, description="an incremental append scan: up to this snapshot (inclusive; default: the current one)"
     )
+    filter: Any = Field(None, description="a filter string or a REST JSON expression")
+    case_sensitive: bool = True
+
+
+class PlanRequest(ScanSelection):
+    """POST /plan."""
+
     select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
     limit: int | None = Field(
         None, ge=0, description="rows wanted: planning may stop once the files that surely match hold this many"
@@ -44,14 +52,20 @@ class PlanRequest(WireModel):
         description="Spark's parallelism: the split size adapts to it as Spark + Iceberg's does "
         "(read.split.adaptive-size.enabled, unless a split-size option is given)",
     )  # fmt: skip
-    filter: Any = Field(None, description="a filter string or a REST JSON expression")
-    case_sensitive: bool = True
     options: dict[str, int | str] = Field(
         default_factory=dict, description="split-size, lookback, file-open-cost (or read.split.* names)"
     )
     explain: bool = Field(False, description="say why each manifest and data file was kept or skipped")
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
+    )
+
+
+class AggregateRequest(ScanSelection):
+    """POST /aggregate."""
+
+    aggregates: list[str] = Field(
+        description="count(*), count(col), min(col), max(col): answered from the data files' metadata where exact"
     )
 
 

@@ -1,5 +1,6 @@
-"""One catalog over the configured sources: explicit table locations, a SQL catalog, a warehouse of
-Hadoop-style tables (or the embedded demo). A name resolves in that order; listings are their union."""
+"""One catalog over the configured sources: explicit table locations, a SQL catalog, an upstream REST
+catalog, a warehouse of Hadoop-style tables (or the embedded demo). A name resolves in that order; listings
+are their union."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 
 from planner_service.catalog.base import Catalog, LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.hadoop import HadoopCatalog
+from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import NoSuchNamespaceError, NoSuchTableError
 from planner_service.io.fileio import FileIO
@@ -50,22 +52,28 @@ class CatalogRouter:
         catalog_uri: str | None = None,
         catalog_name: str = "default",
         warehouse: str | None = None,
+        rest: RestCatalogConfig | None = None,
     ) -> CatalogRouter:
         sources: list[Catalog] = []
         if tables:
             sources.append(ExplicitTables(io, tables))
         if catalog_uri:
             sources.append(SqlCatalog(io, catalog_uri, catalog_name))
+        if rest is not None:
+            sources.append(RestCatalog(io, rest))
         if warehouse:
             sources.append(HadoopCatalog(io, warehouse))
         return cls(sources)
 
     def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        """The first source's that has it; a source's own NoSuchTableError when it is the only one (an
+        upstream catalog's names the catalog)."""
         for source in self.sources:
             try:
                 return source.load_table(identifier)
             except NoSuchTableError:
-                continue
+                if len(self.sources) == 1:
+                    raise
         raise NoSuchTableError(f"Table does not exist: {identifier}")
 
     def list_namespaces(self) -> list[tuple[str, ...]]:

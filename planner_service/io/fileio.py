@@ -6,16 +6,16 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
 from planner_service.cache import LruCache
 from planner_service.errors import CorruptMetadataError, MissingFileError, StorageError
-from planner_service.io.locations import Location
-from planner_service.io.roots import Roots
+from planner_service.io.locations import Location, parse_location
+from planner_service.io.roots import Roots, under
+from planner_service.io.storage_config import S3Config, s3_config
 
 
 class FileNotFound(MissingFileError):
@@ -26,21 +26,10 @@ class UnreadableFile(CorruptMetadataError):
     """Not a regular file (a directory, a FIFO, a device), or longer than a read may be (422)."""
 
 
-@dataclass(frozen=True)
-class S3Config:
-    endpoint: str | None = None  # e.g. http://127.0.0.1:9000
-    region: str | None = None
-    access_key_id: str | None = None
-    secret_access_key: str | None = None
-    session_token: str | None = None
-    path_style: bool = True
-    connect_timeout: float = 5.0  # seconds
-    request_timeout: float = 30.0
-
-
 T = TypeVar("T")
 PARSED_CACHE_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings: max_file_bytes)
+MAX_SCOPED_PREFIXES = 1024  # storage configurations kept by prefix (and filesystems by configuration)
 
 
 class FileIO:
@@ -55,7 +44,8 @@ class FileIO:
         self.roots = roots or Roots.everywhere()
         self.max_bytes = max_bytes
         self._local = pafs.LocalFileSystem()
-        self._s3: pafs.S3FileSystem | None = None
+        self._s3: dict[S3Config, pafs.S3FileSystem] = {}  # a filesystem per configuration in use
+        self._scoped: dict[Location, S3Config] = {}  # configurations for reads under a prefix (vended)
         self._lock = threading.Lock()
         self.parsed: LruCache[Any] = LruCache(PARSED_CACHE_BYTES, lambda entry: entry[1])
 
@@ -109,28 +99,50 @@ class FileIO:
             raise StorageError(f"Cannot list {location}: {_reason(exc, loc)}") from None
         return sorted(i.base_name for i in infos)
 
+    def use_storage_properties(self, prefix: str, properties: Mapping[str, str]) -> None:
+        """Reads under `prefix` use these storage properties (Iceberg's keys, e.g. a catalog's vended
+        `s3.access-key-id`) over the service's own settings; the longest prefix wins. Local prefixes need none."""
+        loc = parse_location(prefix)
+        if loc.scheme != "s3":
+            return
+        config = s3_config(properties, self._s3_config)
+        with self._lock:
+            if loc not in self._scoped and len(self._scoped) >= MAX_SCOPED_PREFIXES:
+                self._scoped.clear()  # (each table's load sets its own again)
+            self._scoped[loc] = config
+
     def _fs(self, loc: Location) -> pafs.FileSystem:
         if loc.scheme == "file":
             return self._local
         with self._lock:
-            if self._s3 is None:
-                c = self._s3_config
-                scheme = "https"
-                endpoint = c.endpoint
-                if endpoint and "://" in endpoint:
-                    scheme, endpoint = endpoint.split("://", 1)
-                self._s3 = pafs.S3FileSystem(
-                    access_key=c.access_key_id,
-                    secret_key=c.secret_access_key,
-                    session_token=c.session_token,
-                    region=c.region or "us-east-1",
-                    endpoint_override=endpoint,
-                    scheme=scheme,
-                    force_virtual_addressing=not c.path_style,
-                    connect_timeout=c.connect_timeout,
-                    request_timeout=c.request_timeout,
-                )
-            return self._s3
+            config = self._s3_config
+            scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
+            if scoped:
+                config = self._scoped[max(scoped, key=lambda p: len(p.path))]
+            fs = self._s3.get(config)
+            if fs is None:
+                if len(self._s3) >= MAX_SCOPED_PREFIXES:
+                    self._s3.clear()
+                fs = self._s3[config] = s3_filesystem(config)
+            return fs
+
+
+def s3_filesystem(c: S3Config) -> pafs.S3FileSystem:
+    scheme = "https"
+    endpoint = c.endpoint
+    if endpoint and "://" in endpoint:
+        scheme, endpoint = endpoint.split("://", 1)
+    return pafs.S3FileSystem(
+        access_key=c.access_key_id,
+        secret_key=c.secret_access_key,
+        session_token=c.session_token,
+        region=c.region or "us-east-1",
+        endpoint_override=endpoint,
+        scheme=scheme,
+        force_virtual_addressing=not c.path_style,
+        connect_timeout=c.connect_timeout,
+        request_timeout=c.request_timeout,
+    )
 
 
 def _reason(exc: BaseException, loc: Location) -> str:

@@ -115,9 +115,9 @@ class Roots:
         return posixpath.join(known[0], name)
 
     def _within(self, loc: Location, ask: bool = True) -> bool:
-        if _under(loc, self._fixed) or _under(loc, self._tables):
+        if under(loc, self._fixed) or under(loc, self._tables):
             return True
-        return ask and self._ask_catalogs() and _under(loc, self._tables)
+        return ask and self._ask_catalogs() and under(loc, self._tables)
 
     def _ask_catalogs(self) -> bool:
         """Refresh the tables from the catalogs, unless they were asked within REFRESH_SECONDS."""
@@ -143,7 +143,8 @@ def _root(location: str) -> Location:
     return Location("file", os.path.realpath(loc.path)) if loc.scheme == "file" else loc
 
 
-def _under(loc: Location, roots: Iterable[Location]) -> bool:
+def under(loc: Location, roots: Iterable[Location]) -> bool:
+    """Whether `loc` is one of `roots` or lies beneath one."""
     for root in roots:
         if loc.scheme == root.scheme and (loc.path == root.path or loc.path.startswith(root.path.rstrip("/") + "/")):
             return True

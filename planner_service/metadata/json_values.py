@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any
 
 from planner_service.metadata.types import IcebergType, PrimitiveType
 
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_DATE = date(1970, 1, 1)
+_DECIMAL_DIGITS = 40  # a decimal(38, s) value and its scale fit
 
 
 def to_json_value(typ: IcebergType, value: Any) -> Any:
@@ -42,7 +43,9 @@ def to_json_value(typ: IcebergType, value: Any) -> Any:
 
 def _decimal_text(value: Decimal, scale: int) -> str:
     """BigDecimal.toString at the type's scale: plain digits, scientific only for a negative scale."""
-    quantized = value.quantize(Decimal(1).scaleb(-scale)) if scale >= 0 else value
+    # Iceberg's decimals reach 38 digits, past the default context's 28: quantize in a wide enough one
+    wide = Context(prec=max(_DECIMAL_DIGITS, len(value.as_tuple().digits) + abs(scale)))
+    quantized = value.quantize(Decimal(1).scaleb(-scale), context=wide) if scale >= 0 else value
     return str(quantized) if scale >= 0 else f"{quantized:E}"
 
 

@@ -106,6 +106,11 @@ def parse_table_metadata(data: bytes, location: str = "<memory>") -> TableMetada
         obj = json.loads(data)
     except (OSError, ValueError) as exc:
         raise CorruptMetadataError(f"Cannot parse table metadata {location}: {exc}") from None
+    return table_metadata_from_json(obj, location)
+
+
+def table_metadata_from_json(obj: Any, location: str = "<memory>") -> TableMetadata:
+    """Table metadata from its parsed JSON (a REST catalog's LoadTable gives it so)."""
     if not isinstance(obj, dict):
         raise CorruptMetadataError(f"Table metadata {location} is not a JSON object")
     try:

@@ -102,6 +102,25 @@ class StatsColumns:
         out: BoundColumn = self._cache[key]
         return out
 
+    def bound_extreme(self, column: str, field_id: int, typ: PrimitiveType, rows: IntArray, largest: bool) -> Any:
+        """The least (or greatest) `column` bound of a column among `rows` under Java's comparator, decoded;
+        None when none of them has one."""
+        bound = self.bounds(column, field_id, typ)
+        chosen = rows[bound.present[rows]]
+        if not len(chosen):
+            return None
+        if bound.keys is not None:
+            keys = bound.keys.gather(chosen)
+            position = keys.arg_max() if largest else keys.arg_min()
+        else:
+            key = sort_key(typ)
+            values = [bound.values[i] for i in chosen.tolist()]
+            pick = max if largest else min
+            position = pick(range(len(values)), key=lambda i: key(values[i]))
+        assert position is not None
+        raw = self.frame[int(chosen[position])].select(_map_value(column, field_id)).item()
+        return from_bytes(typ, raw)
+
 
 def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
     assert isinstance(typ, PrimitiveType), typ

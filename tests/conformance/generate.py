@@ -10,8 +10,9 @@ holds per table its identifier, location and metadata location, and per case the
 values resolved to numbers), then either Java's exception or the planFiles() tasks and the planTasks()
 CombinedScanTasks, in Java's order. Then every read case of read_cases.READ_CASES is read with Spark's
 Iceberg source; its rows go to DIR/reads/<case id>.parquet and expected.json's "reads" records the case,
-its row count and Spark's schema (see read_expectations). See tests/conformance/reference.py for how the
-suite caches it.
+its row count and Spark's schema (see read_expectations); "aggregates" holds Spark + Iceberg's answers to
+read_cases.AGGREGATE_CASES, with aggregate push-down on and off (see aggregate_expectations). See
+tests/conformance/reference.py for how the suite caches it.
 """
 
 from __future__ import annotations
@@ -32,12 +33,21 @@ from typing import Any
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import TimestampType
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from cases import CASES, TABLES  # noqa: E402
-from read_cases import PARTITION_COUNT_CASES, READ_CASES, READ_TABLES, SIZED_TABLES  # noqa: E402
+from read_cases import (  # noqa: E402
+    AGGREGATE_CASES,
+    PARTITION_COUNT_CASES,
+    READ_CASES,
+    READ_TABLES,
+    SIZED_TABLES,
+    plain_value,
+)
 from reference_tables import CATALOG, NAMESPACE, TABLE_BUILDERS, Writer  # noqa: E402
 
 GENERATOR_VERSION = 2
@@ -360,6 +370,33 @@ def partition_counts(writer: Writer) -> list[dict[str, Any]]:
     return out
 
 
+PUSH_DOWN = "spark.sql.iceberg.aggregate-push-down.enabled"
+
+
+def aggregate_expectations(writer: Writer) -> list[dict[str, Any]]:
+    """Each AGGREGATE_CASES entry as Spark + Iceberg answers it: with aggregate push-down on (whether
+    Iceberg answered from metadata, a LocalTableScan in Spark's plan, and the values) and off (the rows'
+    values). Values in read_cases.plain_value's form."""
+    out = []
+    for case in AGGREGATE_CASES:
+        resolved = {**case, "snapshot": resolve_snapshot(writer.load(case["table"]), case["snapshot"])}
+        answers = {}
+        for push_down in ("true", "false"):
+            writer.spark.conf.set(PUSH_DOWN, push_down)
+            df = spark_read(writer, resolved).agg(*[F.expr(a) for a in case["aggregates"]])
+            plan = df._jdf.queryExecution().executedPlan().toString()
+            (row,) = df.collect()
+            utc = [isinstance(f.dataType, TimestampType) for f in df.schema.fields]
+            answers[push_down] = {"pushed": "LocalTableScan" in plan,
+                                  "values": [plain_value(v, u) for v, u in zip(row, utc, strict=True)]}  # fmt: skip
+        writer.spark.conf.unset(PUSH_DOWN)
+        on, off = answers["true"], answers["false"]
+        assert not off["pushed"], f"{case['id']}: pushed down with {PUSH_DOWN}=false"
+        out.append({**resolved, "pushed": on["pushed"], "spark_values": on["values"], "read_values": off["values"]})
+        log(f"aggregate {case['id']}: pushed={on['pushed']} {on['values']} (rows: {off['values']})")
+    return out
+
+
 # --- Output -----------------------------------------------------------------------------------------------
 
 
@@ -417,6 +454,7 @@ def main() -> int:
         log(f"plans recorded in {time.monotonic() - started:.0f}s")
         reads = read_expectations(writer, out)
         partitions = partition_counts(writer)
+        aggregates = aggregate_expectations(writer)
         expected = {
             "generator_version": GENERATOR_VERSION,
             "iceberg_version": jvm.org.apache.iceberg.IcebergBuild.version(),
@@ -429,6 +467,7 @@ def main() -> int:
             "reads": reads,
             "sized_tables": {name: table_json(writer, name) for name in SIZED_TABLES},
             "partition_counts": partitions,
+            "aggregates": aggregates,
         }
     finally:
         spark.stop()

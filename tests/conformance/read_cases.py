@@ -17,6 +17,9 @@ expected.json's "reads" holds per case the case itself (snapshot resolved), the 
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+from decimal import Decimal
 from typing import Any
 
 if __package__:  # imported by the tests (tests.conformance.read_cases)
@@ -25,7 +28,7 @@ else:  # imported by generate.py, which puts this directory on sys.path
     from cases import TABLES, and_, not_, or_, p, ts
 
 # Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
-READ_TABLES = ("all_types", "identity_types", "name_mapped")
+READ_TABLES = ("all_types", "identity_types", "name_mapped", "metrics_modes")
 # Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
 SIZED_TABLES = ("sized_files",)
 # Spark's partition counts, (table, spark.sql.shuffle.partitions, read options), in a local[2] session: the
@@ -247,3 +250,133 @@ def _all_reads() -> list[dict[str, Any]]:
 
 READ_CASES: list[dict[str, Any]] = _all_reads()
 assert len({c["id"] for c in READ_CASES}) == len(READ_CASES), "read case ids must be unique"
+
+
+# --- Aggregates -------------------------------------------------------------------------------------------
+# Each is read by the generator as Spark + Iceberg answers it, `df.agg(*[expr(a) for a in aggregates])` on
+# the case's read: with aggregate push-down on (Spark's default; expected.json records whether Iceberg
+# answered it from metadata, "pushed", and its values) and off (the values of the rows themselves).
+# `stricter`: where the service refuses to answer from metadata although Iceberg 1.10.2 does, and why.
+
+
+def agg(
+    table: str,
+    name: str,
+    aggregates: list[str],
+    spark_filter: str | None = None,
+    filter: Any = None,
+    snapshot: dict[str, Any] | None = None,
+    stricter: str | None = None,
+) -> dict[str, Any]:
+    return {**read(table, name, None, spark_filter, filter, snapshot), "aggregates": aggregates, "stricter": stricter}
+
+
+def _aggregate_cases() -> list[dict[str, Any]]:
+    first = {"kind": "id", "value": "log:1"}
+    return [
+        agg(
+            "unpartitioned",
+            "counts-and-bounds",
+            ["count(*)", "count(name)", "min(id)", "max(id)", "min(amount)", "max(amount)", "min(ts)", "max(ts)"],
+        ),
+        agg("unpartitioned", "truncated-string-bounds", ["count(*)", "min(name)"]),
+        agg(
+            "identity_part",
+            "whole-partitions",
+            ["count(*)", "min(id)", "max(amount)"],
+            "category = 'a'",
+            p("eq", "category", "a"),
+        ),
+        agg("identity_part", "null-partition", ["count(*)", "max(id)"], "category IS NULL", p("is-null", "category")),
+        agg("identity_part", "row-filter", ["count(*)", "max(id)"], "id > 10", p("gt", "id", 10)),
+        agg(
+            "day_part",
+            "whole-days",
+            ["count(*)", "min(ts)"],
+            "ts >= TIMESTAMP '2024-01-02 00:00:00'",
+            p("gt-eq", "ts", ts("2024-01-02T00:00:00")),
+        ),
+        agg(
+            "day_part",
+            "part-of-a-day",
+            ["count(*)"],
+            "ts >= TIMESTAMP '2024-01-02 12:00:00'",
+            p("gt-eq", "ts", ts("2024-01-02T12:00:00")),
+        ),
+        agg("spec_evolution", "all-specs", ["count(*)", "min(id)", "max(id)"]),
+        agg("spec_evolution", "partition-of-one-spec", ["count(*)"], "category = 'a'", p("eq", "category", "a")),
+        agg("schema_evolution", "promoted-and-added", ["count(*)", "min(id)", "max(id)", "count(extra)"]),
+        agg("mor_position_deletes", "position-deletes", ["count(*)", "max(id)"]),
+        agg("equality_deletes", "equality-deletes", ["count(*)"]),
+        agg(
+            "equality_deletes", "before-the-deletes", ["count(*)", "max(id)"], snapshot={"kind": "id", "value": "log:2"}
+        ),
+        agg("v3_dv", "deletion-vectors", ["count(*)", "max(amount)"]),
+        agg("nested_nan", "nested", ["count(*)", "count(info.a)", "min(info.a)", "max(info.a)", "count(f)"]),
+        agg("nested_nan", "nan", ["max(f)", "min(d)"]),
+        agg(
+            "all_types",
+            "every-type",
+            [
+                "min(b)",
+                "max(b)",
+                "min(i)",
+                "max(l)",
+                "min(dec9)",
+                "max(dec38)",
+                "min(dt)",
+                "max(dt)",
+                "min(ts_ntz)",
+                "max(ts)",
+                "count(st.x)",
+                "min(st.x)",
+            ],
+        ),
+        agg(
+            "all_types",
+            "binary",
+            ["max(bin)"],
+            stricter="binary bounds are truncated under truncate(16) as strings are; Java checks strings only",
+        ),
+        agg("snapshots", "time-travel", ["count(*)", "max(id)"], snapshot=first),
+        agg("snapshots", "branch", ["count(*)", "max(id)"], snapshot={"kind": "branch", "value": "branch_x"}),
+        agg(
+            "snapshots",
+            "appends-after-first",
+            ["count(*)", "max(id)"],
+            snapshot={"kind": "appends", "start": "log:1", "end": None},
+        ),
+        agg("empty", "no-snapshot", ["count(*)", "max(id)"]),
+        agg("metrics_modes", "full-bounds", ["min(s)", "max(s)", "min(bin)", "max(bin)", "count(*)"]),
+        agg("metrics_modes", "counts-mode", ["count(c)", "max(c)"]),
+        agg("metrics_modes", "none-mode", ["count(n)"]),
+        agg("metrics_modes", "truncated-strings", ["max(t)"]),
+    ]
+
+
+AGGREGATE_CASES: list[dict[str, Any]] = _aggregate_cases()
+assert len({c["id"] for c in AGGREGATE_CASES}) == len(AGGREGATE_CASES), "aggregate case ids must be unique"
+
+
+def plain_value(value: Any, utc_wall_clock: bool = False) -> Any:
+    """A Python value of a Spark row in a JSON form both sides can compare: floats' NaN and infinities as
+    "NaN" / "Infinity" / "-Infinity", decimals as text, dates and timestamps in ISO form (microseconds),
+    binary as upper-case hex. `utc_wall_clock`: a naive datetime is the local time of an instant (Spark's
+    TIMESTAMP collected by pyspark), given as its UTC wall clock."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        return value if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None or utc_wall_clock:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return value.isoformat(timespec="microseconds")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).hex().upper()
+    raise TypeError(f"no plain form for {value!r}")

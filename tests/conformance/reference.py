@@ -75,6 +75,11 @@ class Conformance:
     def read(self, read_id: str) -> dict[str, Any]:
         return next(r for r in self.reads if r["id"] == read_id)
 
+    def aggregate(self, case_id: str) -> dict[str, Any]:
+        """A recorded aggregate case: read_cases.AGGREGATE_CASES's entry, snapshot resolved, plus pushed,
+        spark_values (Spark + Iceberg's answer) and read_values (the rows' answer, push-down off)."""
+        return next(a for a in self.expected["aggregates"] if a["id"] == case_id)
+
 
 def generator_digest() -> str:
     digest = hashlib.sha256()

@@ -530,6 +530,23 @@ def name_mapped(w: Writer) -> None:
     w.sql(f"INSERT INTO {t} VALUES (100, 'a', 1.5D, named_struct('a', 100, 'b', 'b100'), array('t100'))")
 
 
+def metrics_modes(w: Writer) -> None:
+    """One column per metrics mode: s and bin full, c counts, n none, t the default truncate(16); strings and
+    binary values longer than 16 that differ only past their 16th character or byte."""
+    name = "metrics_modes"
+    w.create(name, "id bigint, s string, t string, c bigint, n bigint, bin binary", properties={
+        "write.metadata.metrics.column.s": "full", "write.metadata.metrics.column.bin": "full",
+        "write.metadata.metrics.column.c": "counts", "write.metadata.metrics.column.n": "none",
+    })  # fmt: skip
+    prefix = "a-long-common-prefix-"
+    for batch in range(2):
+        rows = ", ".join(
+            f"({i}, '{prefix}{i:03d}', '{prefix}{i:03d}', {i * 3}, {i * 5}, X'{'AB' * 18}{i:04X}')"
+            for i in range(batch * 10, batch * 10 + 10)
+        )
+        w.sql(f"INSERT INTO {w.ident(name)} VALUES {rows}")
+
+
 TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
     builder.__name__: builder
     for builder in (
@@ -558,5 +575,6 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         all_types,
         identity_types,
         name_mapped,
+        metrics_modes,
     )
 }

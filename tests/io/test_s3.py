@@ -15,8 +15,9 @@ from planner_service.catalog.base import TableIdentifier
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import LocationNotAllowedError
-from planner_service.io.fileio import FileIO, FileNotFound, S3Config
+from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.io.roots import Roots
+from planner_service.io.storage_config import S3Config
 from planner_service.planning.planner import ScanPlanner, ScanRequest
 
 KEY, SECRET, REGION = "testing", "testing", "us-east-1"

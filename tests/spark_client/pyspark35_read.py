@@ -3,12 +3,13 @@
     python pyspark35_read.py REQUESTS_JSON OUT_DIR
 
 REQUESTS_JSON is a list of {"name", "service_url", "table", "arguments"} (`arguments`: plan_and_read's
-keyword arguments, JSON values). All reads share one local[2] SparkSession (UTC, no UI), one after the
-other. Each read's rows, collected as Arrow (what toArrow does on pyspark 4), become OUT_DIR/<name>.parquet
-(pyarrow's writer, so the Arrow types survive); OUT_DIR/result.json records, per name, the Spark version,
-the DataFrame's partitions, the plan's tasks, Spark's schema and the seconds taken, or the error the read
-raised (the others still run). Needs only pyspark, pyarrow, pandas, httpx, pyroaring and spark_client
-(PYTHONPATH), as a user's 3.5 cluster would.
+keyword arguments, JSON values); one with "aggregates" calls spark_client.aggregate instead (its row is the
+read; result.json says whether Spark answers it without reading the table, "from_metadata": no MapInArrow).
+All reads share one local[2] SparkSession (UTC, no UI), one after the other. Each read's rows, collected as Arrow (what
+toArrow does on pyspark 4), become OUT_DIR/<name>.parquet (pyarrow's writer, so the Arrow types survive);
+OUT_DIR/result.json records, per name, the Spark version, the DataFrame's partitions, the plan's tasks,
+Spark's schema and the seconds taken, or the error the read raised (the others still run). Needs only
+pyspark, pyarrow, pandas, httpx, pyroaring and spark_client (PYTHONPATH), as a user's 3.5 cluster would.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_client import PlannerClient, plan_and_read
+from spark_client import PlannerClient, aggregate, plan_and_read
 from spark_client.client import plan_request
 from spark_client.dataframe import arrow_schema, spark_parallelism
 
@@ -38,6 +39,11 @@ def collect_arrow(df: DataFrame) -> pa.Table:
 
 def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
     table, arguments = request["table"], request["arguments"]
+    if "aggregates" in request:
+        df = aggregate(spark, table, request["aggregates"], service_url=request["service_url"], **arguments)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        answer = {"spark": spark.version, "schema": df.schema.jsonValue(), "from_metadata": "MapInArrow" not in plan}
+        return {**answer, **_written(collect_arrow(df), out / f"{request['name']}.parquet")}
     with PlannerClient(request["service_url"]) as client:
         tasks = client.plan(plan_request(table, **arguments, parallelism=spark_parallelism(spark)))["task-count"]
     df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
@@ -47,10 +53,13 @@ def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, A
         rows = collect_arrow(df)
     except Exception as exc:  # the executors' error (Py4JJavaError/PythonException holds the Python one)
         return {**result, "error": f"{type(exc).__name__}: {exc}"[-4000:]}
-    path = out / f"{request['name']}.parquet"
+    return {**result, **_written(rows, out / f"{request['name']}.parquet")}
+
+
+def _written(rows: pa.Table, path: Path) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(rows, path)
-    return {**result, "rows": rows.num_rows}
+    return {"rows": rows.num_rows}
 
 
 def main(requests_path: Path, out: Path) -> None:

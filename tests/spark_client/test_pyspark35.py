@@ -19,9 +19,16 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conformance.read_cases import READ_CASES
+from tests.aggregate_values import comparable
+from tests.conformance.read_cases import AGGREGATE_CASES, READ_CASES, plain_value
 from tests.conformance.reference import REPO, Conformance
-from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
+from tests.spark_client.compare import (
+    UNSUPPORTED,
+    assert_spark_read_matches,
+    read_arguments,
+    rows,
+    snapshot_arguments,
+)
 from tests.spark_client.pyspark35_env import Pyspark35Env, ensure_pyspark35_env
 
 pytest.importorskip("pyspark")
@@ -29,6 +36,7 @@ pytest.importorskip("pyspark")
 HERE = Path(__file__).resolve().parent
 CONFORMANCE = "conformance/"  # the prefix of a conformance read's name (then the case id, "<table>/<name>")
 BY_ID = "by-id/"  # the same reads with every task fetched by its executor (inline-task-limit 0)
+AGGREGATE = "aggregate/"  # spark_client.aggregate of the conformance aggregate cases
 DEMO_READS: dict[str, dict[str, Any]] = {
     "demo/all-small-splits": {"options": {"split-size": 4096}},
     "demo/filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
@@ -85,6 +93,12 @@ def reads35(
         for c in READ_CASES
     ]
     requests += [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
+    requests += [
+        {**_request(AGGREGATE + c["id"], conformance_service, f"db.{c['table']}",
+                    {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"])}),
+         "aggregates": c["aggregates"]}
+        for c in AGGREGATE_CASES
+    ]  # fmt: skip
     requests_path = out / "requests.json"
     requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
@@ -123,6 +137,24 @@ def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
     schema = StructType.fromJson(result["schema"])
     assert_spark_read_matches(case, schema, reads35.table(prefix + read_id),
                               pq.read_table(conformance.dir / case["path"]))  # fmt: skip
+
+
+@pytest.mark.parametrize("case_id", [c["id"] for c in AGGREGATE_CASES])
+def test_aggregate_equals_spark_and_iceberg_on_pyspark_35(
+    reads35: Reads35, conformance: Conformance, case_id: str
+) -> None:
+    """spark_client.aggregate, held to what tests/spark_client/test_aggregates.py holds it to on pyspark 4."""
+    from pyspark.sql.types import StructType
+
+    case = conformance.aggregate(case_id)
+    result = reads35.result(AGGREGATE + case_id)
+    assert "error" not in result, result["error"]
+    fields = StructType.fromJson(result["schema"]).fields
+    assert [f.name for f in fields] == case["aggregates"]
+    (row,) = reads35.table(AGGREGATE + case_id).to_pylist()
+    types = [f.dataType.simpleString() for f in fields]
+    assert comparable([plain_value(v) for v in row.values()], types) == comparable(case["read_values"], types)
+    assert result["from_metadata"] == (case["pushed"] and case["stricter"] is None), case_id
 
 
 def test_the_demo_table_as_pyiceberg_reads_it_on_pyspark_35(reads35: Reads35, demo_table: Any) -> None:

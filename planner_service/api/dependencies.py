@@ -1,0 +1,27 @@
+"""The routes' FastAPI dependencies: the runtime and the `pretty` query parameter.
+
+Dependencies are coroutines: FastAPI runs a plain function dependency in the worker-thread pool, where it
+would wait behind every blocked or busy thread (slow storage, big plans) and stall even /health."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+
+from planner_service.runtime import Runtime
+
+
+async def get_runtime(request: Request) -> Runtime:
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+async def is_pretty(
+    pretty: Annotated[str | None, Query(description="indent the JSON (any value but false)")] = None,
+) -> bool:
+    return pretty is not None and pretty.lower() not in ("false", "0", "no")
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+PrettyDep = Annotated[bool, Depends(is_pretty)]

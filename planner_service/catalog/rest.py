@@ -1,0 +1,269 @@
+"""Tables from an upstream Iceberg REST catalog (Polaris, Gravitino, Lakekeeper, Nessie, Unity, Glue's REST
+endpoint, or another scan-planner's /v1): the service is the catalog's client, as PyIceberg's and Java's
+RESTCatalog are.
+
+On first use it asks `GET /v1/config` (with `warehouse`, when set) for the catalog's `prefix`; LoadTable
+(`GET /v1/{prefix}/namespaces/{ns}/tables/{name}`, asking for vended credentials) gives the metadata
+location and metadata, and the storage properties the catalog hands out (its `config`, and its
+`storage-credentials` by prefix), which the service then reads that table's manifests with. Namespaces and
+tables are listed page by page.
+
+Authentication: a bearer token from the settings, or OAuth2 client credentials (`credential` =
+"client_id:client_secret") exchanged at the token endpoint (default `{uri}/v1/oauth/tokens`, as the REST
+clients do) for a token that is renewed before it expires, and once more when the catalog answers 401.
+
+Errors name the catalog: its 404s are the service's (no such table or namespace); 401/403 mean the
+service's own credentials are refused (502, with the setting to check); an unreachable catalog, a timeout or
+a 5xx is a 503 worth a retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from planner_service.catalog.base import LoadedTable, TableIdentifier
+from planner_service.errors import (
+    CatalogUnavailableError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    UpstreamCatalogError,
+)
+from planner_service.io.fileio import FileIO
+from planner_service.metadata.table_metadata import table_metadata_from_json
+
+log = logging.getLogger(__name__)
+
+NAMESPACE_SEPARATOR = "\x1f"
+RENEW_BEFORE_SECONDS = 60  # a token is renewed this long before it expires
+MAX_PAGES = 10_000  # listing stops here, whatever the catalog's page tokens say
+DELEGATION = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+
+
+@dataclass(frozen=True)
+class RestCatalogConfig:
+    uri: str  # the catalog's base URI, without /v1
+    warehouse: str | None = None  # sent to GET /v1/config
+    prefix: str | None = None  # beats the prefix the catalog's config gives
+    credential: str | None = None  # "client_id:client_secret" for OAuth2 client credentials
+    token: str | None = None  # a bearer token
+    oauth2_server_uri: str | None = None  # the token endpoint (default {uri}/v1/oauth/tokens)
+    scope: str = "catalog"
+    timeout_seconds: float = 30.0
+
+
+class RestCatalog:
+    def __init__(self, io: FileIO, config: RestCatalogConfig) -> None:
+        self.io = io
+        self.config = config
+        self.uri = config.uri.rstrip("/")
+        self._http = httpx.Client(timeout=config.timeout_seconds, headers={"User-Agent": "scan-planner"})
+        self._config_lock = threading.Lock()  # (never held while the token lock is wanted elsewhere first)
+        self._token_lock = threading.Lock()
+        self._prefix: str | None = None
+        self._token: str | None = config.token
+        self._token_expires = float("inf")
+
+    def close(self) -> None:
+        self._http.close()
+
+    # --- the Catalog protocol ----------------------------------------------------------------------------
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        path = self._path("namespaces", _namespace(identifier.namespace), "tables", identifier.name)
+        body = self._get(path, headers=DELEGATION, missing=NoSuchTableError(f"Table does not exist: {identifier}"))
+        location = body.get("metadata-location")
+        metadata = body.get("metadata")
+        if not isinstance(location, str) or not isinstance(metadata, dict):
+            raise UpstreamCatalogError(
+                f"The REST catalog at {self.uri} answered LoadTable for {identifier} without a metadata location "
+                "and metadata (a staged table?)"
+            )
+        parsed = table_metadata_from_json(metadata, location)
+        self._use_storage(body)
+        self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
+        return LoadedTable(str(identifier), location, parsed)
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        """Every namespace, nested ones too (the REST API lists one level under a parent)."""
+        found: list[tuple[str, ...]] = []
+        pending: list[tuple[str, ...]] = [()]
+        while pending:
+            parent = pending.pop()
+            params = {"parent": NAMESPACE_SEPARATOR.join(parent)} if parent else {}
+            missing = NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(parent)}")
+            for page in self._pages(self._path("namespaces"), "namespaces", params, missing):
+                for namespace in page:
+                    levels = tuple(str(level) for level in namespace)
+                    if levels and levels not in found and levels[: len(parent)] == parent and levels != parent:
+                        found.append(levels)
+                        pending.append(levels)
+        return sorted(found)
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        missing = NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+        path = self._path("namespaces", _namespace(namespace), "tables")
+        pages = self._pages(path, "identifiers", {}, missing)
+        return sorted(TableIdentifier(tuple(i["namespace"]), i["name"]) for page in pages for i in page)
+
+    # --- storage ---------------------------------------------------------------------------------------------
+
+    def _use_storage(self, body: Mapping[str, Any]) -> None:
+        """The table's storage properties (LoadTable's `config`) for reads under its location, and each of
+        `storage-credentials` for reads under its prefix (the longest prefix wins)."""
+        config = body.get("config") or {}
+        metadata = body.get("metadata") or {}
+        table_location = metadata.get("location") if isinstance(metadata, dict) else None
+        if isinstance(config, dict) and isinstance(table_location, str):
+            self.io.use_storage_properties(table_location, {str(k): str(v) for k, v in config.items()})
+        for credential in body.get("storage-credentials") or []:
+            if isinstance(credential, dict) and isinstance(credential.get("prefix"), str):
+                properties = {str(k): str(v) for k, v in (credential.get("config") or {}).items()}
+                self.io.use_storage_properties(credential["prefix"], {**config, **properties})
+
+    # --- HTTP --------------------------------------------------------------------------------------------------
+
+    def _path(self, *parts: str) -> str:
+        prefix = self._catalog_prefix()
+        segments = ["v1", *([prefix] if prefix else []), *parts]
+        return "/".join(quote(s, safe="") if i > (1 if prefix else 0) else s for i, s in enumerate(segments))
+
+    def _catalog_prefix(self) -> str | None:
+        if self.config.prefix is not None:
+            return self.config.prefix.strip("/") or None
+        with self._config_lock:
+            if self._prefix is None:
+                params = {"warehouse": self.config.warehouse} if self.config.warehouse else {}
+                body = self._request("GET", "v1/config", params=params, missing=None)
+                overrides = body.get("overrides") or {}
+                defaults = body.get("defaults") or {}
+                self._prefix = str(overrides.get("prefix") or defaults.get("prefix") or "").strip("/")
+            return self._prefix or None
+
+    def _pages(self, path: str, key: str, params: dict[str, str], missing: Exception) -> list[list[Any]]:
+        pages: list[list[Any]] = []
+        token: str | None = None
+        for _ in range(MAX_PAGES):
+            body = self._get(path, params={**params, **({"pageToken": token} if token else {})}, missing=missing)
+            pages.append(list(body.get(key) or []))
+            token = body.get("next-page-token")
+            if not token:
+                break
+        return pages
+
+    def _get(
+        self, path: str, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+        missing: Exception | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        return self._request("GET", path, params=params, headers=headers, missing=missing)
+
+    def _request(
+        self, method: str, path: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+        missing: Exception | None,
+    ) -> dict[str, Any]:  # fmt: skip
+        url = f"{self.uri}/{path}"
+        for attempt in range(2):
+            response = self._send(method, url, params, {**(headers or {}), **self._authorization(renew=attempt > 0)})
+            if response.status_code == 401 and attempt == 0 and self.config.credential:
+                continue  # the token may have been revoked or expired early: a new one, once
+            return self._answer(method, path, response, missing)
+        raise AssertionError("unreachable")
+
+    def _send(self, method: str, url: str, params: dict[str, str] | None, headers: dict[str, str]) -> httpx.Response:
+        try:
+            return self._http.request(method, url, params=params, headers=headers)
+        except httpx.TimeoutException:
+            raise CatalogUnavailableError(
+                f"The REST catalog at {self.uri} did not answer within {self.config.timeout_seconds:g} s "
+                "(rest_catalog_timeout_seconds)"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise CatalogUnavailableError(f"Cannot reach the REST catalog at {self.uri}: {exc}") from None
+
+    def _answer(self, method: str, path: str, response: httpx.Response, missing: Exception | None) -> dict[str, Any]:
+        status = response.status_code
+        if status == 200:
+            try:
+                body = response.json()
+            except ValueError:
+                body = None
+            if not isinstance(body, dict):
+                raise UpstreamCatalogError(f"The REST catalog at {self.uri} answered {method} /{path} with no object")
+            return body
+        message = _upstream_message(response)
+        if status == 404 and missing is not None:
+            raise type(missing)(f"{missing} (REST catalog at {self.uri}: {message})")
+        if status in (401, 403):
+            raise UpstreamCatalogError(
+                f"The REST catalog at {self.uri} refused the service's credentials for {method} /{path}: "
+                f"{status} {message}; check rest_catalog_credential or rest_catalog_token"
+            )
+        if status >= 500 or status == 429:
+            raise CatalogUnavailableError(f"The REST catalog at {self.uri} failed {method} /{path}: {status} {message}")
+        raise UpstreamCatalogError(f"The REST catalog at {self.uri} answered {method} /{path} with {status} {message}")
+
+    # --- authentication ------------------------------------------------------------------------------------
+
+    def _authorization(self, renew: bool = False) -> dict[str, str]:
+        if self.config.credential:
+            with self._token_lock:
+                if renew or self._token is None or time.monotonic() > self._token_expires - RENEW_BEFORE_SECONDS:
+                    self._token, self._token_expires = self._fetch_token()
+        return {"Authorization": f"Bearer {self._token}"} if self._token else {}
+
+    def _fetch_token(self) -> tuple[str, float]:
+        """OAuth2 client credentials at the token endpoint: (the token, when it expires, monotonic)."""
+        assert self.config.credential is not None
+        client_id, sep, secret = self.config.credential.partition(":")
+        if not sep:
+            client_id, secret = "", self.config.credential  # a secret alone, as PyIceberg takes it
+        endpoint = self.config.oauth2_server_uri or f"{self.uri}/v1/oauth/tokens"
+        form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
+                "scope": self.config.scope}  # fmt: skip
+        try:
+            response = self._http.post(endpoint, data=form)
+        except httpx.HTTPError as exc:
+            raise CatalogUnavailableError(f"Cannot reach the REST catalog's token endpoint {endpoint}: {exc}") from None
+        if response.status_code != 200:
+            if response.status_code >= 500:
+                raise CatalogUnavailableError(f"The token endpoint {endpoint} failed: {response.status_code}")
+            raise UpstreamCatalogError(
+                f"The token endpoint {endpoint} refused the service's client credentials: {response.status_code} "
+                f"{_upstream_message(response)}; check rest_catalog_credential"
+            )
+        try:
+            body = response.json()
+            token = str(body["access_token"])
+            expires_in = float(body.get("expires_in") or 3600)
+        except (ValueError, KeyError, TypeError):
+            raise UpstreamCatalogError(f"The token endpoint {endpoint} answered without an access_token") from None
+        log.info("rest catalog token issued", extra={"catalog": self.uri, "expires-in-seconds": expires_in})
+        return token, time.monotonic() + expires_in
+
+
+def _namespace(levels: tuple[str, ...]) -> str:
+    return NAMESPACE_SEPARATOR.join(levels)
+
+
+def _upstream_message(response: httpx.Response) -> str:
+    """What the catalog said: the REST ErrorModel's message, an OAuth error's description, or the reason."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.reason_phrase
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])[:500]
+        if body.get("error_description"):
+            return str(body["error_description"])[:500]
+        if isinstance(error, str):
+            return error[:500]
+    return response.reason_phrase
