@@ -20,6 +20,7 @@ from planner_service.errors import BadRequestError, PlannerError
 from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_root
 from planner_service.io.storage_config import S3Config
+from planner_service.io.vending import CredentialVendor, StaticVendor, StorageCredentials, StsVendor
 from planner_service.metadata.manifest import warm_up
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
@@ -36,6 +37,7 @@ class Runtime:
     planner: ScanPlanner
     metrics: MetricsRegistry
     plans: PlanResults
+    vendor: CredentialVendor | None = None  # vended credentials for tables and plans (vend_credentials)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -50,7 +52,11 @@ class Runtime:
         admission = Admission(settings.max_concurrent_plans, settings.plan_memory_bytes, settings.plan_queue_seconds,
                               settings.max_waiting_plans)  # fmt: skip
         plans = PlanResults(planner, settings.plan_cache_bytes, admission)
-        return cls(settings, io, catalog, planner, MetricsRegistry(), plans)
+        return cls(settings, io, catalog, planner, MetricsRegistry(), plans, credential_vendor(settings))
+
+    def storage_credentials(self, table: LoadedTable) -> StorageCredentials | None:
+        """What a client reads the table's files with, when the service vends credentials (else None)."""
+        return self.vendor.storage_credentials(table.metadata.location) if self.vendor is not None else None
 
     def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
         """A table by catalog name or by its metadata.json location (exactly one of them)."""
@@ -97,6 +103,17 @@ def service_roots(settings: Settings) -> Roots:
     return Roots(roots, follow_catalogs=True)
 
 
+def credential_vendor(settings: Settings) -> CredentialVendor | None:
+    s3 = s3_config(settings)
+    if settings.vend_credentials == "static":
+        return StaticVendor(settings.vended_storage_properties, s3)
+    if settings.vend_credentials == "sts":
+        assert settings.sts_role_arn is not None
+        return StsVendor(settings.sts_role_arn, s3, settings.sts_endpoint, settings.sts_region,
+                         settings.sts_duration_seconds)  # fmt: skip
+    return None
+
+
 def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
     if not settings.rest_catalog_uri:
         return None
@@ -114,7 +131,11 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
     """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
-    s3 = S3Config(
+    return FileIO(s3_config(settings), roots, settings.max_file_bytes)
+
+
+def s3_config(settings: Settings) -> S3Config:
+    return S3Config(
         endpoint=settings.s3_endpoint,
         region=settings.s3_region,
         access_key_id=settings.s3_access_key_id,
@@ -124,7 +145,6 @@ def file_io(settings: Settings, roots: Roots) -> FileIO:
         connect_timeout=settings.s3_connect_timeout_seconds,
         request_timeout=settings.s3_request_timeout_seconds,
     )
-    return FileIO(s3, roots, settings.max_file_bytes)
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:

@@ -19,7 +19,7 @@ import tomllib
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -62,6 +62,14 @@ class Settings(BaseSettings):
     s3_secret_access_key: str | None = None
     s3_session_token: str | None = None
     s3_path_style: bool = True
+    # vended credentials (io/vending.py): "static" hands out vended_storage_properties, "sts" short-lived
+    # keys from STS AssumeRole of sts_role_arn scoped to the table's location; with tables and plans
+    vend_credentials: Literal["off", "static", "sts"] = "off"
+    vended_storage_properties: dict[str, str] = Field(default_factory=dict, repr=False)
+    sts_role_arn: str | None = None
+    sts_endpoint: str | None = None  # default: AWS's
+    sts_region: str | None = None  # default: s3_region
+    sts_duration_seconds: int = Field(default=3600, ge=900, le=43200)
     s3_connect_timeout_seconds: float = Field(default=5.0, gt=0)  # a store that does not answer: 503 after these
     s3_request_timeout_seconds: float = Field(default=30.0, gt=0)
 
@@ -130,6 +138,17 @@ class Settings(BaseSettings):
                 f"worker_threads ({self.worker_threads}) must be at least max_concurrent_plans + max_waiting_plans"
                 f" + 4 = {needed}"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _vending(self) -> Settings:
+        if self.vend_credentials == "static" and not self.vended_storage_properties:
+            raise ValueError("vend_credentials = static needs vended_storage_properties (e.g. s3.access-key-id)")
+        if self.vend_credentials == "sts":
+            if not self.sts_role_arn:
+                raise ValueError("vend_credentials = sts needs sts_role_arn, the role the credentials assume")
+            if self.sts_duration_seconds <= self.plan_ttl_seconds:
+                raise ValueError("sts_duration_seconds must exceed plan_ttl_seconds: a kept plan's keys must last")
         return self
 
     @property

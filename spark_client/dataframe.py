@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
+from spark_client.storage import vended_storage
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -111,7 +112,7 @@ def read_plan(
     if count == 0:
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
-    storage_options = dict(storage) if storage is not None else None
+    storage_options = vended_storage(plan, storage)  # the service's vended credentials, when it sends them
     if not is_inline(plan):  # task i is partition i of a range made in the JVM: no Python RDD to pickle
         by_id = (service_url, str(plan["plan-id"]), token)
         read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, by_id)

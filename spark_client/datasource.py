@@ -39,6 +39,7 @@ from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClie
 from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.filters import conjunction, to_expression
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
+from spark_client.storage import vended_storage
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
 
@@ -115,6 +116,7 @@ class _Reader(DataSourceReader):
             body["filter"] = row_filter
         with PlannerClient(self.service_url, token=self.token) as client:
             plan = client.plan(body)
+        storage = vended_storage(plan, self.storage)
         planned = {field["name"] for field in plan["schema"]["fields"]}
         missing = [name for name in self.schema.fieldNames() if name not in planned]
         if missing:
@@ -123,18 +125,29 @@ class _Reader(DataSourceReader):
                 f"analyzed, or a user schema names them): it has {sorted(planned)}"
             )
         if is_inline(plan):
-            return [InputPartition(payload) for payload in task_payloads(plan)]
+            return [_Task(payload, storage) for payload in task_payloads(plan)]
         plan_id = str(plan["plan-id"])  # partitions carry what the executor needs to fetch its task
-        return [InputPartition((self.service_url, plan_id, i)) for i in range(int(plan["task-count"]))]
+        return [_Task((self.service_url, plan_id, i), storage) for i in range(int(plan["task-count"]))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         value: str | tuple[str, str, int] | None = partition.value
         if value is None:  # an empty plan: Spark reads one partition of nothing
             return iter(())
+        storage = partition.storage if isinstance(partition, _Task) else self.storage
         if isinstance(value, tuple):
             url, plan_id, index = value
-            return read_task_by_index(url, plan_id, index, self.arrow_schema, self.storage, self.max_rows, self.token)
-        return read_payload(value, self.arrow_schema, self.storage, self.max_rows)
+            return read_task_by_index(url, plan_id, index, self.arrow_schema, storage, self.max_rows, self.token)
+        return read_payload(value, self.arrow_schema, storage, self.max_rows)
+
+
+class _Task(InputPartition):
+    """A task's partition: the task (its payload, or where to fetch it) and the storage settings its files
+    are read with, the plan's vended credentials included (what partitions() learns stays in the driver's
+    reader: only the partitions travel with it)."""
+
+    def __init__(self, value: str | tuple[str, str, int], storage: dict[str, Any] | None) -> None:
+        super().__init__(value)
+        self.storage = storage
 
 
 class _PushdownReader(_Reader):

@@ -6,13 +6,14 @@
     s3.access-key-id | access-key-id, s3.secret-access-key | secret-access-key, s3.session-token | session-token
     s3.path-style-access | path-style-access    default true (what MinIO and moto need)
 (underscores work as well as dashes). Filesystems are cached per process and settings, so the many tasks an
-executor runs share one S3 client.
+executor runs share one S3 client. A plan's vended `storage-credentials` go over `storage` (vended_storage).
 """
 
 from __future__ import annotations
 
 import posixpath
 import threading
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -43,6 +44,26 @@ def resolve(location: str, storage: dict[str, Any] | None = None) -> tuple[pafs.
             raise ValueError(f"Invalid S3 location (expected s3://bucket/key): {location}")
         return s3_filesystem(storage), rest[2:]
     raise ValueError(f"Unsupported location scheme '{scheme}' in {location}: use a local path, file: or s3:")
+
+
+def vended_storage(plan: Mapping[str, Any], storage: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The executors' storage settings for a plan: `storage` with the credentials the service vended for the
+    table over it (the plan's `storage-credentials` entry with the longest prefix holding the table's
+    metadata), so executors need no keys of their own."""
+    location = _normalized(str(plan.get("metadata-location") or ""))
+    best: Mapping[str, Any] | None = None
+    for credential in plan.get("storage-credentials") or []:
+        prefix = _normalized(str(credential.get("prefix", ""))).rstrip("/")
+        if prefix and location.startswith(prefix + "/") and (best is None or len(prefix) > len(best["prefix"])):
+            best = {"prefix": prefix, "config": credential.get("config") or {}}
+    if best is None:
+        return dict(storage) if storage is not None else None
+    return {**(storage or {}), **best["config"]}
+
+
+def _normalized(location: str) -> str:
+    scheme, sep, rest = location.partition("://")
+    return f"s3://{rest}" if sep and scheme.lower() in _S3_SCHEMES else location
 
 
 def _setting(settings: dict[str, str], name: str) -> str | None:

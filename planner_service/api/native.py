@@ -43,30 +43,34 @@ def plan_response(
     request = canonical_request(table, body)
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
     etag = f'W/"{request.digest}-{limit}{"-pretty" if pretty else ""}"'
-    if not body.explain and if_none_match is not None and etag in _etags(if_none_match):
+    credentials = runtime.storage_credentials(table)  # vended anew for each response: never kept in a body
+    reusable = not body.explain and not credentials
+    if reusable and if_none_match is not None and etag in _etags(if_none_match):
         return Response(status_code=304, headers={"ETag": etag})
     result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel)
     if fresh:
         record_plan_metrics(runtime, result.plan)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        deferred = json_bytes(deferred_body(result), pretty)
+        deferred = json_bytes(deferred_body(result, credentials), pretty)
         return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
     key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
-    stored = None if body.explain else runtime.plans.bodies.get(key)
+    stored = runtime.plans.bodies.get(key) if reusable else None
     if stored is not None:
         return _encoded_response(stored, coding, etag)
-    chunks = encode_plan(result.plan, result.schema, request.plan_id)
+    chunks = encode_plan(result.plan, result.schema, request.plan_id, credentials)
     if pretty:
         return _body_response(b"".join(chunks), pretty, coding, etag)
-    keep = None if body.explain else partial(runtime.plans.bodies.put, key)
+    keep = partial(runtime.plans.bodies.put, key) if reusable else None
     return StreamingResponse(_kept(compressed(rendered_ahead(chunks), coding), keep), headers=_headers(coding, etag),
                              media_type="application/json")  # fmt: skip
 
 
-def deferred_body(result: PlanResult) -> dict[str, Any]:
+def deferred_body(result: PlanResult, storage_credentials: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A plan too big to send inline: its id, reader context and per-task estimates (GET /plans/{id}/tasks)."""
     head = plan_head(result.plan, result.schema, result.request.plan_id)
+    if storage_credentials:
+        head["storage-credentials"] = storage_credentials
     tasks = result.plan.combined
     head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
     head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []
@@ -137,8 +141,11 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
 
 @router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
 async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
-    result = await until_disconnected(request, lambda cancel: runtime.plan_by_id(plan_id, cancel))
-    return json_response(deferred_body(result), pretty=pretty)
+    def answer(cancel: Cancellation) -> dict[str, Any]:
+        result = runtime.plan_by_id(plan_id, cancel)
+        return deferred_body(result, runtime.storage_credentials(result.plan.table))
+
+    return json_response(await until_disconnected(request, answer), pretty=pretty)
 
 
 @router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")

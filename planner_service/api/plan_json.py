@@ -38,10 +38,19 @@ NAME_MAPPING = "schema.name-mapping.default"
 CHUNK_ROWS = 20_000  # data files or tasks rendered at a time
 
 
-def encode_plan(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: str | None = None) -> Iterator[bytes]:
-    """The body in chunks; `schema` replaces the plan's (a projection). Raises before the first chunk
-    for what can fail (the table's name mapping), so errors still get their status code."""
-    return _body(plan, plan_head(plan, schema, plan_id))
+def encode_plan(
+    plan: ScanPlan,
+    schema: dict[str, Any] | None = None,
+    plan_id: str | None = None,
+    storage_credentials: list[dict[str, Any]] | None = None,
+) -> Iterator[bytes]:
+    """The body in chunks; `schema` replaces the plan's (a projection); vended `storage_credentials` go in
+    the head. Raises before the first chunk for what can fail (the table's name mapping), so errors still
+    get their status code."""
+    head = plan_head(plan, schema, plan_id)
+    if storage_credentials:
+        head["storage-credentials"] = storage_credentials
+    return _body(plan, head)
 
 
 def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from planner_service.catalog.base import TableIdentifier
 from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
@@ -53,6 +54,7 @@ class PlannedTasks:
     schema: Schema
     page_size: int
     stats_ids: frozenset[int] | None = None  # REST stats-fields: the columns whose stats the tasks carry
+    storage_credentials: list[dict[str, Any]] | None = None  # vended: what the tasks' files are read with
 
     def __post_init__(self) -> None:
         if self.page_size <= 0:

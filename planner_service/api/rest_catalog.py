@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Header, Query
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -119,10 +119,19 @@ async def list_tables(
     return json_response({"identifiers": identifiers}, pretty=pretty)
 
 
-def load_table_result(runtime: Runtime, table: LoadedTable) -> dict[str, Any]:
-    """The spec's LoadTableResult: the metadata.json as read, and the table's client config."""
+def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | None = None) -> dict[str, Any]:
+    """The spec's LoadTableResult: the metadata.json as read, and the table's client config; with the
+    client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them), the
+    table's `storage-credentials`, the first of them in `config` too (for clients that read only that)."""
     table_config = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
-    return {"metadata-location": table.metadata_location, "metadata": table.metadata.raw, "config": table_config}
+    result: dict[str, Any] = {"metadata-location": table.metadata_location, "metadata": table.metadata.raw,
+                              "config": table_config}  # fmt: skip
+    wanted = delegation is not None and "vended-credentials" in [d.strip() for d in delegation.split(",")]
+    credentials = runtime.storage_credentials(table) if wanted else None
+    if credentials:
+        result["storage-credentials"] = credentials
+        table_config.update(credentials[0]["config"])
+    return result
 
 
 @routes.route("GET", "/namespaces/{namespace}/tables/{table}", summary="Load a table (LoadTableResult)")
@@ -132,10 +141,15 @@ async def load_table(
     runtime: RuntimeDep,
     pretty: PrettyDep,
     snapshots: Annotated[str | None, Query(description="all | refs: ignored, every snapshot is returned")] = None,
+    delegation: Annotated[
+        str | None,
+        Header(alias="X-Iceberg-Access-Delegation", description="vended-credentials: the table's storage credentials"),
+    ] = None,
 ) -> Response:
     identifier = table_identifier(namespace, table)
     loaded = await run_in_threadpool(runtime.catalog.load_table, identifier)
-    return json_response(load_table_result(runtime, loaded), pretty=pretty)
+    result = await run_in_threadpool(load_table_result, runtime, loaded, delegation)
+    return json_response(result, pretty=pretty)
 
 
 @routes.route("HEAD", "/namespaces/{namespace}/tables/{table}", summary="Whether a table exists: 204 or 404")

@@ -153,7 +153,8 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
     meta = scan.table.metadata
     files = plan.files
     tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks
-    return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids)
+    return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids,
+                        runtime.storage_credentials(scan.table))  # fmt: skip
 
 
 def plan_now(
@@ -187,6 +188,8 @@ def completed_body(record: PlanRecord) -> dict[str, Any]:
     body: dict[str, Any] = {"status": PlanStatus.COMPLETED.value, "plan-id": record.plan_id}
     body.update(encode_page(record.result, 0))
     body["plan-tasks"] = record.task_tokens()
+    if record.result.storage_credentials:  # (the 1.11 spec's CompletedPlanningResult field)
+        body["storage-credentials"] = record.result.storage_credentials
     return body
 
 
