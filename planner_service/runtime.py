@@ -131,7 +131,25 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
     """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
-    return FileIO(s3_config(settings), roots, settings.max_file_bytes)
+    return FileIO(s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings))
+
+
+def storage_properties(settings: Settings) -> dict[str, str]:
+    """The GCS and Azure settings as Iceberg's storage properties (what spark_client.storage takes)."""
+    pairs = {
+        "gcs.service.host": settings.gcs_endpoint,
+        "gcs.project-id": settings.gcs_project_id,
+        "gcs.oauth2.token": settings.gcs_oauth2_token,
+        "gcs.anonymous": "true" if settings.gcs_anonymous else None,
+        "adls.account-name": settings.adls_account_name,
+        "adls.account-key": settings.adls_account_key,
+        "adls.sas-token": settings.adls_sas_token,
+        "adls.blob-storage-authority": settings.adls_blob_storage_authority,
+        "adls.dfs-storage-authority": settings.adls_dfs_storage_authority or settings.adls_blob_storage_authority,
+        "adls.blob-storage-scheme": settings.adls_storage_scheme,
+        "adls.dfs-storage-scheme": settings.adls_storage_scheme,
+    }
+    return {key: value for key, value in pairs.items() if value}
 
 
 def s3_config(settings: Settings) -> S3Config:

@@ -62,6 +62,18 @@ class Settings(BaseSettings):
     s3_secret_access_key: str | None = None
     s3_session_token: str | None = None
     s3_path_style: bool = True
+    # Google Cloud Storage (gs://) and Azure (abfs[s]://, wasb[s]://), in the style of S3's settings; an
+    # emulator is gcs_endpoint = "http://127.0.0.1:4443" or adls_blob_storage_authority = "127.0.0.1:10000"
+    gcs_endpoint: str | None = None
+    gcs_project_id: str | None = None
+    gcs_oauth2_token: str | None = Field(default=None, repr=False)
+    gcs_anonymous: bool = False
+    adls_account_name: str | None = None  # for locations that name no account (abfs://container/path)
+    adls_account_key: str | None = Field(default=None, repr=False)
+    adls_sas_token: str | None = Field(default=None, repr=False)
+    adls_blob_storage_authority: str | None = None
+    adls_dfs_storage_authority: str | None = None
+    adls_storage_scheme: str | None = None  # http for an emulator
     # vended credentials (io/vending.py): "static" hands out vended_storage_properties, "sts" short-lived
     # keys from STS AssumeRole of sts_role_arn scoped to the table's location; with tables and plans
     vend_credentials: Literal["off", "static", "sts"] = "off"

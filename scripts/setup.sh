@@ -38,4 +38,13 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
   echo "[setup] installing PostgreSQL (the SQL-catalog tests run a server on loopback)" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
 fi
+AZURITE_VERSION=3.37.0  # Azure's storage emulator (npm), for the Azure tests on loopback
+if [ ! -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "[setup] installing Node.js and npm (Azurite, the Azure storage emulator of the tests)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  echo "[setup] installing Azurite $AZURITE_VERSION into .venv/azurite" >&2
+  npm install --silent --no-audit --no-fund --prefix .venv/azurite "azurite@$AZURITE_VERSION" >/dev/null
+fi
 echo "[setup] ready: .venv/bin/scan-planner" >&2

@@ -69,6 +69,45 @@ def conformance_service(conformance: Conformance) -> Iterator[str]:
         yield url
 
 
+@contextlib.contextmanager
+def emulator(argv: list[str], port: int, what: str) -> Iterator[None]:
+    """A storage emulator process listening on `port` of loopback while the block runs."""
+    if not Path(argv[0]).exists():
+        raise RuntimeError(f"{what} is not installed at {argv[0]}: run scripts/setup.sh")
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc, timeout=60)
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def gcs_endpoint() -> Iterator[str]:
+    """gcp-storage-emulator (Google Cloud Storage's JSON API) on loopback: its http://host:port."""
+    port = free_port()
+    cli = str(Path(sys.executable).with_name("gcp-storage-emulator"))
+    argv = [cli, "start", "--host", "127.0.0.1", "--port", str(port), "--in-memory"]
+    with emulator(argv, port, "gcp-storage-emulator"):
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def azurite_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Azurite's blob service (npm, installed by scripts/setup.sh) on loopback: its host:port."""
+    port = free_port()
+    cli = str(Path(__file__).resolve().parent.parent / ".venv" / "azurite" / "node_modules" / ".bin" / "azurite-blob")
+    data = tmp_path_factory.mktemp("azurite")
+    argv = [cli, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(data), "--skipApiVersionCheck",
+            "--silent"]  # fmt: skip
+    with emulator(argv, port, "Azurite"):
+        yield f"127.0.0.1:{port}"
+
+
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
     """A moto S3 server on loopback, for the whole session."""

@@ -16,6 +16,7 @@ from planner_service.errors import CorruptMetadataError, MissingFileError, Stora
 from planner_service.io.locations import Location, parse_location
 from planner_service.io.roots import Roots, under
 from planner_service.io.storage_config import S3Config, s3_config
+from spark_client import storage  # the filesystems of GCS, Azure and HDFS, as the executors' reader makes them
 
 
 class FileNotFound(MissingFileError):
@@ -39,13 +40,22 @@ class FileIO:
     Files that never change once written (metadata.json) can be read parsed through `read_parsed`, which
     keeps the parsed value by location (the roots are checked on every call, hit or miss)."""
 
-    def __init__(self, s3: S3Config | None = None, roots: Roots | None = None, max_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(
+        self,
+        s3: S3Config | None = None,
+        roots: Roots | None = None,
+        max_bytes: int = MAX_FILE_BYTES,
+        properties: Mapping[str, str] | None = None,
+    ) -> None:
+        """`s3`: S3's settings; `properties`: the other stores' as Iceberg's storage properties (gcs.*,
+        adls.*, as spark_client.storage takes them)."""
         self._s3_config = s3 or S3Config()
+        self._properties = dict(properties or {})
         self.roots = roots or Roots.everywhere()
         self.max_bytes = max_bytes
         self._local = pafs.LocalFileSystem()
         self._s3: dict[S3Config, pafs.S3FileSystem] = {}  # a filesystem per configuration in use
-        self._scoped: dict[Location, S3Config] = {}  # configurations for reads under a prefix (vended)
+        self._scoped: dict[Location, dict[str, str]] = {}  # storage properties for reads under a prefix (vended)
         self._lock = threading.Lock()
         self.parsed: LruCache[Any] = LruCache(PARSED_CACHE_BYTES, lambda entry: entry[1])
 
@@ -66,11 +76,11 @@ class FileIO:
         at most `length` bytes when the caller knows its length (a manifest list records each manifest's)."""
         loc = self.roots.check(location)
         cap = self.max_bytes if length is None or length <= 0 else min(length, self.max_bytes)
-        fs = self._fs(loc)
         try:
+            fs, path = self._fs(loc)
             if loc.scheme == "file" and not stat.S_ISREG(os.stat(loc.path).st_mode):  # (follows symlinks)
                 raise UnreadableFile(f"Cannot read {location}: not a regular file")
-            with fs.open_input_stream(loc.path) as stream:
+            with fs.open_input_stream(path) as stream:
                 data = stream.read(cap + 1)
         except FileNotFoundError:
             raise FileNotFound(f"File not found: {location}") from None
@@ -86,7 +96,8 @@ class FileIO:
     def exists(self, location: str) -> bool:
         loc = self.roots.check(location)
         try:
-            return self._fs(loc).get_file_info(loc.path).type != pafs.FileType.NotFound
+            fs, path = self._fs(loc)
+            return fs.get_file_info(path).type != pafs.FileType.NotFound
         except OSError as exc:
             raise StorageError(f"Cannot stat {location}: {_reason(exc, loc)}") from None
 
@@ -94,7 +105,8 @@ class FileIO:
         """Base names directly under a directory; empty if it does not exist."""
         loc = self.roots.check(location)
         try:
-            infos = self._fs(loc).get_file_info(pafs.FileSelector(loc.path, allow_not_found=True))
+            fs, path = self._fs(loc)
+            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         except OSError as exc:
             raise StorageError(f"Cannot list {location}: {_reason(exc, loc)}") from None
         return sorted(i.base_name for i in infos)
@@ -103,28 +115,36 @@ class FileIO:
         """Reads under `prefix` use these storage properties (Iceberg's keys, e.g. a catalog's vended
         `s3.access-key-id`) over the service's own settings; the longest prefix wins. Local prefixes need none."""
         loc = parse_location(prefix)
-        if loc.scheme != "s3":
+        if loc.scheme == "file":
             return
-        config = s3_config(properties, self._s3_config)
         with self._lock:
             if loc not in self._scoped and len(self._scoped) >= MAX_SCOPED_PREFIXES:
                 self._scoped.clear()  # (each table's load sets its own again)
-            self._scoped[loc] = config
+            self._scoped[loc] = dict(properties)
 
-    def _fs(self, loc: Location) -> pafs.FileSystem:
+    def _fs(self, loc: Location) -> tuple[pafs.FileSystem, str]:
+        """The filesystem a location is read from, and the path within it."""
         if loc.scheme == "file":
-            return self._local
+            return self._local, loc.path
         with self._lock:
-            config = self._s3_config
             scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
-            if scoped:
-                config = self._scoped[max(scoped, key=lambda p: len(p.path))]
-            fs = self._s3.get(config)
-            if fs is None:
-                if len(self._s3) >= MAX_SCOPED_PREFIXES:
-                    self._s3.clear()
-                fs = self._s3[config] = s3_filesystem(config)
-            return fs
+            vended = self._scoped[max(scoped, key=lambda p: len(p.path))] if scoped else {}
+        if loc.scheme == "s3":
+            config = s3_config(vended, self._s3_config) if vended else self._s3_config
+            with self._lock:
+                fs = self._s3.get(config)
+                if fs is None:
+                    if len(self._s3) >= MAX_SCOPED_PREFIXES:
+                        self._s3.clear()
+                    fs = self._s3[config] = s3_filesystem(config)
+            return fs, loc.path
+        properties = {**self._properties, **vended}
+        if loc.scheme == "gs":
+            return storage.gcs_filesystem(properties), loc.path
+        if loc.scheme == "azure":
+            account, _, path = loc.path.partition("/")
+            return storage.azure_filesystem(account, properties), path
+        return storage.hdfs_filesystem(loc.uri), "/" + loc.path.partition("/")[2]
 
 
 def s3_filesystem(c: S3Config) -> pafs.S3FileSystem:

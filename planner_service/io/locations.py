@@ -7,24 +7,39 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from planner_service.errors import BadRequestError
+from spark_client.storage import azure_parts  # one reading of Azure's locations for the service and the reader
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
+GCS_SCHEMES = ("gs", "gcs")
+AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
+HDFS_SCHEMES = ("hdfs", "viewfs")
 
 
 @dataclass(frozen=True)
 class Location:
-    """A parsed location: `scheme` is "file" or "s3"; `path` is what the pyarrow filesystem takes."""
+    """A parsed location: `scheme` is "file", "s3", "gs", "azure" or "hdfs"; `path` is what the scheme's
+    filesystem takes ("bucket/key"; for Azure "account/container/key", the account "" when the location
+    names none; for HDFS "namenode:port/path")."""
 
     scheme: str
     path: str
 
     @property
     def uri(self) -> str:
-        return f"s3://{self.path}" if self.scheme == "s3" else f"file://{self.path}"
+        if self.scheme == "azure":
+            account, _, rest = self.path.partition("/")
+            container, _, key = rest.partition("/")
+            return f"abfss://{container}@{account}.dfs.core.windows.net/{key}" if account else f"abfs://{rest}"
+        return f"{self.scheme}://{self.path}"
+
+    @property
+    def is_object_store(self) -> bool:
+        return self.scheme != "file"
 
 
 def parse_location(location: str) -> Location:
-    """`/p`, `file:/p`, `file:///p` are local; `s3://b/k`, `s3a://b/k`, `s3n://b/k` are S3."""
+    """`/p`, `file:/p`, `file:///p` are local; `s3://b/k` (s3a:, s3n:), `gs://b/k`, Azure's
+    `abfs[s]://container@account.dfs.core.windows.net/k` (wasb[s]: with .blob.) and `hdfs://nn:port/p`."""
     if not location:
         raise BadRequestError("Empty location")
     scheme, sep, rest = location.partition(":")
@@ -39,11 +54,21 @@ def parse_location(location: str) -> Location:
                 raise BadRequestError(f"Unsupported file location with a host: {location}")
             path = "/" + tail
         return Location("file", posixpath.normpath(unquote(path)))
-    if scheme in S3_SCHEMES:
-        if not rest.startswith("//") or len(rest) <= 2:
-            raise BadRequestError(f"Invalid S3 location (expected s3://bucket/key): {location}")
-        return Location("s3", rest[2:].rstrip("/"))
-    raise BadRequestError(f"Unsupported location scheme '{scheme}' in {location}: use a local path, file: or s3:")
+    if scheme in S3_SCHEMES or scheme in GCS_SCHEMES or scheme in HDFS_SCHEMES:
+        if not rest.startswith("//") or len(rest) <= 2 or rest[2] == "/":
+            raise BadRequestError(f"Invalid {scheme} location (expected {scheme}://bucket/key): {location}")
+        kind = "s3" if scheme in S3_SCHEMES else "gs" if scheme in GCS_SCHEMES else "hdfs"
+        return Location(kind, rest[2:].rstrip("/"))
+    if scheme in AZURE_SCHEMES:
+        try:
+            account, container, key = azure_parts(location)
+        except ValueError as exc:
+            raise BadRequestError(str(exc)) from None
+        return Location("azure", f"{account}/{container}/{key}".rstrip("/"))
+    raise BadRequestError(
+        f"Unsupported location scheme '{scheme}' in {location}: use a local path, file:, s3:, gs:, abfs[s]:, "
+        "wasb[s]: or hdfs:"
+    )
 
 
 def join(base: str, *parts: str) -> str:

@@ -3,7 +3,8 @@
 A service's roots are what it was configured to serve: the `allowed_roots` setting when given (the whole
 list), otherwise the warehouse, the explicit tables' directories, the demo warehouse and the tables its SQL
 catalog names. Local locations are resolved (`..`, symlinks) before they are compared, so a link inside a
-root that points outside is outside; S3 keys with `.` or `..` segments are refused. Library use (the CLI,
+root that points outside is outside; object-store keys (S3, GCS,
+Azure, HDFS) with `.` or `..` segments are refused. Library use (the CLI,
 tests, benchmarks) reads anywhere with `Roots.everywhere()`."""
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class Roots:
             return loc
         if loc.scheme == "file" and not loc.path.startswith("/"):
             raise LocationNotAllowedError(f"Location {location} is not absolute: give a full path or URI")
-        if loc.scheme == "s3" and any(part in (".", "..") for part in loc.path.split("/")):
+        if loc.is_object_store and any(part in (".", "..") for part in loc.path.split("/")):
             raise LocationNotAllowedError(f"Location {location} has '.' or '..' segments")
         if not self._within(loc):  # by its text, before touching the file system
             raise LocationNotAllowedError(f"Location {location} is outside the roots this service serves")

@@ -15,13 +15,20 @@ from planner_service.io.locations import Location, parse_location
         ("s3://bucket/key/x", Location("s3", "bucket/key/x")),
         ("s3a://bucket/key/x", Location("s3", "bucket/key/x")),
         ("S3N://bucket/key/", Location("s3", "bucket/key")),
+        ("gs://bucket/key/x", Location("gs", "bucket/key/x")),
+        ("abfss://c@acct.dfs.core.windows.net/k/x", Location("azure", "acct/c/k/x")),
+        ("wasbs://c@acct.blob.core.windows.net/k/x", Location("azure", "acct/c/k/x")),
+        ("abfs://c/k/x", Location("azure", "/c/k/x")),  # the account from the settings
+        ("hdfs://nn:8020/w/t", Location("hdfs", "nn:8020/w/t")),
     ],
 )
 def test_parse_location(text: str, expected: Location) -> None:
     assert parse_location(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "gs://b/k", "s3://", "file://otherhost/x"])
+@pytest.mark.parametrize(
+    "text", ["", "ftp://b/k", "s3://", "gs:///k", "abfss://@acct.dfs.core.windows.net/k", "file://otherhost/x"]
+)
 def test_bad_locations_are_rejected_with_the_location(text: str) -> None:
     with pytest.raises(BadRequestError) as err:
         parse_location(text)
