@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from spark_client.executors import check_executors, require_classic
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 from spark_client.storage import vended_storage
 
@@ -75,6 +76,8 @@ def plan_and_read(
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
       the executors get it from the driver).
     """
+    require_classic(spark, "plan_and_read")
+    check_executors(spark)  # once per application: a clear error here, not a worker traceback later
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
