@@ -11,9 +11,10 @@ from typing import Any
 
 from planner_service.api.metrics import MetricsRegistry
 from planner_service.api.plans import PlanResult, PlanResults
+from planner_service.api.scan_reports import ScanReports
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
-from planner_service.catalog.rest import RestCatalogConfig
+from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, PlannerError
@@ -38,6 +39,7 @@ class Runtime:
     metrics: MetricsRegistry
     plans: PlanResults
     vendor: CredentialVendor | None = None  # vended credentials for tables and plans (vend_credentials)
+    scan_reports: ScanReports | None = None  # each fresh plan's ScanReport: logged, perhaps sent to the catalog
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -52,7 +54,10 @@ class Runtime:
         admission = Admission(settings.max_concurrent_plans, settings.plan_memory_bytes, settings.plan_queue_seconds,
                               settings.max_waiting_plans)  # fmt: skip
         plans = PlanResults(planner, settings.plan_cache_bytes, admission)
-        return cls(settings, io, catalog, planner, MetricsRegistry(), plans, credential_vendor(settings))
+        metrics = MetricsRegistry()
+        upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
+        reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
+        return cls(settings, io, catalog, planner, metrics, plans, credential_vendor(settings), reports)
 
     def storage_credentials(self, table: LoadedTable) -> StorageCredentials | None:
         """What a client reads the table's files with, when the service vends credentials (else None)."""
@@ -86,6 +91,8 @@ class Runtime:
 
     def close(self) -> None:
         self.planner.close()
+        if self.scan_reports is not None:
+            self.scan_reports.close()
 
 
 def service_roots(settings: Settings) -> Roots:

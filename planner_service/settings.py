@@ -50,6 +50,7 @@ class Settings(BaseSettings):
     rest_catalog_oauth2_server_uri: str | None = None  # default {rest_catalog_uri}/v1/oauth/tokens
     rest_catalog_scope: str = "catalog"
     rest_catalog_timeout_seconds: float = Field(default=30.0, gt=0)
+    rest_catalog_report_metrics: bool = False  # POST each plan's ScanReport to the catalog's metrics endpoint
     demo: bool | None = None  # None: serve the demo warehouse when no catalog is configured
     demo_dir: str | None = None
 

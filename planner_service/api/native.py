@@ -114,6 +114,9 @@ def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iter
 
 
 def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
+    """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""
+    if runtime.scan_reports is not None:
+        runtime.scan_reports.publish(plan)
     m, registry = plan.metrics, runtime.metrics
     for stage, ms in m.stage_ms.items():
         registry.observe("scan_planner_stage_seconds", "Planning time per stage", ms / 1000, stage=stage)

@@ -8,10 +8,11 @@ not served, and not advertised.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -19,9 +20,12 @@ from planner_service.api import rest_scan
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
+from planner_service.api.wire import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import NoSuchNamespaceError, NotFoundError
 from planner_service.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 SCAN_PLANNING_MODE = "scan-planning-mode"  # Iceberg 1.11 / PyIceberg 0.12: "client" | "server"
 
@@ -163,4 +167,22 @@ async def _exists_response(check: Callable[..., object], *args: Any) -> Response
         await run_in_threadpool(check, *args)
     except NotFoundError:
         return Response(status_code=404)
+    return Response(status_code=204)
+
+
+# --- Metrics ---------------------------------------------------------------------------------------------
+
+
+@routes.route(
+    "POST",
+    "/namespaces/{namespace}/tables/{table}/metrics",
+    summary="Report metrics (a ScanReport or CommitReport): logged and counted, 204",
+    status_code=204,
+    openapi_extra=json_body_schema(ReportMetricsRequest),
+)
+async def report_metrics(namespace: str, table: str, request: Request, runtime: RuntimeDep) -> Response:
+    identifier = table_identifier(namespace, table)
+    body = await parse_body(request, ReportMetricsRequest)
+    runtime.metrics.inc("scan_planner_metrics_reports_total", "Metrics reports received", report_type=body.report_type)
+    log.info("metrics report received", extra={"table": str(identifier), "report": body.model_dump(by_alias=True)})
     return Response(status_code=204)

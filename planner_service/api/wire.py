@@ -3,7 +3,7 @@ They are parsed into domain objects (ScanRequest, expressions) by the routes; no
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 from fastapi import Request
@@ -67,6 +67,15 @@ class AggregateRequest(ScanSelection):
     aggregates: list[str] = Field(
         description="count(*), count(col), min(col), max(col): answered from the data files' metadata where exact"
     )
+
+
+class ReportMetricsRequest(BaseModel):
+    """POST .../tables/{table}/metrics: the REST spec's ReportMetricsRequest, a ScanReport or CommitReport
+    with its `report-type` (the report's own fields are kept as they come)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    report_type: Literal["scan-report", "commit-report"] = Field(alias="report-type")
 
 
 M = TypeVar("M", bound=BaseModel)

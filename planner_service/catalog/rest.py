@@ -68,6 +68,7 @@ class RestCatalog:
         self._config_lock = threading.Lock()  # (never held while the token lock is wanted elsewhere first)
         self._token_lock = threading.Lock()
         self._prefix: str | None = None
+        self.loaded: set[TableIdentifier] = set()  # tables this catalog served (their scan reports go back to it)
         self._token: str | None = config.token
         self._token_expires = float("inf")
 
@@ -87,6 +88,8 @@ class RestCatalog:
                 "and metadata (a staged table?)"
             )
         parsed = table_metadata_from_json(metadata, location)
+        if len(self.loaded) < 100_000:
+            self.loaded.add(identifier)
         self._use_storage(body)
         self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
         return LoadedTable(str(identifier), location, parsed)
@@ -112,6 +115,12 @@ class RestCatalog:
         path = self._path("namespaces", _namespace(namespace), "tables")
         pages = self._pages(path, "identifiers", {}, missing)
         return sorted(TableIdentifier(tuple(i["namespace"]), i["name"]) for page in pages for i in page)
+
+    def report_metrics(self, identifier: TableIdentifier, report: Mapping[str, Any]) -> None:
+        """POST a metrics report (a ScanReport with its report-type) to the catalog's metrics endpoint."""
+        path = self._path("namespaces", _namespace(identifier.namespace), "tables", identifier.name, "metrics")
+        missing = NoSuchTableError(f"Table does not exist: {identifier}")
+        self._request("POST", path, json_body=dict(report), missing=missing)
 
     # --- storage ---------------------------------------------------------------------------------------------
 
@@ -166,19 +175,23 @@ class RestCatalog:
 
     def _request(
         self, method: str, path: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-        missing: Exception | None,
+        missing: Exception | None, json_body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         url = f"{self.uri}/{path}"
         for attempt in range(2):
-            response = self._send(method, url, params, {**(headers or {}), **self._authorization(renew=attempt > 0)})
+            auth = self._authorization(renew=attempt > 0)
+            response = self._send(method, url, params, {**(headers or {}), **auth}, json_body)
             if response.status_code == 401 and attempt == 0 and self.config.credential:
                 continue  # the token may have been revoked or expired early: a new one, once
             return self._answer(method, path, response, missing)
         raise AssertionError("unreachable")
 
-    def _send(self, method: str, url: str, params: dict[str, str] | None, headers: dict[str, str]) -> httpx.Response:
+    def _send(
+        self, method: str, url: str, params: dict[str, str] | None, headers: dict[str, str],
+        json_body: dict[str, Any] | None = None,
+    ) -> httpx.Response:  # fmt: skip
         try:
-            return self._http.request(method, url, params=params, headers=headers)
+            return self._http.request(method, url, params=params, headers=headers, json=json_body)
         except httpx.TimeoutException:
             raise CatalogUnavailableError(
                 f"The REST catalog at {self.uri} did not answer within {self.config.timeout_seconds:g} s "
@@ -189,6 +202,8 @@ class RestCatalog:
 
     def _answer(self, method: str, path: str, response: httpx.Response, missing: Exception | None) -> dict[str, Any]:
         status = response.status_code
+        if status == 204:
+            return {}
         if status == 200:
             try:
                 body = response.json()

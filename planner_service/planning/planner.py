@@ -24,7 +24,7 @@ from planner_service.deletes.index import DeleteFileIndex
 from planner_service.errors import MissingFileError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.io.fileio import FileIO, FileNotFound
-from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.content_file import EQUALITY_DELETES, ContentFile
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest import ADDED, ManifestBlocks, live_entries, live_statistics, read_manifest
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
@@ -68,7 +68,11 @@ class ScanMetrics:
     skipped_delete_manifests: int = 0
     scanned_data_files: int = 0
     skipped_data_files: int = 0
-    total_delete_files: int = 0
+    total_delete_files: int = 0  # indexed: the live delete files that may apply (Java's indexed-delete-files)
+    skipped_delete_files: int = 0  # live delete files of the kept manifests that the filter rules out
+    equality_delete_files: int = 0  # of the indexed ones: equality deletes, position delete files, DVs
+    positional_delete_files: int = 0
+    dvs: int = 0
     total_file_size_bytes: int = 0
     total_delete_file_size_bytes: int = 0
     cut_short: bool | None = None  # with a limit (min_rows): whether the plan stopped before the last file
@@ -85,6 +89,8 @@ class ScanPlan:
     metrics: ScanMetrics
     explain: Explain | None = None
     row_filter: Expression = TRUE  # the scan's filter, unbound
+    case_sensitive: bool = True
+    incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
 
     @cached_property
     def file_tasks(self) -> list[FileScanTask]:
@@ -129,7 +135,8 @@ class ScanPlanner:
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         if chosen.snapshot is None:
-            return ScanPlan(table, None, chosen.schema, options, None, None, metrics, row_filter=request.row_filter)
+            return ScanPlan(table, None, chosen.schema, options, None, None, metrics, row_filter=request.row_filter,
+                            case_sensitive=request.case_sensitive, incremental=request.appends is not None)  # fmt: skip
 
         added_in: frozenset[int] | None = None
         with _timed(metrics, "manifest_list"):
@@ -165,9 +172,8 @@ class ScanPlanner:
                 )
                 combined = combine(columns, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan(
-            table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain, request.row_filter
-        )
+        return ScanPlan(table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain,
+                        request.row_filter, request.case_sensitive, request.appends is not None)  # fmt: skip
 
     def _appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
         """The data manifests of the append snapshots that one of them added, each once (by path)."""
@@ -210,7 +216,11 @@ class ScanPlanner:
         rows = np.flatnonzero(row_filter.file_mask(index))
         # DeleteFileIndex: only deletes with a sequence number > minSequenceNumber (0) apply
         out = [f for f in index.content_files(rows, with_stats=True) if (f.data_sequence_number or 0) > 0]
+        metrics.skipped_delete_files = len(index) - len(rows)
         metrics.total_delete_files = len(out)
+        metrics.equality_delete_files = sum(1 for f in out if f.content == EQUALITY_DELETES)
+        metrics.dvs = sum(1 for f in out if f.is_dv)
+        metrics.positional_delete_files = len(out) - metrics.equality_delete_files - metrics.dvs
         metrics.total_delete_file_size_bytes = sum(f.file_size_in_bytes for f in out)
         return out
 

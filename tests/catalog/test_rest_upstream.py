@@ -8,6 +8,7 @@ Iceberg Java planned; upstream 401/403/404s and an unreachable upstream are name
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,3 +113,44 @@ def test_upstream_errors_are_named(upstream: str, downstream: str, tmp_path: Pat
         health = httpx.get(f"{url}/health", timeout=10)
     assert down.status_code == 503 and f"Cannot reach the REST catalog at {nowhere}" in down.json()["error"]["message"]
     assert health.status_code == 200
+
+
+def _reports_received(upstream: str) -> float:
+    text = httpx.get(f"{upstream}/metrics", headers={"Authorization": f"Bearer {STATIC_TOKEN}"}, timeout=30).text
+    lines = [line for line in text.splitlines() if line.startswith("scan_planner_metrics_reports_total")]
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines if 'report_type="scan-report"' in line)
+
+
+def test_scan_reports_go_to_the_catalog(upstream: str, tmp_path: Path) -> None:
+    """With rest_catalog_report_metrics, each fresh plan's ScanReport is POSTed to the catalog's metrics
+    endpoint (the upstream counts what it receives); a plan from the cache reports nothing again."""
+    config = _config(tmp_path, "reporting", {"rest_catalog_credential": f"{CLIENT}:{SECRET}",
+                                             "rest_catalog_report_metrics": True})  # fmt: skip
+    before = _reports_received(upstream)
+    with running_service("--rest-catalog-uri", upstream, "--config", config) as url:
+        for _ in range(2):
+            response = httpx.post(f"{url}/plan", json={"table": "db.identity_part", "filter": "id < 10"}, timeout=60)
+            assert response.status_code == 200, response.text
+        deadline = time.monotonic() + 10
+        while _reports_received(upstream) < before + 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        assert _reports_received(upstream) == before + 1
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"report-type": "scan-report", "table-name": "db.t", "snapshot-id": 1, "metrics": {}}, 204),
+        ({"report-type": "commit-report", "table-name": "db.t"}, 204),
+        ({"report-type": "nonsense"}, 400),
+        ({"table-name": "db.t"}, 400),
+    ],
+)
+def test_the_metrics_endpoint(upstream: str, body: dict[str, object], status: int) -> None:
+    headers = {"Authorization": f"Bearer {STATIC_TOKEN}"}
+    response = httpx.post(f"{upstream}/v1/namespaces/db/tables/identity_part/metrics", json=body, headers=headers,
+                          timeout=30)  # fmt: skip
+    assert response.status_code == status, response.text
+    if status == 400:
+        assert "report-type" in response.json()["error"]["message"]

@@ -237,15 +237,34 @@ def java_exception(err: Py4JJavaError | CapturedException) -> Any:
 
 
 def plan(jvm: Any, table: Any, case: dict[str, Any]) -> dict[str, Any]:
-    """Java's answer for one case: its exception, or planFiles() and planTasks() in order."""
+    """Java's answer for one case: its exception, or planFiles() and planTasks() in order, and the ScanReport
+    its planFiles() reported (see scan_report_json; None for scans that report none)."""
     try:
-        scan = new_scan(jvm, table, case)
+        reporter = jvm.org.apache.iceberg.metrics.InMemoryMetricsReporter()
+        scan = new_scan(jvm, table, case).metricsReporter(reporter)
         files = [task_json(jvm, t) for t in drain(scan.planFiles())]
+        report = scan_report_json(jvm, reporter)
         tasks = [[task_json(jvm, t) for t in java_iter(c.files())] for c in drain(scan.planTasks())]
     except (Py4JJavaError, CapturedException) as err:
         exc = java_exception(err)
-        return {"error": {"class": exc.getClass().getName(), "message": exc.getMessage()}, "files": [], "tasks": []}
-    return {"error": None, "files": files, "tasks": tasks}
+        return {"error": {"class": exc.getClass().getName(), "message": exc.getMessage()}, "files": [], "tasks": [],
+                "scan_report": None}  # fmt: skip
+    return {"error": None, "files": files, "tasks": tasks, "scan_report": report}
+
+
+def scan_report_json(jvm: Any, reporter: Any) -> dict[str, Any] | None:
+    """The ScanReport as Iceberg's REST metrics endpoint takes it (ScanReportParser), without what differs
+    between runs: the planning duration, and the environment in `metadata` (engine and Iceberg versions)."""
+    try:
+        report = reporter.scanReport()
+    except (Py4JJavaError, CapturedException):  # no report (an incremental scan reports none)
+        return None
+    if report is None:
+        return None
+    out: dict[str, Any] = json.loads(jvm.org.apache.iceberg.metrics.ScanReportParser.toJson(report))
+    out["metrics"].pop("total-planning-duration", None)
+    out.pop("metadata", None)
+    return out
 
 
 def plan_cases(writer: Writer) -> list[dict[str, Any]]:
