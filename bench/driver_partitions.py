@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -38,6 +39,9 @@ def timed(name: str, count: Callable[[], int], repeat: int) -> dict[str, Any]:
 def session(jars: list[str] | None) -> Any:
     from pyspark.sql import SparkSession
 
+    # the executors' Python is this one, as a user's would be one with the client installed (plan_and_read
+    # checks that once per application, with one tiny task, before its first plan)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")

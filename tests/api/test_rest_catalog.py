@@ -23,6 +23,7 @@ EXPECTED_ENDPOINTS = [
     "GET /v1/{prefix}/namespaces/{namespace}/tables",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "HEAD /v1/{prefix}/namespaces/{namespace}/tables/{table}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
@@ -77,6 +78,8 @@ def test_every_advertised_endpoint_is_served(client: httpx.Client, endpoint: str
         .replace("{plan-id}", plan_id)
     )
     body = {"plan-task": "no-such-task"} if path.endswith("/tasks") else {}
+    if path.endswith("/metrics"):
+        body = {"report-type": "scan-report"}
     response = client.request(method, path, json=body if method == "POST" else None)
     assert response.status_code in (200, 204, 404), response.text
     if response.status_code == 404:  # only the task token is unknown: the route itself exists

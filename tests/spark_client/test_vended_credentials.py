@@ -154,3 +154,16 @@ def test_the_session_policy_allows_reading_the_table_only() -> None:
              "Condition": {"StringLike": {"s3:prefix": ["warehouse/db/events", "warehouse/db/events/*"]}}},
         ],
     }  # fmt: skip
+
+
+def test_a_service_behind_the_catalog_reads_with_what_it_vends(static_service: str, tmp_path: Path) -> None:
+    """The service under an upstream REST catalog that vends credentials (here, the static service's /v1)
+    needs no S3 settings of its own: LoadTable's config and storage-credentials (endpoint and keys) are
+    what it reads the table's manifests with."""
+    config = tmp_path / "downstream.json"
+    config.write_text(json.dumps({}))
+    with running_service("--rest-catalog-uri", static_service, "--config", str(config)) as url:
+        ours = _plan(url, filter="region = 'eu'")
+    theirs = _plan(static_service, filter="region = 'eu'")
+    assert ours["metadata-location"] == theirs["metadata-location"]
+    assert ours["files"] == theirs["files"] and ours["tasks"] == theirs["tasks"]
