@@ -8,8 +8,9 @@ CombinedScanTask; on Spark 4, `ScanPlannerDataSource` (datasource.py) is `spark.
 `aggregate(spark, table, ["count(*)", "max(ts)"])` (aggregates.py) answers from metadata where exact.
 `read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response into Arrow batches of the
 plan's schema. It needs only pyarrow (and pyroaring for deletion vectors), not pyspark, and knows the
-planner only through its JSON. Importing this package imports no pyspark: the client's names load on first
-use (pyspark 3.5 has no pyspark.sql.datasource).
+planner only through its JSON. Importing this package imports nothing heavy (no pyspark, no pyarrow.dataset):
+its names load on first use (pyspark 3.5 has no pyspark.sql.datasource), so the service can share
+spark_client.storage, the filesystems, without the reader.
 """
 
 from __future__ import annotations
@@ -17,13 +18,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from spark_client.reader import read_task
-
 if TYPE_CHECKING:
     from spark_client.aggregates import aggregate
     from spark_client.client import PlannerClient, PlannerServiceError
     from spark_client.dataframe import plan_and_read, read_plan
     from spark_client.datasource import ScanPlannerDataSource
+    from spark_client.reader import read_task
 
 __all__ = [
     "PlannerClient",
@@ -42,6 +42,7 @@ _LAZY = {
     "plan_and_read": "spark_client.dataframe",
     "read_plan": "spark_client.dataframe",
     "ScanPlannerDataSource": "spark_client.datasource",
+    "read_task": "spark_client.reader",
 }
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
-from spark_client.executors import check_executors, require_classic
+from spark_client.executors import ExecutorCheck, require_classic
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 from spark_client.storage import vended_storage
 
@@ -77,7 +77,7 @@ def plan_and_read(
       the executors get it from the driver).
     """
     require_classic(spark, "plan_and_read")
-    check_executors(spark)  # once per application: a clear error here, not a worker traceback later
+    executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
@@ -90,6 +90,7 @@ def plan_and_read(
         with PlannerClient(service_url, token=token) as own:
             plan = own.plan(body)
         url, token = own.service_url, own.token
+    executors.finish()  # a clear error here, not a worker's traceback later
     df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
     return df if limit is None else df.limit(limit)
 

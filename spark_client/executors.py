@@ -1,10 +1,14 @@
 """What plan_and_read needs of the Spark it runs on, checked in the driver before any task runs: a classic
 SparkSession (Spark Connect has no sparkContext: the data source is the way there), and executors whose
-Python can import the reader (pyarrow, pandas for mapInArrow, pyroaring, spark_client), said in the driver
-with what to do, instead of a ModuleNotFoundError deep in a Python worker's traceback."""
+Python has the reader's packages (pyarrow, pandas for mapInArrow, pyroaring, spark_client), said in the
+driver with what to do, instead of a ModuleNotFoundError deep in a Python worker's traceback. The check is
+one tiny task per application, run while the plan is being made; in local mode with the driver's own
+Python as the executors', there is nothing to check."""
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -20,14 +24,16 @@ _LOCK = threading.Lock()
 # unpickling it is what fails on an executor without spark_client).
 _PROBE_SOURCE = """
 def probe(_):
-    import importlib
+    import importlib.util
     import sys
     missing = []
     for name in NEEDED:
         try:
-            importlib.import_module(name)
+            found = importlib.util.find_spec(name) is not None
         except Exception as exc:
-            missing.append(f"{name} ({type(exc).__name__}: {exc})")
+            found, name = False, f"{name} ({type(exc).__name__}: {exc})"
+        if not found:
+            missing.append(name)
     yield (sys.executable, "%d.%d" % sys.version_info[:2], missing)
 """
 
@@ -64,22 +70,60 @@ def _is_connect(spark: Any) -> bool:
     return isinstance(spark, ConnectSession)
 
 
-def check_executors(spark: SparkSession) -> None:
-    """Once per application: one tiny task on an executor imports what the reader needs; if it cannot, an
-    ExecutorEnvironmentError says which packages are missing there and how to provide them."""
-    sc = spark.sparkContext
-    app = sc.applicationId
-    with _LOCK:
-        if app in _CHECKED:
+class ExecutorCheck:
+    """The check of one application's executors, started before planning and finished after, so that its
+    one tiny task runs while the plan is made (it finds the packages, it imports none)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        sc = spark.sparkContext
+        self._app = sc.applicationId
+        with _LOCK:
+            checked = self._app in _CHECKED or _driver_python_runs_the_tasks(sc)
+        self._thread: threading.Thread | None = None
+        self._result: tuple[str, str, list[str]] | None = None
+        self._error: BaseException | None = None
+        if not checked:
+            self._thread = threading.Thread(
+                target=self._run, args=(spark,), name="scan-planner-executor-check", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, spark: SparkSession) -> None:
+        try:
+            self._result = spark.sparkContext.parallelize([0], 1).mapPartitions(_probe()).collect()[0]
+        except BaseException as exc:  # the job itself failed: raised by finish()
+            self._error = exc
+
+    def finish(self) -> None:
+        """Wait for the check; ExecutorEnvironmentError when the executors lack what reading needs."""
+        if self._thread is None:
             return
-    executable, version, missing = sc.parallelize([0], 1).mapPartitions(_probe()).collect()[0]
-    if missing:
-        raise ExecutorEnvironmentError(
-            f"Spark's executors cannot import what reading the plan needs: {'; '.join(missing)}. Their Python is "
-            f"{executable} ({version}). Point PYSPARK_PYTHON (spark.pyspark.python) at a Python {version} with "
-            "pyspark's [sql] extras, pyarrow and pyroaring installed, and ship the client "
-            "(spark.sparkContext.addPyFile('dist/spark_client.zip') or --py-files), or pip install "
-            "'scan-planner' on the workers"
-        )
-    with _LOCK:
-        _CHECKED.add(app)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        executable, version, missing = self._result
+        if missing:
+            raise ExecutorEnvironmentError(
+                f"Spark's executors cannot import what reading the plan needs: {', '.join(missing)} (not "
+                f"installed). Their Python is {executable} ({version}). Point PYSPARK_PYTHON "
+                f"(spark.pyspark.python) at a Python {version} with pyspark's [sql] extras, pyarrow and pyroaring "
+                "installed, and ship the client (spark.sparkContext.addPyFile('dist/spark_client.zip') or "
+                "--py-files), or pip install 'scan-planner' on the workers"
+            )
+        with _LOCK:
+            _CHECKED.add(self._app)
+
+
+def _driver_python_runs_the_tasks(sc: Any) -> bool:
+    """Local mode with this very interpreter as the executors' Python: what the driver imported (the reader
+    is imported here already), they import. No task needed, and none delays the first plan."""
+    master = str(sc.master)
+    python = str(getattr(sc, "pythonExec", "") or "")
+    return master.startswith("local") and os.path.abspath(python) == os.path.abspath(sys.executable)
+
+
+def check_executors(spark: SparkSession) -> None:
+    """Once per application: one tiny task on an executor finds what the reader needs; if it cannot, an
+    ExecutorEnvironmentError says which packages are missing there and how to provide them."""
+    ExecutorCheck(spark).finish()

@@ -39,7 +39,7 @@ def test_executors_that_cannot_import_the_reader(demo_service: str, tmp_path: Pa
     result = run("bare-executors", demo_service, str(bare / "bin" / "python"))
     assert result["error"] == "ExecutorEnvironmentError", result
     message = result["message"]
-    assert "pyarrow (ModuleNotFoundError" in message and "spark_client (ModuleNotFoundError" in message
+    assert "import what reading the plan needs: pyarrow, pandas, pyroaring (not installed)" in message
     assert str(bare / "bin" / "python") in message and "PYSPARK_PYTHON" in message and "spark_client.zip" in message
 
 
