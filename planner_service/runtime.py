@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner_service.api.metrics import MetricsRegistry
 from planner_service.api.plans import PlanResult, PlanResults
 from planner_service.api.scan_reports import ScanReports
 from planner_service.cache import LruCache
@@ -23,6 +22,7 @@ from planner_service.io.roots import Roots, table_root
 from planner_service.io.storage_config import S3Config
 from planner_service.io.vending import CredentialVendor, StaticVendor, StorageCredentials, StsVendor
 from planner_service.metadata.manifest import warm_up
+from planner_service.metrics import MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.settings import Settings

@@ -8,7 +8,6 @@ every value. The resulting tree is simplified with and_/or_/not_.
 from __future__ import annotations
 
 from planner_service.errors import BadRequestError
-from planner_service.expressions.evaluator import java_equality_key
 from planner_service.expressions.expression import (
     FALSE,
     SET_OPS,
@@ -34,6 +33,7 @@ from planner_service.expressions.expression import (
 )
 from planner_service.expressions.literals import ABOVE_MAX, BELOW_MIN, Literal, convert
 from planner_service.expressions.transforms import can_transform
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.types import PrimitiveType, Schema, java_type_string
 
 

@@ -10,7 +10,6 @@ Java's `equals`, which differs from Python's `==` for decimals and floating poin
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from typing import Any
 
 from planner_service.expressions.expression import (
@@ -26,10 +25,10 @@ from planner_service.expressions.expression import (
     Or,
 )
 from planner_service.expressions.transforms import bind_transform
-from planner_service.metadata.conversions import compare
+from planner_service.metadata.conversions import compare, java_equality_key
 from planner_service.metadata.types import IcebergType, PrimitiveType, StructType
 
-__all__ = ["eval_on_struct", "java_equality_key"]
+__all__ = ["eval_on_struct"]
 
 _KEYED_KINDS = frozenset({"float", "double", "decimal"})  # kinds whose Java equals differs from Python ==
 
@@ -133,17 +132,3 @@ def _contains(pred: BoundPredicate, value: Any) -> bool:
         key = java_equality_key(value)
         return any(java_equality_key(v) == key for v in pred.literal_set)
     return value in pred.literal_set
-
-
-def java_equality_key(value: Any) -> Any:
-    """A key equal for two values exactly when Java's `equals` holds for them.
-
-    Python's == says Decimal("1.5") == Decimal("1.50") and 0.0 == -0.0; Java's BigDecimal.equals
-    includes the scale, and Double/Float.equals compare bits (so -0.0 != 0.0 and NaN equals NaN).
-    Other internal values (int, str, bytes, bool, UUID) already compare like Java.
-    """
-    if isinstance(value, float):
-        return ("NaN",) if math.isnan(value) else (value, math.copysign(1.0, value))
-    if isinstance(value, Decimal):
-        return (value, value.as_tuple().exponent)  # BigDecimal has no -0, and == treats -0 as 0 too
-    return value

@@ -17,7 +17,7 @@ from typing import Any
 
 from planner_service.errors import PlannerError
 from planner_service.expressions.binding import bind_predicate
-from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
+from planner_service.expressions.evaluator import eval_on_struct
 from planner_service.expressions.expression import (
     FALSE,
     TRUE,
@@ -34,6 +34,7 @@ from planner_service.expressions.expression import (
     or_,
 )
 from planner_service.expressions.projections import partition_fields_for, project_inclusive, project_strict
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import PrimitiveType, Schema, StructType
 

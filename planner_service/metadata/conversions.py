@@ -124,3 +124,17 @@ def compare(typ: IcebergType, a: Any, b: Any) -> int:
     key = sort_key(typ)
     ka, kb = key(a), key(b)
     return (ka > kb) - (ka < kb)
+
+
+def java_equality_key(value: Any) -> Any:
+    """A key equal for two values exactly when Java's `equals` holds for them.
+
+    Python's == says Decimal("1.5") == Decimal("1.50") and 0.0 == -0.0; Java's BigDecimal.equals
+    includes the scale, and Double/Float.equals compare bits (so -0.0 != 0.0 and NaN equals NaN).
+    Other internal values (int, str, bytes, bool, UUID) already compare like Java.
+    """
+    if isinstance(value, float):
+        return ("NaN",) if math.isnan(value) else (value, math.copysign(1.0, value))
+    if isinstance(value, Decimal):
+        return (value, value.as_tuple().exponent)  # BigDecimal has no -0, and == treats -0 as 0 too
+    return value

@@ -17,9 +17,9 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import polars as pl
 
-from planner_service.expressions.evaluator import java_equality_key
 from planner_service.metadata.content_file import SPLITTABLE_FORMATS, ContentFile
-from planner_service.pruning.stats_columns import StatsColumns
+from planner_service.metadata.conversions import java_equality_key
+from planner_service.metadata.stats_columns import StatsColumns
 
 Int32Array = np.ndarray[Any, np.dtype[np.int32]]
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]

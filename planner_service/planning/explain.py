@@ -17,9 +17,9 @@ from planner_service.metadata.conversions import from_bytes
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.manifest_list import DATA, ManifestFile
+from planner_service.metadata.stats_columns import StatsColumns
 from planner_service.planning.row_filter import RowFilter
 from planner_service.pruning.metrics_evaluator import LOWER, NAN_COUNTS, NULL_COUNTS, UPPER, VALUE_COUNTS
-from planner_service.pruning.stats_columns import StatsColumns
 
 
 @dataclass

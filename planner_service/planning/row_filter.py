@@ -16,13 +16,14 @@ from typing import Any
 import numpy as np
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
+from planner_service.expressions.evaluator import eval_on_struct
 from planner_service.expressions.expression import TRUE, Expression, rewrite_not
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
 from planner_service.json_text import dumps
 from planner_service.metadata.content_file import ContentFile
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.partitioning import PartitionSpec

@@ -26,8 +26,8 @@ from planner_service.expressions.expression import (
 )
 from planner_service.expressions.transforms import bind_transform
 from planner_service.metadata.conversions import sort_key
+from planner_service.metadata.stats_columns import BoolArray, BoundColumn, StatsColumns
 from planner_service.metadata.types import PrimitiveType, Schema
-from planner_service.pruning.stats_columns import BoolArray, BoundColumn, StatsColumns
 
 IN_PREDICATE_LIMIT = 200  # Java: larger IN lists are not evaluated against bounds
 

@@ -68,8 +68,8 @@ def test_scan_report_matches_iceberg_java(conformance: Conformance, planner: Sca
 def test_each_fresh_plan_logs_its_report(
     conformance: Conformance, planner: ScanPlanner, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from planner_service.api.metrics import MetricsRegistry
     from planner_service.api.scan_reports import ScanReports
+    from planner_service.metrics import MetricsRegistry
 
     table = load_by_metadata_location(planner.io, _table_location(conformance, "v3_dv"))
     plan = planner.plan(table, ScanRequest())

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
+from planner_service.expressions.evaluator import eval_on_struct
 from planner_service.expressions.expression import (
     FALSE,
     TRUE,
@@ -26,6 +26,7 @@ from planner_service.expressions.expression import (
     predicate,
 )
 from planner_service.expressions.literals import Literal
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.partitioning import Transform
 from planner_service.metadata.types import NestedField, Schema, StructType, parse_primitive
 
