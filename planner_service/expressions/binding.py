@@ -13,26 +13,19 @@ from planner_service.expressions.expression import (
     SET_OPS,
     TRUE,
     UNARY_OPS,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     BoundPredicate,
     BoundReference,
     BoundTerm,
     BoundTransform,
     Expression,
-    Not,
     Op,
-    Or,
     Reference,
     UnboundPredicate,
     UnboundTerm,
-    and_,
-    not_,
-    or_,
 )
 from planner_service.expressions.literals import ABOVE_MAX, BELOW_MIN, Literal, convert
 from planner_service.expressions.transforms import can_transform
+from planner_service.expressions.visitor import RebuildingVisitor, visit
 from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.types import PrimitiveType, Schema, java_type_string
 
@@ -45,19 +38,20 @@ class InvalidFilterError(BadRequestError):
 
 def bind(schema: Schema, expr: Expression, case_sensitive: bool = True) -> Expression:
     """Bind every predicate of `expr` against `schema`; raises InvalidFilterError naming the problem."""
-    if isinstance(expr, AlwaysTrue | AlwaysFalse):
-        return expr
-    if isinstance(expr, And):
-        return and_(bind(schema, expr.left, case_sensitive), bind(schema, expr.right, case_sensitive))
-    if isinstance(expr, Or):
-        return or_(bind(schema, expr.left, case_sensitive), bind(schema, expr.right, case_sensitive))
-    if isinstance(expr, Not):
-        return not_(bind(schema, expr.child, case_sensitive))
-    if isinstance(expr, UnboundPredicate):
-        return bind_predicate(schema, expr, case_sensitive)
-    if isinstance(expr, BoundPredicate):
-        raise ValueError(f"Found already bound predicate: {expr}")
-    raise TypeError(f"Cannot bind {expr!r}")
+    return visit(expr, _Binder(schema, case_sensitive))
+
+
+class _Binder(RebuildingVisitor):
+    """Java Binder.BindVisitor: each unbound predicate bound, the tree rebuilt with and_/or_/not_."""
+
+    def __init__(self, schema: Schema, case_sensitive: bool) -> None:
+        self._schema, self._case_sensitive = schema, case_sensitive
+
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Expression:
+        return bind_predicate(self._schema, pred, self._case_sensitive)
+
+    def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
+        raise ValueError(f"Found already bound predicate: {pred}")
 
 
 def bind_term(schema: Schema, term: UnboundTerm, case_sensitive: bool = True) -> BoundTerm:

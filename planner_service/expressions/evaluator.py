@@ -1,7 +1,7 @@
 """Evaluate a bound expression on one flat struct of values (Iceberg Java `Evaluator`).
 
 A partition tuple is the main use: the residual evaluator decides each projected predicate on one
-partition with `eval_on_struct`. Comparisons use the literal type's comparator with nulls first, as
+partition with an `Evaluator`. Comparisons use the literal type's comparator with nulls first, as
 Java's `Literal.comparator()` does, so a null value is below every literal. Set membership follows
 Java's `equals`, which differs from Python's `==` for decimals and floating point (see
 `java_equality_key`).
@@ -12,109 +12,116 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from planner_service.expressions.expression import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BoundPredicate,
-    BoundReference,
-    BoundTerm,
-    Expression,
-    Not,
-    Op,
-    Or,
-)
+from planner_service.expressions.expression import BoundReference, BoundTerm, Expression
 from planner_service.expressions.transforms import bind_transform
+from planner_service.expressions.visitor import BoundPredicateVisitor, visit
 from planner_service.metadata.conversions import compare, java_equality_key
 from planner_service.metadata.types import IcebergType, PrimitiveType, StructType
 
-__all__ = ["eval_on_struct"]
+__all__ = ["Evaluator"]
 
 _KEYED_KINDS = frozenset({"float", "double", "decimal"})  # kinds whose Java equals differs from Python ==
 
 
-def eval_on_struct(bound_expr: Expression, values: tuple[Any, ...], struct: StructType) -> bool:
-    """Java `new Evaluator(struct, expr).eval(row)` for a flat `struct` whose values are `values`.
+class Evaluator:
+    """Java `new Evaluator(struct, expr)`: a bound expression over a flat struct, `eval(values)` per row.
 
-    `values[i]` is the internal value (metadata/conversions.py) of `struct.fields[i]`, None for null.
-    The struct is needed because a BoundReference names its field, not a position.
+    `values[i]` is the internal value (metadata/conversions.py) of `struct.fields[i]`, None for null; the
+    struct is needed because a BoundReference names its field, not a position.
     """
-    if len(values) != len(struct.fields):
-        raise ValueError(f"Expected {len(struct.fields)} values for {struct}, got {len(values)}")
-    positions = {f.field_id: pos for pos, f in enumerate(struct.fields)}
-    return _eval(bound_expr, values, positions)
+
+    def __init__(self, struct: StructType, bound_expr: Expression) -> None:
+        self.expr = bound_expr
+        self._width = len(struct.fields)
+        self._positions = {f.field_id: pos for pos, f in enumerate(struct.fields)}
+
+    def eval(self, values: tuple[Any, ...]) -> bool:
+        if len(values) != self._width:
+            raise ValueError(f"Expected {self._width} values, got {len(values)}")
+        return visit(self.expr, _EvalVisitor(values, self._positions))
 
 
-def _eval(expr: Expression, values: tuple[Any, ...], positions: dict[int, int]) -> bool:
-    """One step of the evaluator; And/Or short-circuit left to right, as Java's visitEvaluator does."""
-    if isinstance(expr, AlwaysTrue):
+class _EvalVisitor(BoundPredicateVisitor[bool]):
+    """Java Evaluator.EvalVisitor over one row. (Java short-circuits and/or; nothing here has side effects, so
+    evaluating both sides gives the same answer.)"""
+
+    def __init__(self, values: tuple[Any, ...], positions: dict[int, int]) -> None:
+        self._values, self._positions = values, positions
+
+    def _value(self, term: BoundTerm) -> Any:
+        """The term's value in the row: the field's value, transformed for a BoundTransform."""
+        ref: BoundReference = term.ref
+        pos = self._positions.get(ref.field_id)
+        if pos is None:
+            raise ValueError(f"Field {ref.field_id} ({ref.name}) is not a top-level field of the struct")
+        value = self._values[pos]
+        if isinstance(term, BoundReference):
+            return value
+        assert isinstance(ref.type, PrimitiveType), ref.type  # binding only allows transforms of primitives
+        return bind_transform(term.transform, ref.type)(value)  # Java BoundTransform.eval: null stays null
+
+    def _compare(self, term: BoundTerm, literal: Any) -> int:
+        """Java `lit.comparator().compare(value, lit)`: nullsFirst, so null is below every literal."""
+        value = self._value(term)
+        return -1 if value is None else compare(term.type, value, literal)
+
+    def visit_true(self) -> bool:
         return True
-    if isinstance(expr, AlwaysFalse):
+
+    def visit_false(self) -> bool:
         return False
-    if isinstance(expr, Not):
-        return not _eval(expr.child, values, positions)
-    if isinstance(expr, And):
-        return _eval(expr.left, values, positions) and _eval(expr.right, values, positions)
-    if isinstance(expr, Or):
-        return _eval(expr.left, values, positions) or _eval(expr.right, values, positions)
-    if isinstance(expr, BoundPredicate):
-        return eval_predicate(expr, _term_value(expr.term, values, positions))
-    raise TypeError(f"Cannot evaluate an unbound expression: {expr}")
 
+    def visit_not(self, child: bool) -> bool:
+        return not child
 
-def _term_value(term: BoundTerm, values: tuple[Any, ...], positions: dict[int, int]) -> Any:
-    """The term's value in the struct: the field's value, transformed for a BoundTransform."""
-    ref: BoundReference = term.ref
-    pos = positions.get(ref.field_id)
-    if pos is None:
-        raise ValueError(f"Field {ref.field_id} ({ref.name}) is not a top-level field of the struct")
-    value = values[pos]
-    if isinstance(term, BoundReference):
-        return value
-    assert isinstance(ref.type, PrimitiveType), ref.type  # binding only allows transforms of primitives
-    return bind_transform(term.transform, ref.type)(value)  # Java BoundTransform.eval: null stays null
+    def visit_and(self, left: bool, right: bool) -> bool:
+        return left and right
 
+    def visit_or(self, left: bool, right: bool) -> bool:
+        return left or right
 
-def eval_predicate(pred: BoundPredicate, value: Any) -> bool:
-    """Java Evaluator's answer for one predicate, given the term's value (None for null)."""
-    op = pred.op
-    if op is Op.IS_NULL:
-        return value is None
-    if op is Op.NOT_NULL:
-        return value is not None
-    if op is Op.IS_NAN:
-        return _is_nan(value)
-    if op is Op.NOT_NAN:
-        return not _is_nan(value)
-    if op is Op.IN:
-        return _contains(pred, value)
-    if op is Op.NOT_IN:
-        return not _contains(pred, value)
-    if op is Op.STARTS_WITH:
-        return value is not None and str(value).startswith(pred.literal)  # Java: evalRes != null && ...
-    if op is Op.NOT_STARTS_WITH:
-        return not (value is not None and str(value).startswith(pred.literal))  # Java: !startsWith(...)
-    cmp = _compare_nulls_first(pred.term.type, value, pred.literal)
-    if op is Op.LT:
-        return cmp < 0
-    if op is Op.LT_EQ:
-        return cmp <= 0
-    if op is Op.GT:
-        return cmp > 0
-    if op is Op.GT_EQ:
-        return cmp >= 0
-    if op is Op.EQ:
-        return cmp == 0
-    if op is Op.NOT_EQ:
-        return cmp != 0
-    raise ValueError(f"Invalid operation for a bound predicate: {op}")
+    def is_null(self, term: BoundTerm) -> bool:
+        return self._value(term) is None
 
+    def not_null(self, term: BoundTerm) -> bool:
+        return self._value(term) is not None
 
-def _compare_nulls_first(typ: IcebergType, value: Any, literal: Any) -> int:
-    """Java `lit.comparator().compare(value, lit)`: nullsFirst, so null is below every literal."""
-    if value is None:
-        return -1
-    return compare(typ, value, literal)
+    def is_nan(self, term: BoundTerm) -> bool:
+        return _is_nan(self._value(term))
+
+    def not_nan(self, term: BoundTerm) -> bool:
+        return not _is_nan(self._value(term))
+
+    def lt(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) < 0
+
+    def lt_eq(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) <= 0
+
+    def gt(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) > 0
+
+    def gt_eq(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) >= 0
+
+    def eq(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) == 0
+
+    def not_eq(self, term: BoundTerm, literal: Any) -> bool:
+        return self._compare(term, literal) != 0
+
+    def starts_with(self, term: BoundTerm, literal: Any) -> bool:
+        value = self._value(term)
+        return value is not None and str(value).startswith(literal)  # Java: evalRes != null && ...
+
+    def not_starts_with(self, term: BoundTerm, literal: Any) -> bool:
+        return not self.starts_with(term, literal)  # Java: !startsWith(...)
+
+    def in_(self, term: BoundTerm, literals: frozenset[Any]) -> bool:
+        return _contains(term.type, literals, self._value(term))
+
+    def not_in(self, term: BoundTerm, literals: frozenset[Any]) -> bool:
+        return not self.in_(term, literals)
 
 
 def _is_nan(value: Any) -> bool:
@@ -122,13 +129,11 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _contains(pred: BoundPredicate, value: Any) -> bool:
+def _contains(typ: IcebergType, literals: frozenset[Any], value: Any) -> bool:
     """Java `literalSet.contains(value)`: HashSet (CharSequenceSet for strings) membership by `equals`."""
     if value is None:
         return False  # the set never holds null (literals cannot be null)
-    assert pred.literal_set is not None, pred
-    typ = pred.term.type
     if isinstance(typ, PrimitiveType) and typ.kind in _KEYED_KINDS:
         key = java_equality_key(value)
-        return any(java_equality_key(v) == key for v in pred.literal_set)
-    return value in pred.literal_set
+        return any(java_equality_key(v) == key for v in literals)
+    return value in literals

@@ -322,14 +322,3 @@ def predicate(op: Op, term: UnboundTerm | str, *values: Any) -> UnboundPredicate
     if op in LITERAL_OPS and len(lits) != 1:
         raise ValueError(f"{op.value} takes exactly one value")
     return UnboundPredicate(op, ref, lits)
-
-
-def rewrite_not(expr: Expression) -> Expression:
-    """Push every NOT down to the predicates (Java RewriteNot), simplifying with and_/or_."""
-    if isinstance(expr, Not):
-        return rewrite_not(expr.child).negate()
-    if isinstance(expr, And):
-        return and_(rewrite_not(expr.left), rewrite_not(expr.right))
-    if isinstance(expr, Or):
-        return or_(rewrite_not(expr.left), rewrite_not(expr.right))
-    return expr

@@ -19,14 +19,11 @@ from planner_service.expressions.expression import (
     SET_OPS,
     TRUE,
     UNARY_OPS,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     BoundPredicate,
+    BoundTerm,
+    BoundTransform,
     Expression,
-    Not,
     Op,
-    Or,
     Reference,
     UnboundPredicate,
     UnboundTerm,
@@ -44,6 +41,7 @@ from planner_service.expressions.nesting import (
     json_children,
     too_deep,
 )
+from planner_service.expressions.visitor import ExpressionVisitor, visit
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import parse_transform
 
@@ -169,34 +167,45 @@ def _literal(node: Any, path: str) -> Literal:
 def expression_to_json(expr: Expression) -> Any:
     """Java ExpressionParser.toJson: bound predicates write values by the term's type, unbound ones by
     the literal's own kind (a long as a number, a decimal as a string, bytes as hex)."""
-    if isinstance(expr, AlwaysTrue):
+    return visit(expr, _JsonWriter())
+
+
+class _JsonWriter(ExpressionVisitor[Any]):
+    def visit_true(self) -> Any:
         return True
-    if isinstance(expr, AlwaysFalse):
+
+    def visit_false(self) -> Any:
         return False
-    if isinstance(expr, Not):
-        return {"type": "not", "child": expression_to_json(expr.child)}
-    if isinstance(expr, And | Or):
-        return {"type": expr.op.value, "left": expression_to_json(expr.left), "right": expression_to_json(expr.right)}
-    if isinstance(expr, UnboundPredicate):
-        out: dict[str, Any] = {"type": expr.op.value, "term": _term_json(expr.term)}
-        if expr.literals is not None:
-            if expr.op in SET_OPS:
-                out["values"] = [_unbound_value(lit) for lit in expr.literals]
+
+    def visit_not(self, child: Any) -> Any:
+        return {"type": "not", "child": child}
+
+    def visit_and(self, left: Any, right: Any) -> Any:
+        return {"type": "and", "left": left, "right": right}
+
+    def visit_or(self, left: Any, right: Any) -> Any:
+        return {"type": "or", "left": left, "right": right}
+
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Any:
+        out: dict[str, Any] = {"type": pred.op.value, "term": _term_json(pred.term)}
+        if pred.literals is not None:
+            if pred.op in SET_OPS:
+                out["values"] = [_unbound_value(lit) for lit in pred.literals]
             else:
-                out["value"] = _unbound_value(expr.literal)
+                out["value"] = _unbound_value(pred.literal)
         return out
-    if isinstance(expr, BoundPredicate):
-        out = {"type": expr.op.value, "term": _term_json(expr.term)}
-        if expr.op in SET_OPS:
-            out["values"] = [to_json_value(expr.term.type, v) for v in expr.values]
-        elif expr.op in LITERAL_OPS:
-            out["value"] = to_json_value(expr.term.type, expr.literal)
+
+    def visit_bound_predicate(self, pred: BoundPredicate) -> Any:
+        out: dict[str, Any] = {"type": pred.op.value, "term": _term_json(pred.term)}
+        if pred.op in SET_OPS:
+            out["values"] = [to_json_value(pred.term.type, v) for v in pred.values]
+        elif pred.op in LITERAL_OPS:
+            out["value"] = to_json_value(pred.term.type, pred.literal)
         return out
-    raise TypeError(f"Cannot write {expr!r} as JSON")
 
 
-def _term_json(term: Any) -> Any:
-    if isinstance(term, UnboundTransform) or hasattr(term, "transform"):
+def _term_json(term: UnboundTerm | BoundTerm) -> Any:
+    if isinstance(term, UnboundTransform | BoundTransform):
         return {"type": "transform", "transform": str(term.transform), "term": term.ref.name}
     return term.name
 

@@ -21,23 +21,18 @@ from planner_service.expressions.expression import (
     LITERAL_OPS,
     TRUE,
     UNARY_OPS,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     BoundPredicate,
     BoundTransform,
     Expression,
-    Not,
     Op,
-    Or,
     Reference,
     UnboundPredicate,
     and_,
     or_,
-    rewrite_not,
 )
 from planner_service.expressions.literals import Literal
 from planner_service.expressions.transforms import bind_transform
+from planner_service.expressions.visitor import RebuildingVisitor, rewrite_not, visit
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec
 from planner_service.metadata.types import IcebergType, PrimitiveType, Schema
 
@@ -64,12 +59,12 @@ def inclusive_projection(
     spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool = True
 ) -> Expression:
     """Java `Projections.inclusive(spec, cs).project(expr)`: true for every partition that may match."""
-    return _project_tree(spec, schema, rewrite_not(expr), case_sensitive, strict=False)
+    return visit(rewrite_not(expr), _Projector(spec, schema, case_sensitive, strict=False))
 
 
 def strict_projection(spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool = True) -> Expression:
     """Java `Projections.strict(spec, cs).project(expr)`: true only for partitions whose rows all match."""
-    return _project_tree(spec, schema, rewrite_not(expr), case_sensitive, strict=True)
+    return visit(rewrite_not(expr), _Projector(spec, schema, case_sensitive, strict=True))
 
 
 def partition_fields_for(spec: PartitionSpec, source_id: int) -> list[PartitionField]:
@@ -77,27 +72,22 @@ def partition_fields_for(spec: PartitionSpec, source_id: int) -> list[PartitionF
     return [f for f in spec.fields if f.source_id == source_id]
 
 
-def _project_tree(
-    spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool, strict: bool
-) -> Expression:
-    if isinstance(expr, AlwaysTrue | AlwaysFalse):
-        return expr
-    if isinstance(expr, And):
-        left = _project_tree(spec, schema, expr.left, case_sensitive, strict)
-        return and_(left, _project_tree(spec, schema, expr.right, case_sensitive, strict))
-    if isinstance(expr, Or):
-        left = _project_tree(spec, schema, expr.left, case_sensitive, strict)
-        return or_(left, _project_tree(spec, schema, expr.right, case_sensitive, strict))
-    if isinstance(expr, Not):
+class _Projector(RebuildingVisitor):
+    """Java BaseProjectionEvaluator over a NOT-free tree: each predicate bound (if it is not yet) and
+    projected; a predicate that binding folds to a constant is kept as that constant."""
+
+    def __init__(self, spec: PartitionSpec, schema: Schema, case_sensitive: bool, strict: bool) -> None:
+        self._spec, self._schema, self._cs, self._strict = spec, schema, case_sensitive, strict
+
+    def visit_not(self, child: Expression) -> Expression:
         raise ValueError("[BUG] project called on expression with a not")  # RewriteNot removed them all
-    if isinstance(expr, UnboundPredicate):
-        bound = bind_predicate(schema, expr, case_sensitive)
-        if not isinstance(bound, BoundPredicate):
-            return bound  # binding folded it to a constant, which is kept as is
-        expr = bound
-    if isinstance(expr, BoundPredicate):
-        return _project_predicate(spec, expr, strict)
-    raise TypeError(f"Cannot project {expr!r}")
+
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Expression:
+        bound = bind_predicate(self._schema, pred, self._cs)
+        return self.visit_bound_predicate(bound) if isinstance(bound, BoundPredicate) else bound
+
+    def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
+        return _project_predicate(self._spec, pred, self._strict)
 
 
 def _project_predicate(spec: PartitionSpec, pred: BoundPredicate, strict: bool) -> Expression:

@@ -17,23 +17,10 @@ from typing import Any
 
 from planner_service.errors import PlannerError
 from planner_service.expressions.binding import bind_predicate
-from planner_service.expressions.evaluator import eval_on_struct
-from planner_service.expressions.expression import (
-    FALSE,
-    TRUE,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BoundPredicate,
-    Expression,
-    Not,
-    Or,
-    UnboundPredicate,
-    and_,
-    not_,
-    or_,
-)
+from planner_service.expressions.evaluator import Evaluator
+from planner_service.expressions.expression import FALSE, TRUE, BoundPredicate, Expression, UnboundPredicate
 from planner_service.expressions.projections import partition_fields_for, project_inclusive, project_strict
+from planner_service.expressions.visitor import RebuildingVisitor, predicates, visit
 from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import PrimitiveType, Schema, StructType
@@ -53,10 +40,7 @@ class ResidualEvaluator:
     def __init__(self, spec: PartitionSpec, schema: Schema, expr: Expression, case_sensitive: bool = True) -> None:
         self._expr = expr
         # Java: a spec without fields gets UnpartitionedResidualEvaluator (a void-only spec does not)
-        self._unpartitioned = not spec.fields
-        self._struct = spec.partition_type(schema)
-        partition_schema = Schema(0, self._struct)
-        self._plan = None if self._unpartitioned else _prepare(expr, spec, schema, partition_schema, case_sensitive)
+        self._decisions = None if not spec.fields else _prepare(expr, spec, schema, case_sensitive)
         self._memo: dict[tuple[Any, ...], Expression] = {}
 
     def residual_for(self, partition: tuple[Any, ...]) -> Expression:
@@ -64,13 +48,13 @@ class ResidualEvaluator:
 
         Raises InvalidFilterError where Java throws while binding a projection to the partition type.
         """
-        if self._plan is None:
+        if self._decisions is None:
             return self._expr  # unpartitioned: returned as given, never bound
         # keyed by Java equality: 0.0 / -0.0 and 1.5 / 1.50 are different partitions for Java's comparisons
         key = tuple(java_equality_key(v) for v in partition)
         residual = self._memo.get(key)
         if residual is None:
-            residual = _residual(self._plan, partition, self._struct)
+            residual = visit(self._expr, _ResidualVisitor(self._decisions, partition))
             if len(self._memo) >= _CACHE_LIMIT:
                 self._memo.clear()
             self._memo[key] = residual
@@ -78,131 +62,100 @@ class ResidualEvaluator:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The prepared tree: the filter's shape, with each predicate's projections bound to the partition struct
+# Each predicate's decisions, made once: the projections of every partition field bound to the partition
 
 
-@dataclass(frozen=True)
-class _Constant:
-    """A subtree whose residual does not depend on the partition (TRUE, FALSE, a folded predicate)."""
-
-    expr: Expression
-
-
-@dataclass(frozen=True)
-class _NotNode:
-    child: _Node
-
-
-@dataclass(frozen=True)
-class _AndNode:
-    left: _Node
-    right: _Node
-
-
-@dataclass(frozen=True)
-class _OrNode:
-    left: _Node
-    right: _Node
-
-
-# A projection bound to the partition struct: a BoundPredicate to evaluate, a constant from binding,
-# None when the transform has no projection, or the error Java would throw when it gets there.
-_Bound = Expression | PlannerError | None
+# A projection bound to the partition struct: an Evaluator to run on the partition, a constant binding
+# folded it to, the error Java would throw when a partition first reaches it, or None when the transform
+# has no projection (Java: project returns null).
+_BoundProjection = Evaluator | Expression | PlannerError | None
 
 
 @dataclass(frozen=True)
 class _FieldCheck:
     """One partition field's strict and inclusive projection of a predicate."""
 
-    strict: _Bound
-    inclusive: _Bound
+    strict: _BoundProjection
+    inclusive: _BoundProjection
 
 
-@dataclass(frozen=True)
-class _PredicateNode:
-    original: Expression  # returned when no partition field decides the predicate
-    checks: tuple[_FieldCheck, ...]
+# What decides one predicate of the filter: a constant (binding folded it: a required column's null test,
+# an out-of-range literal) or the checks of its column's partition fields, in spec order.
+_Decision = Expression | tuple[_FieldCheck, ...]
 
 
-_Node = _Constant | _NotNode | _AndNode | _OrNode | _PredicateNode
-
-
-def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, partition_schema: Schema, cs: bool) -> _Node:
-    """Mirror the filter's tree, binding each predicate to the schema and its projections to the partition."""
-    if isinstance(expr, AlwaysTrue | AlwaysFalse):
-        return _Constant(expr)
-    if isinstance(expr, Not):
-        return _NotNode(_prepare(expr.child, spec, schema, partition_schema, cs))
-    if isinstance(expr, And | Or):
-        left = _prepare(expr.left, spec, schema, partition_schema, cs)
-        right = _prepare(expr.right, spec, schema, partition_schema, cs)
-        return _AndNode(left, right) if isinstance(expr, And) else _OrNode(left, right)
-    if isinstance(expr, UnboundPredicate):
-        bound = bind_predicate(schema, expr, cs)
-        if not isinstance(bound, BoundPredicate):
-            return _Constant(bound)  # binding folded it (a required column's null test, an out-of-range literal)
-        return _PredicateNode(expr, _field_checks(bound, spec, partition_schema, cs))
-    if isinstance(expr, BoundPredicate):
-        return _PredicateNode(expr, _field_checks(expr, spec, partition_schema, cs))
-    raise TypeError(f"Cannot compute residuals of {expr!r}")
+def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, cs: bool) -> dict[int, _Decision]:
+    """The decision of every predicate of `expr`, by the predicate's identity."""
+    struct = spec.partition_type(schema)
+    partition_schema = Schema(0, struct)
+    decisions: dict[int, _Decision] = {}
+    for pred in predicates(expr):
+        bound = bind_predicate(schema, pred, cs) if isinstance(pred, UnboundPredicate) else pred
+        if isinstance(bound, BoundPredicate):
+            decisions[id(pred)] = _field_checks(bound, spec, partition_schema, struct, cs)
+        else:
+            decisions[id(pred)] = bound
+    return decisions
 
 
 def _field_checks(
-    pred: BoundPredicate, spec: PartitionSpec, partition_schema: Schema, cs: bool
+    pred: BoundPredicate, spec: PartitionSpec, partition_schema: Schema, struct: StructType, cs: bool
 ) -> tuple[_FieldCheck, ...]:
     source_type = pred.ref.type
     if not isinstance(source_type, PrimitiveType):
         return ()  # partition sources are primitive: no field can decide a predicate on a nested type
+
+    def bound(projected: UnboundPredicate | None) -> _BoundProjection:
+        if projected is None:
+            return None
+        try:
+            result = bind_predicate(partition_schema, projected, cs)
+        except PlannerError as error:
+            # Java binds lazily, per partition, and only reaches this field when earlier ones decided nothing
+            return error
+        return Evaluator(struct, result) if isinstance(result, BoundPredicate) else result
+
     return tuple(
-        _FieldCheck(
-            strict=_bind_projection(project_strict(field, source_type, pred), partition_schema, cs),
-            inclusive=_bind_projection(project_inclusive(field, source_type, pred), partition_schema, cs),
-        )
+        _FieldCheck(bound(project_strict(field, source_type, pred)), bound(project_inclusive(field, source_type, pred)))
         for field in partition_fields_for(spec, pred.ref.field_id)
     )
 
 
-def _bind_projection(projected: UnboundPredicate | None, partition_schema: Schema, cs: bool) -> _Bound:
-    if projected is None:
-        return None
-    try:
-        return bind_predicate(partition_schema, projected, cs)
-    except PlannerError as error:
-        # Java binds lazily, per partition, and only reaches this field when earlier ones decided nothing
-        return error
-
-
 # ---------------------------------------------------------------------------------------------------------
-# Evaluating the prepared tree for one partition
+# The residual of one partition
 
 
-def _residual(node: _Node, partition: tuple[Any, ...], struct: StructType) -> Expression:
-    """ResidualVisitor: Java's Expressions.not/and/or simplify the results; nothing short-circuits."""
-    if isinstance(node, _Constant):
-        return node.expr
-    if isinstance(node, _NotNode):
-        return not_(_residual(node.child, partition, struct))
-    if isinstance(node, _AndNode):
-        return and_(_residual(node.left, partition, struct), _residual(node.right, partition, struct))
-    if isinstance(node, _OrNode):
-        return or_(_residual(node.left, partition, struct), _residual(node.right, partition, struct))
-    for check in node.checks:
-        if _outcome(check.strict, partition, struct) is TRUE:
-            return TRUE  # every row of the partition matches
-        if _outcome(check.inclusive, partition, struct) is FALSE:
-            return FALSE  # no row of the partition can match
-    return node.original  # Java returns the original unbound predicate, not the bound one
+class _ResidualVisitor(RebuildingVisitor):
+    """Java ResidualVisitor: the original tree walked as written (Expressions.not/and/or simplify the results;
+    nothing short-circuits); each predicate decided by the first partition field that decides it."""
 
+    def __init__(self, decisions: dict[int, _Decision], partition: tuple[Any, ...]) -> None:
+        self._decisions, self._partition = decisions, partition
 
-def _outcome(bound: _Bound, partition: tuple[Any, ...], struct: StructType) -> Expression | None:
-    """A bound projection decided on the partition: TRUE, FALSE, or None when there is no projection."""
-    if bound is None:
-        return None
-    if isinstance(bound, PlannerError):
-        raise bound
-    if isinstance(bound, BoundPredicate):
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Expression:
+        return self._decide(pred)
+
+    def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
+        return self._decide(pred)
+
+    def _decide(self, pred: Expression) -> Expression:
+        decision = self._decisions[id(pred)]
+        if isinstance(decision, Expression):
+            return decision
+        for check in decision:
+            if self._outcome(check.strict) is TRUE:
+                return TRUE  # every row of the partition matches
+            if self._outcome(check.inclusive) is FALSE:
+                return FALSE  # no row of the partition can match
+        return pred  # Java returns the original unbound predicate, not the bound one
+
+    def _outcome(self, projection: _BoundProjection) -> Expression | None:
+        """A bound projection decided on the partition: TRUE, FALSE, or None when it decides nothing."""
+        if projection is None or isinstance(projection, Expression):
+            return projection
+        if isinstance(projection, PlannerError):
+            raise projection
         # Java ResidualVisitor: nulls-first comparisons, so a null partition value is below every literal.
         # Divergence: Java's startsWith/notStartsWith dereference a null partition value (NPE); we answer
         # as Java's row Evaluator does (startsWith null = false, notStartsWith null = true).
-        return TRUE if eval_on_struct(bound, partition, struct) else FALSE
-    return bound
+        return TRUE if projection.eval(self._partition) else FALSE

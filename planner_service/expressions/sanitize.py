@@ -19,23 +19,17 @@ from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import (
     SET_OPS,
     UNARY_OPS,
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     BoundPredicate,
     BoundReference,
+    BoundTerm,
     Expression,
-    Not,
-    Or,
     Reference,
     UnboundPredicate,
     UnboundTerm,
     UnboundTransform,
-    and_,
-    not_,
-    or_,
 )
 from planner_service.expressions.literals import Literal, convert
+from planner_service.expressions.visitor import RebuildingVisitor, visit
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.types import IcebergType, PrimitiveType, Schema
 
@@ -57,37 +51,35 @@ _STRING_FORMS = (  # ExpressionUtil's patterns, in its order: the first whose ty
 def sanitized(expr: Expression, schema: Schema, case_sensitive: bool = True, now_ms: int | None = None) -> Expression:
     """`expr` bound to `schema` (or, when it does not bind, as it is) with every value a description."""
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    clock = (now_ms * 1000, now_ms // 86_400_000)
+    sanitizer = _Sanitizer(now_ms * 1000, now_ms // 86_400_000)
     try:
-        return _sanitize(bind(schema, expr, case_sensitive), clock)
+        return visit(bind(schema, expr, case_sensitive), sanitizer)
     except PlannerError:  # it does not bind: sanitized unbound, as Java does
-        return _sanitize(expr, clock)
+        return visit(expr, sanitizer)
 
 
-def _sanitize(expr: Expression, clock: tuple[int, int]) -> Expression:
-    if isinstance(expr, AlwaysTrue | AlwaysFalse):
-        return expr
-    if isinstance(expr, Not):
-        return not_(_sanitize(expr.child, clock))
-    if isinstance(expr, And):
-        return and_(_sanitize(expr.left, clock), _sanitize(expr.right, clock))
-    if isinstance(expr, Or):
-        return or_(_sanitize(expr.left, clock), _sanitize(expr.right, clock))
-    if isinstance(expr, BoundPredicate):
-        term = _unbound(expr.term)
-        if expr.op in UNARY_OPS:
-            return UnboundPredicate(expr.op, term)
-        typ = expr.term.type
-        values = expr.values if expr.op in SET_OPS else (expr.literal,)
-        return UnboundPredicate(expr.op, term, tuple(_text(_of_type(typ, v, clock)) for v in values))
-    if isinstance(expr, UnboundPredicate):
-        if expr.literals is None:
-            return expr
-        return UnboundPredicate(expr.op, expr.term, tuple(_text(_of_literal(lit, clock)) for lit in expr.literals))
-    raise TypeError(f"Cannot sanitize {expr!r}")
+class _Sanitizer(RebuildingVisitor):
+    """Java ExpressionUtil's sanitizing visitors: predicates unbound, each value replaced by its description."""
+
+    def __init__(self, now_micros: int, today: int) -> None:
+        self._clock = (now_micros, today)
+
+    def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
+        term = _unbound(pred.term)
+        if pred.op in UNARY_OPS:
+            return UnboundPredicate(pred.op, term)
+        values = pred.values if pred.op in SET_OPS else (pred.literal,)
+        return UnboundPredicate(pred.op, term, tuple(_text(_of_type(pred.term.type, v, self._clock)) for v in values))
+
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Expression:
+        if pred.literals is None:
+            return pred
+        return UnboundPredicate(
+            pred.op, pred.term, tuple(_text(_of_literal(lit, self._clock)) for lit in pred.literals)
+        )
 
 
-def _unbound(term: Any) -> UnboundTerm:
+def _unbound(term: BoundTerm) -> UnboundTerm:
     """ExpressionUtil.unbind: the reference by the name the filter used, a transform of it."""
     if isinstance(term, BoundReference):
         return Reference(term.name)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner_service.expressions.expression import BoundPredicate, Expression
+from planner_service.expressions.expression import Expression
 from planner_service.expressions.expression_json import expression_to_json
+from planner_service.expressions.visitor import bound_predicates
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import from_bytes
 from planner_service.metadata.file_index import FileIndex
@@ -100,7 +101,7 @@ def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilt
 def _stats_text(stats: StatsColumns, expr: Expression, row: int) -> str:
     """The statistics of the columns a (bound) conjunct reads, for one file."""
     parts = []
-    for pred in _predicates(expr):
+    for pred in bound_predicates(expr):
         fid, typ = pred.term.field_id, pred.term.ref.type
         text = [f"{pred.term.ref.name}:"]
         for label, column in (("lower", LOWER), ("upper", UPPER)):
@@ -114,14 +115,6 @@ def _stats_text(stats: StatsColumns, expr: Expression, row: int) -> str:
                 text.append(f"{label}={int(counts[row])}")
         parts.append(" ".join(text))
     return "; ".join(dict.fromkeys(parts)) or "no statistics"
-
-
-def _predicates(expr: Expression) -> Any:
-    if isinstance(expr, BoundPredicate):
-        yield expr
-    for child in ("left", "right", "child"):
-        if hasattr(expr, child):
-            yield from _predicates(getattr(expr, child))
 
 
 def _json_text(expr: Expression) -> str:

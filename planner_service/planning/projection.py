@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 
 from planner_service.errors import BadRequestError
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import And, BoundPredicate, Expression, Not, Or
+from planner_service.expressions.expression import Expression
+from planner_service.expressions.visitor import bound_predicates
 from planner_service.metadata.types import ListType, MapType, NestedField, Schema, StructType
 
 
@@ -38,17 +39,7 @@ def project_schema(
 
 def referenced_field_ids(schema: Schema, row_filter: Expression, case_sensitive: bool = True) -> set[int]:
     """The field ids a filter reads, bound against `schema` (Java Binder.boundReferences)."""
-    return set(_referenced_ids(bind(schema, row_filter, case_sensitive)))
-
-
-def _referenced_ids(expr: Expression) -> Iterable[int]:
-    if isinstance(expr, And | Or):
-        yield from _referenced_ids(expr.left)
-        yield from _referenced_ids(expr.right)
-    elif isinstance(expr, Not):
-        yield from _referenced_ids(expr.child)
-    elif isinstance(expr, BoundPredicate):
-        yield expr.term.field_id
+    return {pred.term.field_id for pred in bound_predicates(bind(schema, row_filter, case_sensitive))}
 
 
 def _select(typ: StructType | ListType | MapType, keep: set[int], whole: set[int]) -> StructType | ListType | MapType:

@@ -16,11 +16,12 @@ from typing import Any
 import numpy as np
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.evaluator import eval_on_struct
-from planner_service.expressions.expression import TRUE, Expression, rewrite_not
+from planner_service.expressions.evaluator import Evaluator
+from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
+from planner_service.expressions.visitor import rewrite_not
 from planner_service.json_text import dumps
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import java_equality_key
@@ -44,7 +45,7 @@ class RowFilter:
         self._schema, self._specs, self._cs = schema, specs, case_sensitive
         self._metrics = None if self.is_true else InclusiveMetricsEvaluator(schema, row_filter, case_sensitive)
         self._manifest: dict[int, ManifestEvaluator] = {}
-        self._partition: dict[int, tuple[Expression, StructType, dict[tuple[Any, ...], bool]]] = {}
+        self._partition: dict[int, tuple[Evaluator, StructType, dict[tuple[Any, ...], bool]]] = {}
         self._residual: dict[int, ResidualEvaluator] = {}
 
     def _spec(self, spec_id: int) -> PartitionSpec:
@@ -75,17 +76,17 @@ class RowFilter:
 
     def partition_filter(self, spec_id: int) -> tuple[Expression, StructType]:
         """The filter's inclusive projection onto a spec, bound to its partition type."""
-        bound, partition_type, _ = self._partition_state(spec_id)
-        return bound, partition_type
+        evaluator, partition_type, _ = self._partition_state(spec_id)
+        return evaluator.expr, partition_type
 
-    def _partition_state(self, spec_id: int) -> tuple[Expression, StructType, dict[tuple[Any, ...], bool]]:
+    def _partition_state(self, spec_id: int) -> tuple[Evaluator, StructType, dict[tuple[Any, ...], bool]]:
         cached = self._partition.get(spec_id)
         if cached is None:
             spec = self._spec(spec_id)
             partition_type = spec.partition_type(self._schema)
             projected = inclusive_projection(spec, self._schema, self.expr, self._cs)
             bound = bind(Schema(0, partition_type), rewrite_not(projected), self._cs)
-            cached = self._partition[spec_id] = (bound, partition_type, {})
+            cached = self._partition[spec_id] = (Evaluator(partition_type, bound), partition_type, {})
         return cached
 
     def partition_mask(self, index: FileIndex) -> BoolArray:
@@ -99,11 +100,11 @@ class RowFilter:
         return ok[index.partition_id] if len(index.partitions) else np.zeros(len(index), dtype=bool)
 
     def _partition_might_match(self, spec_id: int, values: tuple[Any, ...]) -> bool:
-        bound, partition_type, memo = self._partition_state(spec_id)
+        evaluator, _, memo = self._partition_state(spec_id)
         key = tuple(java_equality_key(v) for v in values)  # Java equality: -0.0 is not 0.0
         hit = memo.get(key)
         if hit is None:
-            hit = memo[key] = eval_on_struct(bound, values, partition_type)
+            hit = memo[key] = evaluator.eval(values)
         return hit
 
     @property

@@ -7,24 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BoundPredicate,
-    Expression,
-    Op,
-    Or,
-    rewrite_not,
-)
+from planner_service.expressions.expression import BoundTerm, Expression
 from planner_service.expressions.projections import inclusive_projection
+from planner_service.expressions.visitor import BoundPredicateVisitor, rewrite_not, visit
 from planner_service.metadata.conversions import compare, from_bytes, sort_key, to_bytes
 from planner_service.metadata.manifest_list import FieldSummary, ManifestFile
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import PrimitiveType, Schema
-
-IN_PREDICATE_LIMIT = 200
-ROWS_MIGHT_MATCH, ROWS_CANNOT_MATCH = True, False
+from planner_service.pruning.inclusive import IN_PREDICATE_LIMIT, ROWS_CANNOT_MATCH, ROWS_MIGHT_MATCH
 
 
 class ManifestEvaluator:
@@ -44,84 +34,117 @@ class ManifestEvaluator:
     def eval(self, manifest: ManifestFile) -> bool:
         if manifest.partitions is None:
             return ROWS_MIGHT_MATCH
-        return self._visit(self.expr, manifest.partitions)
+        return visit(self.expr, _ManifestEvalVisitor(manifest.partitions, self._positions))
 
-    def _visit(self, expr: Expression, stats: tuple[FieldSummary, ...]) -> bool:
-        if isinstance(expr, AlwaysTrue):
-            return ROWS_MIGHT_MATCH
-        if isinstance(expr, AlwaysFalse):
+
+class _ManifestEvalVisitor(BoundPredicateVisitor[bool]):
+    """Java ManifestEvaluator.ManifestEvalVisitor over one manifest's partition field summaries."""
+
+    def __init__(self, summaries: tuple[FieldSummary, ...], positions: dict[int, int]) -> None:
+        self._summaries, self._positions = summaries, positions
+
+    def _stats(self, term: BoundTerm) -> tuple[FieldSummary, PrimitiveType]:
+        typ = term.type
+        assert isinstance(typ, PrimitiveType), typ  # partition fields are primitive
+        return self._summaries[self._positions[term.field_id]], typ
+
+    def _bounds(self, term: BoundTerm) -> tuple[PrimitiveType, Any, Any] | None:
+        """The summary's lower and upper bound as values; None when every value is null (no lower bound)."""
+        s, typ = self._stats(term)
+        if s.lower_bound is None:
+            return None
+        return typ, from_bytes(typ, s.lower_bound), from_bytes(typ, s.upper_bound)
+
+    def visit_true(self) -> bool:
+        return ROWS_MIGHT_MATCH
+
+    def visit_false(self) -> bool:
+        return ROWS_CANNOT_MATCH
+
+    def visit_not(self, child: bool) -> bool:
+        raise ValueError("Not a NOT-free expression")  # rewrite_not removed them
+
+    def visit_and(self, left: bool, right: bool) -> bool:
+        return left and right
+
+    def visit_or(self, left: bool, right: bool) -> bool:
+        return left or right
+
+    def is_null(self, term: BoundTerm) -> bool:
+        return self._stats(term)[0].contains_null
+
+    def not_null(self, term: BoundTerm) -> bool:
+        return not _all_values_null(*self._stats(term))
+
+    def is_nan(self, term: BoundTerm) -> bool:
+        s, typ = self._stats(term)
+        if s.contains_nan is not None and not s.contains_nan:
             return ROWS_CANNOT_MATCH
-        if isinstance(expr, And):  # short-circuits as Java's visitEvaluator
-            return self._visit(expr.left, stats) and self._visit(expr.right, stats)
-        if isinstance(expr, Or):
-            return self._visit(expr.left, stats) or self._visit(expr.right, stats)
-        if isinstance(expr, BoundPredicate):
-            return _predicate(expr, stats[self._positions[expr.term.field_id]])
-        raise ValueError(f"Not a bound, NOT-free expression: {expr}")
+        return not _all_values_null(s, typ)
+
+    def not_nan(self, term: BoundTerm) -> bool:
+        s, _ = self._stats(term)
+        return not (s.contains_nan and not s.contains_null and s.lower_bound is None)
+
+    def lt(self, term: BoundTerm, literal: Any) -> bool:
+        bounds = self._bounds(term)
+        return bounds is not None and compare(bounds[0], bounds[1], literal) < 0
+
+    def lt_eq(self, term: BoundTerm, literal: Any) -> bool:
+        bounds = self._bounds(term)
+        return bounds is not None and compare(bounds[0], bounds[1], literal) <= 0
+
+    def gt(self, term: BoundTerm, literal: Any) -> bool:
+        bounds = self._bounds(term)
+        return bounds is not None and bounds[2] is not None and compare(bounds[0], bounds[2], literal) > 0
+
+    def gt_eq(self, term: BoundTerm, literal: Any) -> bool:
+        bounds = self._bounds(term)
+        return bounds is not None and bounds[2] is not None and compare(bounds[0], bounds[2], literal) >= 0
+
+    def eq(self, term: BoundTerm, literal: Any) -> bool:
+        # a missing upper bound sorts first under Java's nulls-first comparator: cannot match
+        return self.lt_eq(term, literal) and self.gt_eq(term, literal)
+
+    def not_eq(self, term: BoundTerm, literal: Any) -> bool:
+        return ROWS_MIGHT_MATCH  # the bounds are not necessarily values of the column
+
+    def in_(self, term: BoundTerm, literals: frozenset[Any]) -> bool:
+        bounds = self._bounds(term)
+        if bounds is None:
+            return ROWS_CANNOT_MATCH  # all values are null
+        if len(literals) > IN_PREDICATE_LIMIT:
+            return ROWS_MIGHT_MATCH
+        typ, lower, upper = bounds
+        key = sort_key(typ)
+        return upper is not None and any(key(lower) <= key(v) <= key(upper) for v in literals)
+
+    def not_in(self, term: BoundTerm, literals: frozenset[Any]) -> bool:
+        return ROWS_MIGHT_MATCH
+
+    def starts_with(self, term: BoundTerm, literal: Any) -> bool:
+        s, typ = self._stats(term)
+        if s.lower_bound is None:
+            return ROWS_CANNOT_MATCH  # all values are null
+        prefix = to_bytes(typ, literal)  # byte-wise, lengths in UTF-8 bytes
+        upper = s.upper_bound or b""
+        return not (s.lower_bound[: len(prefix)] > prefix or upper[: len(prefix)] < prefix)
+
+    def not_starts_with(self, term: BoundTerm, literal: Any) -> bool:
+        s, typ = self._stats(term)
+        if s.contains_null:
+            return ROWS_MIGHT_MATCH
+        prefix = to_bytes(typ, literal)
+        lower, upper = s.lower_bound, s.upper_bound
+        if lower is None or upper is None or len(lower) < len(prefix) or len(upper) < len(prefix):
+            return ROWS_MIGHT_MATCH
+        # every value starts with the prefix when both bounds do
+        return not (lower[: len(prefix)] == prefix and upper[: len(prefix)] == prefix)
 
 
-def _all_values_null(s: FieldSummary, kind: str) -> bool:
+def _all_values_null(s: FieldSummary, typ: PrimitiveType) -> bool:
     all_null = s.contains_null and s.lower_bound is None
-    if all_null and kind in ("float", "double"):
+    if all_null and typ.kind in ("float", "double"):
         # the lower bound is also null when every non-null value is NaN
         all_null = s.contains_nan is not None and not s.contains_nan
     return all_null
-
-
-def _predicate(pred: BoundPredicate, s: FieldSummary) -> bool:
-    typ = pred.term.type
-    assert isinstance(typ, PrimitiveType)
-    op, lit = pred.op, pred.literal
-    if op is Op.IS_NULL:
-        return s.contains_null
-    if op is Op.NOT_NULL:
-        return not _all_values_null(s, typ.kind)
-    if op is Op.IS_NAN:
-        if s.contains_nan is not None and not s.contains_nan:
-            return ROWS_CANNOT_MATCH
-        return not _all_values_null(s, typ.kind)
-    if op is Op.NOT_NAN:
-        return not (s.contains_nan and not s.contains_null and s.lower_bound is None)
-    if op in (Op.NOT_EQ, Op.NOT_IN):
-        return ROWS_MIGHT_MATCH
-    if op is Op.NOT_STARTS_WITH:
-        return _not_starts_with(s, to_bytes(typ, lit))
-    if s.lower_bound is None:
-        return ROWS_CANNOT_MATCH  # all values are null
-    if op is Op.STARTS_WITH:
-        prefix = to_bytes(typ, lit)  # byte-wise, lengths in UTF-8 bytes
-        upper = s.upper_bound or b""
-        return not (s.lower_bound[: len(prefix)] > prefix or upper[: len(prefix)] < prefix)
-    lower = from_bytes(typ, s.lower_bound)
-    upper = from_bytes(typ, s.upper_bound)
-    if op is Op.LT:
-        return compare(typ, lower, lit) < 0
-    if op is Op.LT_EQ:
-        return compare(typ, lower, lit) <= 0
-    if op is Op.GT:
-        return upper is not None and compare(typ, upper, lit) > 0
-    if op is Op.GT_EQ:
-        return upper is not None and compare(typ, upper, lit) >= 0
-    if op is Op.EQ:
-        # a missing upper bound sorts first under Java's nulls-first comparator: cannot match
-        return compare(typ, lower, lit) <= 0 and upper is not None and compare(typ, upper, lit) >= 0
-    if op is Op.IN:
-        return _in(typ, lower, upper, pred.literal_set or frozenset())
-    raise ValueError(f"Unknown predicate {pred}")
-
-
-def _in(typ: PrimitiveType, lower: Any, upper: Any, values: frozenset[Any]) -> bool:
-    if len(values) > IN_PREDICATE_LIMIT:
-        return ROWS_MIGHT_MATCH
-    key = sort_key(typ)
-    return upper is not None and any(key(lower) <= key(v) <= key(upper) for v in values)
-
-
-def _not_starts_with(s: FieldSummary, prefix: bytes) -> bool:
-    if s.contains_null:
-        return ROWS_MIGHT_MATCH
-    lower, upper = s.lower_bound, s.upper_bound
-    if lower is None or upper is None or len(lower) < len(prefix) or len(upper) < len(prefix):
-        return ROWS_MIGHT_MATCH
-    # every value starts with the prefix when both bounds do
-    return not (lower[: len(prefix)] == prefix and upper[: len(prefix)] == prefix)

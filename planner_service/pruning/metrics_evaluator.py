@@ -12,24 +12,13 @@ from typing import Any
 import numpy as np
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BoundPredicate,
-    BoundReference,
-    BoundTransform,
-    Expression,
-    Op,
-    Or,
-    rewrite_not,
-)
+from planner_service.expressions.expression import BoundReference, BoundTerm, BoundTransform, Expression, Op
 from planner_service.expressions.transforms import bind_transform
+from planner_service.expressions.visitor import BoundPredicateVisitor, conjuncts, rewrite_not, visit
 from planner_service.metadata.conversions import sort_key
 from planner_service.metadata.stats_columns import BoolArray, BoundColumn, StatsColumns
 from planner_service.metadata.types import PrimitiveType, Schema
-
-IN_PREDICATE_LIMIT = 200  # Java: larger IN lists are not evaluated against bounds
+from planner_service.pruning.inclusive import IN_PREDICATE_LIMIT
 
 VALUE_COUNTS, NULL_COUNTS, NAN_COUNTS = "value_counts", "null_value_counts", "nan_value_counts"
 LOWER, UPPER = "lower_bounds", "upper_bounds"
@@ -44,41 +33,37 @@ class InclusiveMetricsEvaluator:
     def eval(self, stats: StatsColumns) -> BoolArray:
         """Might each file contain rows matching the filter?"""
         records = stats.record_count
-        might = _Visit(stats).visit(self.expr)
+        might = visit(self.expr, _MetricsEvalVisitor(stats))
         # Java: record_count == 0 cannot match; < 0 (unknown, imported Avro) might
         return np.where(records == 0, False, np.where(records < 0, True, might))
 
     def eval_conjuncts(self, stats: StatsColumns) -> list[tuple[Expression, BoolArray]]:
         """Each top-level conjunct of the bound filter with its own might-match mask (for explanations)."""
-        visit = _Visit(stats)
-        return [(c, visit.visit(c)) for c in _conjuncts(self.expr)]
+        visitor = _MetricsEvalVisitor(stats)
+        return [(c, visit(c, visitor)) for c in conjuncts(self.expr)]
 
 
-def _conjuncts(expr: Expression) -> list[Expression]:
-    if isinstance(expr, And):
-        return [*_conjuncts(expr.left), *_conjuncts(expr.right)]
-    return [expr]
-
-
-class _Visit:
-    """One evaluation over one manifest's files (no state kept on the shared evaluator)."""
+class _MetricsEvalVisitor(BoundPredicateVisitor[BoolArray]):
+    """Java InclusiveMetricsEvaluator.MetricsEvalVisitor over the files of one StatsColumns at once."""
 
     def __init__(self, stats: StatsColumns) -> None:
         self.stats = stats
         self.n = len(stats)
 
-    def visit(self, expr: Expression) -> BoolArray:
-        if isinstance(expr, AlwaysTrue):
-            return np.ones(self.n, dtype=bool)
-        if isinstance(expr, AlwaysFalse):
-            return np.zeros(self.n, dtype=bool)
-        if isinstance(expr, And):
-            return self.visit(expr.left) & self.visit(expr.right)
-        if isinstance(expr, Or):
-            return self.visit(expr.left) | self.visit(expr.right)
-        if isinstance(expr, BoundPredicate):
-            return self.predicate(expr)
-        raise ValueError(f"Not a bound, NOT-free expression: {expr}")
+    def visit_true(self) -> BoolArray:
+        return np.ones(self.n, dtype=bool)
+
+    def visit_false(self) -> BoolArray:
+        return np.zeros(self.n, dtype=bool)
+
+    def visit_not(self, child: BoolArray) -> BoolArray:
+        raise ValueError("Not a NOT-free expression")  # rewrite_not removed them
+
+    def visit_and(self, left: BoolArray, right: BoolArray) -> BoolArray:
+        return left & right
+
+    def visit_or(self, left: BoolArray, right: BoolArray) -> BoolArray:
+        return left | right
 
     # -- statistics helpers (Java's private methods, per file) ------------------------------------------
 
@@ -98,7 +83,7 @@ class _Visit:
         # nanCounts.get(id).equals(valueCounts.get(id)): false when the value count is missing
         return has_nans & has_values & (nans == values)
 
-    def _bound(self, which: str, term: BoundReference | BoundTransform) -> BoundColumn | None:
+    def _bound(self, which: str, term: BoundTerm) -> BoundColumn | None:
         """The term's bounds; a transform's only when it preserves order (applied to the column's bound)."""
         column = self.stats.bounds(which, term.field_id, term.ref.type)
         if isinstance(term, BoundReference):
@@ -117,34 +102,57 @@ class _Visit:
 
     # -- the rules ---------------------------------------------------------------------------------------
 
-    def predicate(self, pred: BoundPredicate) -> BoolArray:
-        op, term, fid = pred.op, pred.term, pred.term.field_id
-        ones = np.ones(self.n, dtype=bool)
-        if op is Op.IS_NULL:
-            preserving = isinstance(term, BoundReference) or term.transform.preserves_order
-            return self._may_contain_null(fid) if preserving else ones
-        if op is Op.NOT_NULL:
-            return ~self._nulls_only(fid)
-        if op is Op.IS_NAN:
-            cannot = self._nulls_only(fid)
-            if isinstance(term, BoundReference):
-                nans, has_nans = self.stats.counts(NAN_COUNTS, fid)
-                cannot = cannot | (has_nans & (nans == 0))
-            return ~cannot
-        if op is Op.NOT_NAN:
-            return ~self._nans_only(fid) if isinstance(term, BoundReference) else ones
-        if op in (Op.NOT_EQ, Op.NOT_IN):
-            return ones  # bounds are not necessarily values of the column
-        if op is Op.STARTS_WITH:
-            return self._starts_with(term, pred.literal)
-        if op is Op.NOT_STARTS_WITH:
-            return self._not_starts_with(term, pred.literal)
-        cannot = self._nulls_only(fid) | self._nans_only(fid)
-        if op is Op.IN:
-            return ~cannot & self._in(term, pred.literal_set or frozenset())
-        return ~cannot & self._compare(op, term, pred.literal)
+    def is_null(self, term: BoundTerm) -> BoolArray:
+        if isinstance(term, BoundTransform) and not term.transform.preserves_order:
+            return np.ones(self.n, dtype=bool)
+        return self._may_contain_null(term.field_id)
 
-    def _compare(self, op: Op, term: BoundReference | BoundTransform, literal: Any) -> BoolArray:
+    def not_null(self, term: BoundTerm) -> BoolArray:
+        return ~self._nulls_only(term.field_id)
+
+    def is_nan(self, term: BoundTerm) -> BoolArray:
+        cannot = self._nulls_only(term.field_id)
+        if isinstance(term, BoundReference):
+            nans, has_nans = self.stats.counts(NAN_COUNTS, term.field_id)
+            cannot = cannot | (has_nans & (nans == 0))
+        return ~cannot
+
+    def not_nan(self, term: BoundTerm) -> BoolArray:
+        if isinstance(term, BoundReference):
+            return ~self._nans_only(term.field_id)
+        return np.ones(self.n, dtype=bool)
+
+    def lt(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return self._comparison(Op.LT, term, literal)
+
+    def lt_eq(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return self._comparison(Op.LT_EQ, term, literal)
+
+    def gt(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return self._comparison(Op.GT, term, literal)
+
+    def gt_eq(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return self._comparison(Op.GT_EQ, term, literal)
+
+    def eq(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return self._comparison(Op.EQ, term, literal)
+
+    def not_eq(self, term: BoundTerm, literal: Any) -> BoolArray:
+        return np.ones(self.n, dtype=bool)  # bounds are not necessarily values of the column
+
+    def in_(self, term: BoundTerm, literals: frozenset[Any]) -> BoolArray:
+        return ~self._nulls_or_nans_only(term) & self._in(term, literals)
+
+    def not_in(self, term: BoundTerm, literals: frozenset[Any]) -> BoolArray:
+        return np.ones(self.n, dtype=bool)  # bounds are not necessarily values of the column
+
+    def _nulls_or_nans_only(self, term: BoundTerm) -> BoolArray:
+        return self._nulls_only(term.field_id) | self._nans_only(term.field_id)
+
+    def _comparison(self, op: Op, term: BoundTerm, literal: Any) -> BoolArray:
+        return ~self._nulls_or_nans_only(term) & self._compare(op, term, literal)
+
+    def _compare(self, op: Op, term: BoundTerm, literal: Any) -> BoolArray:
         ones = np.ones(self.n, dtype=bool)
         lower = self._bound(LOWER, term)
         upper = self._bound(UPPER, term)
@@ -166,7 +174,7 @@ class _Visit:
             cannot |= upper.compare("<", literal)
         return ~cannot
 
-    def _in(self, term: BoundReference | BoundTransform, literal_set: frozenset[Any]) -> BoolArray:
+    def _in(self, term: BoundTerm, literal_set: frozenset[Any]) -> BoolArray:
         ones = np.ones(self.n, dtype=bool)
         if len(literal_set) > IN_PREDICATE_LIMIT:
             return ones
@@ -184,13 +192,13 @@ class _Visit:
         unknown = ~lower.present | lower.is_nan
         return might | unknown
 
-    def _starts_with(self, term: BoundReference | BoundTransform, prefix: str) -> BoolArray:
+    def starts_with(self, term: BoundTerm, literal: Any) -> BoolArray:
         ones = np.ones(self.n, dtype=bool)
         if isinstance(term, BoundTransform) and term.transform.name != "identity":
             return ones  # truncate terms: the result is always or never compatible
         cannot = self._nulls_only(term.field_id)
         lower, upper = self._bound(LOWER, term), self._bound(UPPER, term)
-        key = utf16_key(prefix)
+        key = utf16_key(literal)
         n_units = len(key)
         if lower is not None:
             cannot |= _bool_map(_values(lower), lambda v: utf16_key(v)[:n_units] > key)
@@ -200,11 +208,11 @@ class _Visit:
                 cannot |= upper_cannot & lower.present
         return ~cannot
 
-    def _not_starts_with(self, term: BoundReference | BoundTransform, prefix: str) -> BoolArray:
+    def not_starts_with(self, term: BoundTerm, literal: Any) -> BoolArray:
         lower, upper = self._bound(LOWER, term), self._bound(UPPER, term)
         if lower is None or upper is None:
             return np.ones(self.n, dtype=bool)
-        key = utf16_key(prefix)
+        key = utf16_key(literal)
         n_units = len(key)
 
         def all_match(lo: Any, hi: Any) -> bool:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.evaluator import eval_on_struct
+from planner_service.expressions.evaluator import Evaluator
 from planner_service.expressions.expression import (
     FALSE,
     TRUE,
@@ -45,7 +45,7 @@ NAMES = [f.name for f in STRUCT.fields]
 
 def _eval(expr: Expression, **values: Any) -> bool:
     row = tuple(values.get(name) for name in NAMES)
-    return eval_on_struct(bind(SCHEMA, expr), row, STRUCT)
+    return Evaluator(STRUCT, bind(SCHEMA, expr)).eval(row)
 
 
 NULL_CASES = [
@@ -150,9 +150,9 @@ def test_transform_terms_apply_the_transform() -> None:
 def test_bad_input() -> None:
     bound = bind(SCHEMA, predicate(Op.EQ, "a", 1))
     with pytest.raises(ValueError):
-        eval_on_struct(bound, (1,), STRUCT)
+        Evaluator(STRUCT, bound).eval((1,))
     with pytest.raises(TypeError):
-        eval_on_struct(predicate(Op.EQ, "a", 1), (None,) * len(NAMES), STRUCT)
+        Evaluator(STRUCT, predicate(Op.EQ, "a", 1)).eval((None,) * len(NAMES))
 
 
 def test_java_equality_key() -> None:

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from planner_service.expressions.expression import Op, Reference, UnboundPredicate, or_, rewrite_not
+from planner_service.expressions.expression import Op, Reference, UnboundPredicate, or_
 from planner_service.expressions.expression_json import InvalidExpressionJson, expression_from_json, expression_to_json
 from planner_service.expressions.filter_string import FilterSyntaxError, parse_filter
 from planner_service.expressions.literals import Literal
 from planner_service.expressions.nesting import MAX_FILTER_DEPTH
+from planner_service.expressions.visitor import rewrite_not
 
 ID_IS_1 = {"type": "eq", "term": "id", "value": 1}
 
