@@ -33,7 +33,8 @@ def ours(location: str, filter_json: Any) -> Callable[[], Sample]:
     from planner_service.expressions.expression import TRUE
     from planner_service.expressions.expression_json import expression_from_json
     from planner_service.io.fileio import FileIO
-    from planner_service.planning.planner import ScanPlanner, ScanRequest
+    from planner_service.planning.planner import ScanPlanner
+    from planner_service.planning.scan_request import ScanRequest
 
     io = FileIO()
     planner = ScanPlanner(io)

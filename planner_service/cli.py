@@ -7,8 +7,7 @@ import json
 import os
 import secrets
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +17,10 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, PlannerError
-from planner_service.expressions.expression import TRUE, Expression
-from planner_service.expressions.expression_json import expression_from_json
-from planner_service.expressions.filter_string import parse_filter
 from planner_service.io.fileio import FileIO
-from planner_service.metadata.snapshot_choice import SnapshotChoice, append_range
-from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_plan import ScanPlan
+from planner_service.planning.scan_request import scan_request, snapshot_fields
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -160,7 +157,7 @@ def _plan(args: argparse.Namespace) -> int:
     from planner_service.api.plan_json import encode_plan
 
     options = dict(_split_option(o) for o in args.option)
-    plan = _planned(args, lambda request: replace(request, options=options, min_rows=args.limit))
+    plan = _planned(args, options=options, limit=args.limit)
     raw = b"".join(encode_plan(plan))
     if args.json:
         sys.stdout.buffer.write(raw + b"\n")
@@ -174,7 +171,7 @@ def _aggregate(args: argparse.Namespace) -> int:
     from planner_service.planning.aggregates import evaluate_aggregates, parse_aggregates
 
     aggregates = parse_aggregates(args.aggregates)
-    plan = _planned(args, lambda request: replace(request, combine=False, keep_stats=True))
+    plan = _planned(args, combine=False, keep_stats=True)
     values = evaluate_aggregates(plan.files, plan.schema, plan.table.metadata.properties, aggregates,
                                  not args.case_insensitive)  # fmt: skip
     body = encode_aggregates(plan, values)
@@ -190,8 +187,9 @@ def _aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _planned(args: argparse.Namespace, adjust: Callable[[ScanRequest], ScanRequest]) -> ScanPlan:
-    """The scan the shared scan arguments describe, `adjust`ed, planned on a planner of its own."""
+def _planned(args: argparse.Namespace, **planning: Any) -> ScanPlan:
+    """The scan the shared scan arguments describe, with `planning`'s further scan_request() arguments,
+    planned on a planner of its own."""
     from planner_service.io.roots import Roots
     from planner_service.runtime import file_io
     from planner_service.settings import load_settings
@@ -199,12 +197,11 @@ def _planned(args: argparse.Namespace, adjust: Callable[[ScanRequest], ScanReque
     settings = load_settings()  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
     io = file_io(settings, Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere())
     table = _load_table(io, args)
-    choice = SnapshotChoice(args.snapshot_id, args.as_of_timestamp_ms, args.ref)
-    appends = append_range(args.start_snapshot_id, args.end_snapshot_id, choice)
-    request = ScanRequest(choice, None, _row_filter(args), case_sensitive=not args.case_insensitive, appends=appends)
+    request = scan_request(**snapshot_fields(args), filter=_filter_arg(args), case_sensitive=not args.case_insensitive,
+                           **planning)  # fmt: skip
     planner = ScanPlanner(io)
     try:
-        return planner.plan(table, adjust(request))
+        return planner.plan(table, request)
     finally:
         planner.close()
 
@@ -229,16 +226,14 @@ def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:
     return catalog.load_table(TableIdentifier.parse(DEMO_TABLE))
 
 
-def _row_filter(args: argparse.Namespace) -> Expression:
-    if args.filter is not None:
-        return parse_filter(args.filter)
-    if args.filter_json is not None:
-        try:
-            node = json.loads(args.filter_json)
-        except ValueError as exc:
-            raise BadRequestError(f"--filter-json is not valid JSON: {exc}") from None
-        return expression_from_json(node)
-    return TRUE
+def _filter_arg(args: argparse.Namespace) -> Any:
+    """--filter (a filter string) or --filter-json (a REST JSON expression, parsed as JSON here)."""
+    if args.filter_json is None:
+        return args.filter
+    try:
+        return json.loads(args.filter_json)
+    except ValueError as exc:
+        raise BadRequestError(f"--filter-json is not valid JSON: {exc}") from None
 
 
 def _split_option(text: str) -> tuple[str, str]:

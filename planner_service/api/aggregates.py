@@ -11,14 +11,13 @@ from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
-from planner_service.api.plans import row_filter_of
 from planner_service.api.responses import json_response
 from planner_service.api.wire import AggregateRequest, json_body_schema, parse_body
 from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.snapshot_choice import SnapshotChoice, append_range, choose_snapshot
+from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.aggregates import AggregateValue, evaluate_aggregates, parse_aggregates
-from planner_service.planning.planner import ScanPlan, ScanRequest
+from planner_service.planning.scan_plan import ScanPlan
 from planner_service.runtime import Runtime
 
 router = APIRouter()
@@ -41,11 +40,8 @@ def aggregate_scan(runtime: Runtime, body: AggregateRequest, cancel: Cancellatio
     cancel = cancel or Cancellation()
     aggregates = parse_aggregates(body.aggregates)
     table = runtime.load_table(body.table, body.metadata_location)
-    choice = SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref)
-    scan = ScanRequest(choice, None, row_filter_of(body.filter), body.case_sensitive, combine=False,
-                       appends=append_range(body.start_snapshot_id, body.end_snapshot_id, choice),
-                       keep_stats=True)  # fmt: skip
-    files = runtime.planner.estimated_files(choose_snapshot(table.metadata, choice).snapshot)
+    scan = body.to_scan(combine=False, keep_stats=True)
+    files = runtime.planner.estimated_files(choose_snapshot(table.metadata, scan.snapshot).snapshot)
     with runtime.plans.admission.admitted(files, cancel):
         plan = runtime.planner.plan(table, scan, cancel)
         values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, aggregates,

@@ -23,7 +23,7 @@ from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.planner import ScanPlan
+from planner_service.planning.scan_plan import ScanPlan
 from planner_service.runtime import Runtime
 
 router = APIRouter()
@@ -58,7 +58,7 @@ def plan_response(
     stored = runtime.plans.bodies.get(key) if reusable else None
     if stored is not None:
         return _encoded_response(stored, coding, etag)
-    chunks = encode_plan(result.plan, result.schema, request.plan_id, credentials)
+    chunks = encode_plan(result.plan, request.plan_id, credentials)
     if pretty:
         return _body_response(b"".join(chunks), pretty, coding, etag)
     keep = partial(runtime.plans.bodies.put, key) if reusable else None
@@ -68,7 +68,7 @@ def plan_response(
 
 def deferred_body(result: PlanResult, storage_credentials: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A plan too big to send inline: its id, reader context and per-task estimates (GET /plans/{id}/tasks)."""
-    head = plan_head(result.plan, result.schema, result.request.plan_id)
+    head = plan_head(result.plan, result.request.plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
     tasks = result.plan.combined

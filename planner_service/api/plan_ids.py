@@ -1,8 +1,8 @@
 """Plan ids: a plan's canonical request, packed into the id itself.
 
-A plan is a pure function of the table's metadata file (immutable once written), the snapshot choice, the
-filter, the projection and the split options. The canonical request names all of them, the table by the
-metadata location it had when the plan was first made, so any replica, or this service after a restart,
+A plan is a pure function of the table's metadata file (immutable once written) and the scan (snapshot
+choice, filter, projection, split options: ScanRequest.canonical()). The canonical request names both, the
+table by the metadata location it had when the plan was first made, so any replica, or this service after a restart,
 rebuilds exactly the same plan from the id alone and serves the same task i. Nothing is stored to make
 an id valid; the plan-result cache only makes it fast.
 
@@ -19,8 +19,9 @@ from typing import Any
 
 import orjson
 
-from planner_service.errors import NoSuchPlanIdError
+from planner_service.errors import NoSuchPlanIdError, PlannerError
 from planner_service.json_text import dumps
+from planner_service.planning.scan_request import ScanRequest
 
 PREFIX = "p1."
 MAX_ID_CHARS = 16_384
@@ -28,30 +29,14 @@ MAX_ID_CHARS = 16_384
 
 @dataclass(frozen=True)
 class CanonicalRequest:
-    """What decides a plan, and nothing else (JSON values, normalized)."""
+    """What decides a plan, and nothing else: the table as first loaded, and the scan."""
 
     table: str  # the name the client used, or the metadata location
     metadata_location: str
-    snapshot: dict[str, Any]  # {"snapshot-id"} | {"as-of-timestamp-ms"} | {"ref"} | {}
-    select: list[str] | None
-    filter: Any  # REST JSON expression (the parsed filter, re-encoded)
-    case_sensitive: bool
-    options: dict[str, Any]
-    limit: int | None = None  # planning may stop once the files that surely match hold this many rows
-    parallelism: int | None = None  # Spark's, for the adaptive split size
+    scan: ScanRequest
 
     def to_json(self) -> dict[str, Any]:
-        out = {
-            "table": self.table,
-            "metadata-location": self.metadata_location,
-            "snapshot": self.snapshot,
-            "select": self.select,
-            "filter": self.filter,
-            "case-sensitive": self.case_sensitive,
-            "options": self.options,
-        }
-        optional = {"limit": self.limit, "parallelism": self.parallelism}
-        return out | {key: value for key, value in optional.items() if value is not None}
+        return {"table": self.table, "metadata-location": self.metadata_location} | self.scan.canonical()
 
     @property
     def key(self) -> bytes:
@@ -69,17 +54,8 @@ class CanonicalRequest:
     def from_json(cls, data: Any) -> CanonicalRequest:
         if not isinstance(data, dict):
             raise ValueError("not an object")
-        return cls(
-            table=str(data["table"]),
-            metadata_location=str(data["metadata-location"]),
-            snapshot=dict(data["snapshot"]),
-            select=None if data["select"] is None else [str(c) for c in data["select"]],
-            filter=data["filter"],
-            case_sensitive=bool(data["case-sensitive"]),
-            options=dict(data["options"]),
-            limit=None if data.get("limit") is None else int(data["limit"]),
-            parallelism=None if data.get("parallelism") is None else int(data["parallelism"]),
-        )
+        scan = ScanRequest.from_canonical(data)
+        return cls(str(data["table"]), str(data["metadata-location"]), scan)
 
 
 def parse_plan_id(plan_id: str) -> CanonicalRequest:
@@ -91,5 +67,5 @@ def parse_plan_id(plan_id: str) -> CanonicalRequest:
         raw = base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))
         text = zlib.decompressobj().decompress(raw, 1024 * 1024)  # bounded: an id cannot inflate a bomb
         return CanonicalRequest.from_json(orjson.loads(text))
-    except (ValueError, KeyError, TypeError, zlib.error) as exc:
+    except (ValueError, KeyError, TypeError, zlib.error, PlannerError) as exc:
         raise NoSuchPlanIdError(f"Unknown plan id {plan_id[:64]!r}: {type(exc).__name__}") from None

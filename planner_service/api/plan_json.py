@@ -30,7 +30,7 @@ from planner_service.api.content_file_json import ContentFileEncoder, partition_
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps
-from planner_service.planning.planner import ScanMetrics, ScanPlan
+from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTasks
 from planner_service.splitting.combine import CombinedTasks
 
@@ -39,15 +39,11 @@ CHUNK_ROWS = 20_000  # data files or tasks rendered at a time
 
 
 def encode_plan(
-    plan: ScanPlan,
-    schema: dict[str, Any] | None = None,
-    plan_id: str | None = None,
-    storage_credentials: list[dict[str, Any]] | None = None,
+    plan: ScanPlan, plan_id: str | None = None, storage_credentials: list[dict[str, Any]] | None = None
 ) -> Iterator[bytes]:
-    """The body in chunks; `schema` replaces the plan's (a projection); vended `storage_credentials` go in
-    the head. Raises before the first chunk for what can fail (the table's name mapping), so errors still
-    get their status code."""
-    head = plan_head(plan, schema, plan_id)
+    """The body in chunks; vended `storage_credentials` go in the head. Raises before the first chunk for what
+    can fail (the table's name mapping), so errors still get their status code."""
+    head = plan_head(plan, plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
     return _body(plan, head)
@@ -70,7 +66,7 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
     yield b"}"
 
 
-def plan_head(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: str | None = None) -> dict[str, Any]:
+def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
     """Everything but the residuals, files and tasks (small: what a reader needs besides them)."""
     meta = plan.table.metadata
     used_specs = np.unique(plan.files.index.spec_id[plan.files.rows]).tolist() if plan.files else []
@@ -79,7 +75,7 @@ def plan_head(plan: ScanPlan, schema: dict[str, Any] | None = None, plan_id: str
         "table": plan.table.name,
         "metadata-location": plan.table.metadata_location,
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
-        "schema": schema if schema is not None else plan.schema.to_json(),
+        "schema": plan.schema.to_json(),  # projected to the selected columns and those the filter reads
         "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
     }

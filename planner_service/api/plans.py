@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -19,24 +19,21 @@ from planner_service.api.wire import PlanRequest
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
-from planner_service.expressions.expression import TRUE, Expression
-from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, append_range, choose_snapshot
+from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
-from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
-from planner_service.planning.projection import project_schema, referenced_field_ids
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_plan import ScanPlan
 
 
 @dataclass(frozen=True)
 class PlanResult:
     request: CanonicalRequest
     plan: ScanPlan
-    schema: dict[str, Any]  # the response's (projected) schema
 
     @cached_property
     def reader_context(self) -> dict[str, Any]:
         """What reading any of its tasks needs besides the task (made once; each task fetch sends it)."""
-        return {key: value for key, value in plan_head(self.plan, self.schema).items() if key != "metrics"}
+        return {key: value for key, value in plan_head(self.plan).items() if key != "metrics"}
 
     @property
     def weight(self) -> int:
@@ -47,43 +44,9 @@ class PlanResult:
         return 4096 + per_file + per_piece
 
 
-def row_filter_of(value: Any) -> Expression:
-    """A filter string or a REST JSON expression (None: no filter)."""
-    if value is None:
-        return TRUE
-    if isinstance(value, str):
-        from planner_service.expressions.filter_string import parse_filter  # sqlglot loads on the first one
-
-        return parse_filter(value)
-    return expression_from_json(value)
-
-
 def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest:
     """The request's canonical form; the filter is parsed here, so a bad one fails before planning."""
-    choice = SnapshotChoice(body.snapshot_id, body.as_of_timestamp_ms, body.ref)  # at most one
-    append_range(body.start_snapshot_id, body.end_snapshot_id, choice)  # Spark's rules
-    snapshot = {
-        key: value
-        for key, value in (
-            ("snapshot-id", body.snapshot_id),
-            ("as-of-timestamp-ms", body.as_of_timestamp_ms),
-            ("ref", body.ref),
-            ("start-snapshot-id", body.start_snapshot_id),
-            ("end-snapshot-id", body.end_snapshot_id),
-        )
-        if value is not None
-    }
-    return CanonicalRequest(
-        table=table.name,
-        metadata_location=table.metadata_location,
-        snapshot=snapshot,
-        select=body.select,
-        filter=expression_to_json(row_filter_of(body.filter)),
-        case_sensitive=body.case_sensitive,
-        options={key: body.options[key] for key in sorted(body.options)},
-        limit=body.limit,
-        parallelism=body.parallelism,
-    )
+    return CanonicalRequest(table.name, table.metadata_location, body.to_scan())
 
 
 @dataclass
@@ -164,7 +127,7 @@ class PlanResults:
         if table is None:
             loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
             table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
-        files = self.planner.estimated_files(choose_snapshot(table.metadata, _snapshot_choice(request)).snapshot)
+        files = self.planner.estimated_files(choose_snapshot(table.metadata, request.scan.snapshot).snapshot)
         with self.admission.admitted(files, cancel):
             return self._plan(request, table, cancel, explain)
 
@@ -188,23 +151,5 @@ class PlanResults:
         return self.get(request, table, cancel)
 
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
-        row_filter = expression_from_json(request.filter)
-        scan = ScanRequest(_snapshot_choice(request), request.options, row_filter, request.case_sensitive,
-                           explain=explain, appends=_append_range(request), min_rows=request.limit,
-                           parallelism=request.parallelism)  # fmt: skip
-        plan = self.planner.plan(table, scan, cancel)
-        schema = plan.schema
-        if request.select is not None:
-            filter_ids = referenced_field_ids(table.metadata.schema, row_filter, request.case_sensitive)
-            schema = project_schema(plan.schema, request.select, filter_ids, request.case_sensitive)
-        return PlanResult(request, plan, schema.to_json())
-
-
-def _append_range(request: CanonicalRequest) -> AppendRange | None:
-    start = request.snapshot.get("start-snapshot-id")
-    return None if start is None else AppendRange(start, request.snapshot.get("end-snapshot-id"))
-
-
-def _snapshot_choice(request: CanonicalRequest) -> SnapshotChoice:
-    snapshot = request.snapshot
-    return SnapshotChoice(snapshot.get("snapshot-id"), snapshot.get("as-of-timestamp-ms"), snapshot.get("ref"))
+        plan = self.planner.plan(table, replace(request.scan, explain=explain), cancel)
+        return PlanResult(request, plan)

@@ -39,12 +39,11 @@ from planner_service.api.wire import WireModel, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import BadRequestError, PlannerError
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
-from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, choose_appends, choose_snapshot
+from planner_service.metadata.snapshot_choice import choose_appends, choose_snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.planner import ScanRequest
+from planner_service.planning.scan_request import ScanRequest, scan_request
 from planner_service.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -96,17 +95,21 @@ class _Scan:
 
 def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableScanRequest) -> _Scan:
     """Load the table and check the request, so that a bad one is a 4xx now, not a failed plan later."""
-    appends = _append_range(body)
+    _check_incremental(body)
+    if isinstance(body.filter, str):
+        expression_from_json(body.filter)  # a REST filter is a JSON expression: this names the string refused
+    stats = body.stats_fields is not None
+    request = scan_request(snapshot_id=body.snapshot_id, start_snapshot_id=body.start_snapshot_id,
+                           end_snapshot_id=body.end_snapshot_id, filter=body.filter, case_sensitive=body.case_sensitive,
+                           limit=body.min_rows_requested, combine=False, keep_stats=stats)  # fmt: skip
+    # select is only checked: REST answers are file scan tasks, which carry no schema
     table = runtime.catalog.load_table(identifier)
     meta = table.metadata
-    row_filter = TRUE if body.filter is None else expression_from_json(body.filter)
-    choice = SnapshotChoice(snapshot_id=body.snapshot_id)
-    chosen = choose_snapshot(meta, choice) if appends is None else choose_appends(meta, appends)
-    bind(meta.schema, row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
+    appends = request.appends
+    chosen = choose_snapshot(meta, request.snapshot) if appends is None else choose_appends(meta, appends)
+    bind(meta.schema, request.row_filter, body.case_sensitive)  # Java binds to the current schema, as planning will
     _check_select(body.select, (chosen.schema, meta.schema), body.case_sensitive)
     stats_ids = _stats_ids(body.stats_fields, meta.schema, body.case_sensitive)
-    request = ScanRequest(choice, None, row_filter, body.case_sensitive, combine=False, appends=appends,
-                          min_rows=body.min_rows_requested, keep_stats=stats_ids is not None)  # fmt: skip
     return _Scan(table, request, runtime.planner.estimated_files(chosen.snapshot), stats_ids)  # (planFiles)
 
 
@@ -123,17 +126,16 @@ def _stats_ids(names: list[str] | None, schema: Schema, case_sensitive: bool) ->
     return frozenset(ids)
 
 
-def _append_range(body: PlanTableScanRequest) -> AppendRange | None:
+def _check_incremental(body: PlanTableScanRequest) -> None:
     """The spec: a point-in-time scan (snapshot-id) or an incremental one (start-snapshot-id exclusive,
     end-snapshot-id inclusive, both given), never both: an incremental append scan, as Java plans one."""
     start, end = body.start_snapshot_id, body.end_snapshot_id
     if start is None and end is None:
-        return None
+        return
     if body.snapshot_id is not None:
         raise BadRequestError("Invalid scan: give snapshot-id or start-snapshot-id/end-snapshot-id, not both")
     if start is None or end is None:
         raise BadRequestError("Invalid scan: an incremental scan needs both start-snapshot-id and end-snapshot-id")
-    return AppendRange(start, end)
 
 
 def _check_select(select: list[str] | None, schemas: Sequence[Schema], case_sensitive: bool) -> None:

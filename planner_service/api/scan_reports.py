@@ -13,7 +13,7 @@ from typing import Any
 from planner_service.catalog.base import TableIdentifier
 from planner_service.catalog.rest import RestCatalog
 from planner_service.errors import PlannerError
-from planner_service.planning.planner import ScanPlan
+from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_report import REPORT_TYPE, scan_report
 
 log = logging.getLogger(__name__)

@@ -10,6 +10,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner_service.errors import BadRequestError
+from planner_service.planning.scan_request import ScanRequest, scan_request, snapshot_fields
 
 
 def _kebab(name: str) -> str:
@@ -39,6 +40,11 @@ class ScanSelection(WireModel):
     filter: Any = Field(None, description="a filter string or a REST JSON expression")
     case_sensitive: bool = True
 
+    def to_scan(self, **planning: Any) -> ScanRequest:
+        """The scan this selection asks for (a 400 for a bad filter or snapshot choice), with `planning`'s
+        further ScanRequest fields (scan_request's keyword arguments)."""
+        return scan_request(**snapshot_fields(self), filter=self.filter, case_sensitive=self.case_sensitive, **planning)
+
 
 class PlanRequest(ScanSelection):
     """POST /plan."""
@@ -59,6 +65,10 @@ class PlanRequest(ScanSelection):
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
+
+    def to_scan(self, **planning: Any) -> ScanRequest:
+        return super().to_scan(select=self.select, options=self.options, limit=self.limit,
+                               parallelism=self.parallelism, **planning)  # fmt: skip
 
 
 class AggregateRequest(ScanSelection):

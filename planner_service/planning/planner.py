@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -22,85 +22,28 @@ from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
 from planner_service.errors import MissingFileError
-from planner_service.expressions.expression import TRUE, Expression
+from planner_service.expressions.expression import TRUE
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import EQUALITY_DELETES, ContentFile
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest import ADDED, ManifestBlocks, live_entries, live_statistics, read_manifest
 from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
-from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, choose_appends, choose_snapshot
+from planner_service.metadata.snapshot_choice import choose_appends, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
-from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
-from planner_service.planning.options import SplitOptions, adapted_to_parallelism, resolve_split_options
+from planner_service.planning.options import adapted_to_parallelism, resolve_split_options
+from planner_service.planning.projection import project_schema
 from planner_service.planning.row_filter import RowFilter
-from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
-from planner_service.splitting.combine import CombinedTasks, combine
+from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
+from planner_service.planning.scan_request import ScanRequest
+from planner_service.planning.scan_tasks import FileTasks
+from planner_service.splitting.combine import combine
 
 T = TypeVar("T")
 MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
 RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the freed memory to the system
-
-
-@dataclass(frozen=True)
-class ScanRequest:
-    snapshot: SnapshotChoice = field(default_factory=SnapshotChoice)
-    options: Mapping[str, object] | None = None
-    row_filter: Expression = TRUE  # unbound; bound against the table's current schema, as Java does
-    case_sensitive: bool = True
-    explain: bool = False  # record why each manifest and data file was kept or skipped
-    combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
-    appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
-    min_rows: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
-    parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
-    keep_stats: bool = False  # decode the files' column stats even when planning does not read them
-
-
-@dataclass
-class ScanMetrics:
-    total_planning_ms: float = 0.0
-    stage_ms: dict[str, float] = field(default_factory=dict)
-    total_data_manifests: int = 0
-    skipped_data_manifests: int = 0
-    total_delete_manifests: int = 0
-    skipped_delete_manifests: int = 0
-    scanned_data_files: int = 0
-    skipped_data_files: int = 0
-    total_delete_files: int = 0  # indexed: the live delete files that may apply (Java's indexed-delete-files)
-    skipped_delete_files: int = 0  # live delete files of the kept manifests that the filter rules out
-    equality_delete_files: int = 0  # of the indexed ones: equality deletes, position delete files, DVs
-    positional_delete_files: int = 0
-    dvs: int = 0
-    total_file_size_bytes: int = 0
-    total_delete_file_size_bytes: int = 0
-    cut_short: bool | None = None  # with a limit (min_rows): whether the plan stopped before the last file
-
-
-@dataclass(frozen=True)
-class ScanPlan:
-    table: LoadedTable
-    snapshot: Snapshot | None
-    schema: Schema
-    options: SplitOptions
-    files: FileTasks | None  # planFiles(), as columns (None: the table has no snapshot)
-    combined: CombinedTasks | None  # planTasks(), as columns (None: not combined)
-    metrics: ScanMetrics
-    explain: Explain | None = None
-    row_filter: Expression = TRUE  # the scan's filter, unbound
-    case_sensitive: bool = True
-    incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
-
-    @cached_property
-    def file_tasks(self) -> list[FileScanTask]:
-        """planFiles() as objects (made on first use)."""
-        return self.files.to_objects() if self.files is not None else []
-
-    @cached_property
-    def tasks(self) -> list[CombinedScanTask]:
-        """planTasks() as objects (made on first use)."""
-        return combined_objects(self.file_tasks, self.combined) if self.combined is not None else []
 
 
 class ScanPlanner:
@@ -134,8 +77,9 @@ class ScanPlanner:
         )
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
+        schema = project_schema(chosen.schema, request.select, row_filter.field_ids, request.case_sensitive)
         if chosen.snapshot is None:
-            return ScanPlan(table, None, chosen.schema, options, None, None, metrics, row_filter=request.row_filter,
+            return ScanPlan(table, None, schema, options, None, None, metrics, row_filter=request.row_filter,
                             case_sensitive=request.case_sensitive, incremental=request.appends is not None)  # fmt: skip
 
         added_in: frozenset[int] | None = None
@@ -172,7 +116,7 @@ class ScanPlanner:
                 )
                 combined = combine(columns, options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan(table, chosen.snapshot, chosen.schema, options, files, combined, metrics, explain,
+        return ScanPlan(table, chosen.snapshot, schema, options, files, combined, metrics, explain,
                         request.row_filter, request.case_sensitive, request.appends is not None)  # fmt: skip
 
     def _appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from planner_service.errors import BadRequestError
-from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import Expression
-from planner_service.expressions.visitor import bound_predicates
 from planner_service.metadata.types import ListType, MapType, NestedField, Schema, StructType
 
 
@@ -35,11 +32,6 @@ def project_schema(
     struct = _select(schema.struct, keep, wanted)
     assert isinstance(struct, StructType)
     return Schema(schema.schema_id, struct, tuple(i for i in schema.identifier_field_ids if i in keep))
-
-
-def referenced_field_ids(schema: Schema, row_filter: Expression, case_sensitive: bool = True) -> set[int]:
-    """The field ids a filter reads, bound against `schema` (Java Binder.boundReferences)."""
-    return {pred.term.field_id for pred in bound_predicates(bind(schema, row_filter, case_sensitive))}
 
 
 def _select(typ: StructType | ListType | MapType, keep: set[int], whole: set[int]) -> StructType | ListType | MapType:

@@ -21,7 +21,7 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
-from planner_service.expressions.visitor import rewrite_not
+from planner_service.expressions.visitor import bound_predicates, rewrite_not
 from planner_service.json_text import dumps
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import java_equality_key
@@ -106,6 +106,11 @@ class RowFilter:
         if hit is None:
             hit = memo[key] = evaluator.eval(values)
         return hit
+
+    @property
+    def field_ids(self) -> set[int]:
+        """The field ids the filter reads (Java Binder.boundReferences), bound to the current schema."""
+        return set() if self._metrics is None else {p.term.field_id for p in bound_predicates(self._metrics.expr)}
 
     @property
     def metrics_evaluator(self) -> InclusiveMetricsEvaluator | None:

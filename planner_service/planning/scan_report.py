@@ -23,7 +23,7 @@ from planner_service import __version__
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.sanitize import sanitized
 from planner_service.metadata.types import IcebergType, ListType, MapType, Schema, StructType
-from planner_service.planning.planner import ScanPlan
+from planner_service.planning.scan_plan import ScanPlan
 
 REPORT_TYPE = "scan-report"
 

@@ -28,7 +28,8 @@ from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, Shared
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service

@@ -82,4 +82,4 @@ def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: 
 def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
     request = canonical_request(table, PlanRequest(filter="id > 3", select=["id"], options={"split-size": 1024}))
     assert parse_plan_id(request.plan_id) == request
-    assert request.filter == {"type": "gt", "term": "id", "value": 3}
+    assert request.to_json()["filter"] == {"type": "gt", "term": "id", "value": 3}

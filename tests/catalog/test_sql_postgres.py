@@ -20,7 +20,8 @@ from planner_service.catalog.base import TableIdentifier
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.io.fileio import FileIO
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 from tests.conftest import free_port, running_service
 from tests.plan_wire import splits
 

@@ -20,7 +20,8 @@ from planner_service.expressions.expression_json import expression_from_json, ex
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.content_file import EQUALITY_DELETES, POSITION_DELETES
 from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 from planner_service.planning.scan_tasks import FileScanTask
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance

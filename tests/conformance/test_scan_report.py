@@ -15,8 +15,9 @@ from planner_service.catalog.base import load_by_metadata_location
 from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_from_json
 from planner_service.io.fileio import FileIO
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_report import scan_report
+from planner_service.planning.scan_request import ScanRequest
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance
 from tests.conformance.test_java_parity import _appends, _choice

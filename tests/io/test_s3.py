@@ -18,7 +18,8 @@ from planner_service.errors import LocationNotAllowedError
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.io.roots import Roots
 from planner_service.io.storage_config import S3Config
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 
 KEY, SECRET, REGION = "testing", "testing", "us-east-1"
 

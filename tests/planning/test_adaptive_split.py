@@ -11,7 +11,8 @@ import pytest
 from planner_service.catalog.base import load_by_metadata_location
 from planner_service.io.fileio import FileIO
 from planner_service.planning.options import adjust_split_size
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 from tests.conformance.read_cases import PARTITION_COUNT_CASES
 from tests.conformance.reference import Conformance
 

@@ -1,0 +1,61 @@
+"""The planner's answer: the plan of one scan (planFiles and planTasks as columns, the scan's projected
+schema, the options it was split with) and its metrics (Java's ScanReport counters and stage timings)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from planner_service.catalog.base import LoadedTable
+from planner_service.expressions.expression import TRUE, Expression
+from planner_service.metadata.table_metadata import Snapshot
+from planner_service.metadata.types import Schema
+from planner_service.planning.explain import Explain
+from planner_service.planning.options import SplitOptions
+from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
+from planner_service.splitting.combine import CombinedTasks
+
+
+@dataclass
+class ScanMetrics:
+    total_planning_ms: float = 0.0
+    stage_ms: dict[str, float] = field(default_factory=dict)
+    total_data_manifests: int = 0
+    skipped_data_manifests: int = 0
+    total_delete_manifests: int = 0
+    skipped_delete_manifests: int = 0
+    scanned_data_files: int = 0
+    skipped_data_files: int = 0
+    total_delete_files: int = 0  # indexed: the live delete files that may apply (Java's indexed-delete-files)
+    skipped_delete_files: int = 0  # live delete files of the kept manifests that the filter rules out
+    equality_delete_files: int = 0  # of the indexed ones: equality deletes, position delete files, DVs
+    positional_delete_files: int = 0
+    dvs: int = 0
+    total_file_size_bytes: int = 0
+    total_delete_file_size_bytes: int = 0
+    cut_short: bool | None = None  # with a limit (min_rows): whether the plan stopped before the last file
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    table: LoadedTable
+    snapshot: Snapshot | None
+    schema: Schema  # the scan's schema, projected to the selected columns and those the filter reads
+    options: SplitOptions
+    files: FileTasks | None  # planFiles(), as columns (None: the table has no snapshot)
+    combined: CombinedTasks | None  # planTasks(), as columns (None: not combined)
+    metrics: ScanMetrics
+    explain: Explain | None = None
+    row_filter: Expression = TRUE  # the scan's filter, unbound
+    case_sensitive: bool = True
+    incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
+
+    @cached_property
+    def file_tasks(self) -> list[FileScanTask]:
+        """planFiles() as objects (made on first use)."""
+        return self.files.to_objects() if self.files is not None else []
+
+    @cached_property
+    def tasks(self) -> list[CombinedScanTask]:
+        """planTasks() as objects (made on first use)."""
+        return combined_objects(self.file_tasks, self.combined) if self.combined is not None else []
