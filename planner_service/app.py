@@ -19,7 +19,7 @@ from planner_service import __version__
 from planner_service.api import aggregates, native, rest_catalog, rest_scan
 from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
 from planner_service.api.errors import BodySizeLimit, CrossSiteGuard, install_error_handlers, unexpected_error_response
-from planner_service.runtime import Runtime
+from planner_service.service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
 
 log = logging.getLogger("planner_service.requests")

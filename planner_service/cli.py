@@ -154,7 +154,7 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from planner_service.api.plan_json import encode_plan
+    from planner_service.wire.plan_json import encode_plan
 
     options = dict(_split_option(o) for o in args.option)
     plan = _planned(args, options=options, limit=args.limit)
@@ -191,7 +191,7 @@ def _planned(args: argparse.Namespace, **planning: Any) -> ScanPlan:
     """The scan the shared scan arguments describe, with `planning`'s further scan_request() arguments,
     planned on a planner of its own."""
     from planner_service.io.roots import Roots
-    from planner_service.runtime import file_io
+    from planner_service.service.runtime import file_io
     from planner_service.settings import load_settings
 
     settings = load_settings()  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables

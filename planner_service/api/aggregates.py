@@ -18,7 +18,7 @@ from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.aggregates import AggregateValue, evaluate_aggregates, parse_aggregates
 from planner_service.planning.scan_plan import ScanPlan
-from planner_service.runtime import Runtime
+from planner_service.service.runtime import Runtime
 
 router = APIRouter()
 

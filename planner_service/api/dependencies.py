@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from planner_service.runtime import Runtime
+from planner_service.service.runtime import Runtime
 
 
 async def get_runtime(request: Request) -> Runtime:

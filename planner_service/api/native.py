@@ -16,15 +16,15 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
-from planner_service.api.plan_json import encode_plan, plan_head
-from planner_service.api.plans import PlanResult, canonical_request
 from planner_service.api.responses import json_bytes, json_response
-from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.scan_plan import ScanPlan
-from planner_service.runtime import Runtime
+from planner_service.service.plan_ids import CanonicalRequest
+from planner_service.service.plan_results import PlanResult
+from planner_service.service.runtime import Runtime
+from planner_service.wire.plan_json import encode_plan, plan_head
+from planner_service.wire.task_json import encode_tasks
 
 router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
@@ -40,7 +40,7 @@ def plan_response(
 ) -> Response:
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
     table = runtime.load_table(body.table, body.metadata_location)
-    request = canonical_request(table, body)
+    request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
     etag = f'W/"{request.digest}-{limit}{"-pretty" if pretty else ""}"'
     credentials = runtime.storage_credentials(table)  # vended anew for each response: never kept in a body
@@ -49,7 +49,7 @@ def plan_response(
         return Response(status_code=304, headers={"ETag": etag})
     result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel)
     if fresh:
-        record_plan_metrics(runtime, result.plan)
+        runtime.record_plan(result.plan)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
         deferred = json_bytes(deferred_body(result, credentials), pretty)
@@ -113,20 +113,6 @@ def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iter
         keep(b"".join(kept))
 
 
-def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
-    """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""
-    if runtime.scan_reports is not None:
-        runtime.scan_reports.publish(plan)
-    m, registry = plan.metrics, runtime.metrics
-    for stage, ms in m.stage_ms.items():
-        registry.observe("scan_planner_stage_seconds", "Planning time per stage", ms / 1000, stage=stage)
-    registry.inc("scan_planner_data_files_total", "Data files planned", m.scanned_data_files, outcome="planned")
-    registry.inc("scan_planner_data_files_total", "Data files planned", m.skipped_data_files, outcome="skipped")
-    registry.inc("scan_planner_manifests_total", "Data manifests", m.total_data_manifests - m.skipped_data_manifests,
-                 outcome="read")  # fmt: skip
-    registry.inc("scan_planner_manifests_total", "Data manifests", m.skipped_data_manifests, outcome="skipped")
-
-
 @router.post(
     "/plan",
     tags=["planning"],
@@ -160,7 +146,7 @@ async def plan_tasks(
     end: Annotated[int | None, Query(ge=1, description="one past the last task (default: start + 1)")] = None,
 ) -> Response:
     def work() -> dict[str, Any]:
-        return encode_tasks(runtime.plan_by_id(plan_id), start, end)
+        return _tasks(runtime.plan_by_id(plan_id), start, end)
 
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
@@ -168,7 +154,7 @@ async def plan_tasks(
 @router.get("/plans/{plan_id}/tasks/{index}", tags=["planning"], summary="Task `index` of a plan, self-contained")
 async def plan_task(plan_id: str, index: int, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     def work() -> dict[str, Any]:
-        return encode_tasks(runtime.plan_by_id(plan_id), index, None)
+        return _tasks(runtime.plan_by_id(plan_id), index, None)
 
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
@@ -241,3 +227,7 @@ async def history(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response
             "parent-snapshot-id": snap.parent_snapshot_id if snap else None,
         })  # fmt: skip
     return json_response({"table": table.name, "history": entries}, pretty=pretty)
+
+
+def _tasks(result: PlanResult, start: int, end: int | None) -> dict[str, Any]:
+    return encode_tasks(result.plan, result.request.plan_id, result.reader_context, start, end)

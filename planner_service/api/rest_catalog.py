@@ -16,14 +16,13 @@ from fastapi import APIRouter, Header, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from planner_service.api import rest_scan
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
 from planner_service.api.wire import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import NoSuchNamespaceError, NotFoundError
-from planner_service.runtime import Runtime
+from planner_service.service.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -40,13 +39,8 @@ async def config(
     warehouse: Annotated[str | None, Query(description="accepted and ignored: the service is one catalog")] = None,
 ) -> Response:
     defaults = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
-    body = {"defaults": defaults, "overrides": {}, "endpoints": advertised_endpoints()}
+    body = {"defaults": defaults, "overrides": {}, "endpoints": V1Routes.endpoints}  # exactly the routes served
     return json_response(body, pretty=pretty)
-
-
-def advertised_endpoints() -> list[str]:
-    """Exactly the routes registered through V1Routes, here and in rest_scan."""
-    return [*routes.endpoints, *rest_scan.routes.endpoints]
 
 
 # --- Namespaces ------------------------------------------------------------------------------------------

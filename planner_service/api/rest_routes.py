@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from fastapi import APIRouter
 
@@ -27,12 +27,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class V1Routes:
     """Registers each route twice on `router` (at /v1 and /v1/{prefix}) and records its endpoint string,
-    "<VERB> /v1/{prefix}/<path>", the form of the spec's `endpoints` list (and of Java's Endpoint).
+    "<VERB> /v1/{prefix}/<path>", the form of the spec's `endpoints` list (and of Java's Endpoint), in the
+    list of every route module's endpoints (`V1Routes.endpoints`, what /v1/config advertises).
     Path parameters are Python names here (`{plan_id}`) and kebab-case in the spec (`{plan-id}`)."""
+
+    endpoints: ClassVar[list[str]] = []  # of every V1Routes, in registration order
 
     def __init__(self, router: APIRouter) -> None:
         self.router = router
-        self.endpoints: list[str] = []
 
     def route(self, method: str, path: str, **kwargs: Any) -> Callable[[F], F]:
         def register(endpoint: F) -> F:
@@ -41,7 +43,7 @@ class V1Routes:
                 f"/v1/{{prefix}}{path}", endpoint, methods=[method], include_in_schema=False, **kwargs
             )
             spec_path = _PATH_PARAM.sub(lambda m: "{" + m.group(1).replace("_", "-") + "}", path)
-            self.endpoints.append(f"{method} /v1/{{prefix}}{spec_path}")
+            V1Routes.endpoints.append(f"{method} /v1/{{prefix}}{spec_path}")
             return endpoint
 
         return register

@@ -8,7 +8,7 @@ POST .../plan answers with Java's planFiles() tasks (unsplit: REST has no Combin
   `cancelled`; DELETE cancels it.
 Every response lists each delete file its tasks use once, in its own `delete-files`, and tasks refer to
 them by index (so no response carries delete files without the tasks that use them, which clients reject).
-Plans and their pages live in a PlanStore (api/plan_store.py) for `plan_ttl_seconds`.
+Plans and their pages live in a PlanStore (service/plan_store.py) for `plan_ttl_seconds`.
 """
 
 from __future__ import annotations
@@ -27,12 +27,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api.auth import client_of
-from planner_service.api.content_file_json import ContentFileEncoder, DeleteFileTable
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
-from planner_service.api.native import record_plan_metrics
-from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import WireModel, json_body_schema, parse_body
@@ -44,7 +41,9 @@ from planner_service.metadata.snapshot_choice import choose_appends, choose_snap
 from planner_service.metadata.types import Schema
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_request import ScanRequest, scan_request
-from planner_service.runtime import Runtime
+from planner_service.service.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
+from planner_service.service.runtime import Runtime
+from planner_service.wire.content_file_json import ContentFileEncoder, DeleteFileTable
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +150,7 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
     the background (submitted, already accepted) waits for its turn without a deadline."""
     with runtime.plans.admission.admitted(scan.estimated_files, cancel, patient=background):
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
-    record_plan_metrics(runtime, plan)
+    runtime.record_plan(plan)
     meta = scan.table.metadata
     files = plan.files
     tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks

@@ -15,7 +15,7 @@ static PyMethodDef methods[] = {
      "(planner_service/splitting/bin_packing.py)."},
     {"render_rows", kernels_render_rows, METH_VARARGS,
      "render_rows(length, parts, prefix=b'') -> bytes: prefix, then `length` rows rendered by `parts`\n"
-     "(literals and columns) joined by commas (planner_service/api/json_rows.py describes the parts)."},
+     "(literals and columns) joined by commas (planner_service/wire/json_rows.py describes the parts)."},
     {"split_files", kernels_split_files, METH_VARARGS,
      "split_files(sizes, splittable, offset_counts, flat_offsets, target, delete_bytes, delete_counts,\n"
      "open_file_cost) -> (owner, start, length, is_split, weight) as bytes of int64 (is_split: uint8)\n"

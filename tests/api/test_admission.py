@@ -20,16 +20,16 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
-from planner_service.api.plan_store import PlanStore
-from planner_service.api.plans import PlanResults, canonical_request
-from planner_service.api.wire import PlanRequest
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlanner
-from planner_service.planning.scan_request import ScanRequest
+from planner_service.planning.scan_request import ScanRequest, scan_request
+from planner_service.service.plan_ids import CanonicalRequest
+from planner_service.service.plan_results import PlanResults
+from planner_service.service.plan_store import PlanStore
 from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
@@ -162,7 +162,7 @@ def test_a_shared_plan_runs_on_while_one_request_still_wants_it(conformance: Con
     planner = ScanPlanner(FileIO())
     results = PlanResults(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
     table: LoadedTable = load_by_metadata_location(planner.io, conformance.tables["identity_part"]["metadata_location"])
-    request = canonical_request(table, PlanRequest(filter="id > 3"))
+    request = _canonical(table, filter="id > 3")
     release, entered = threading.Event(), threading.Event()
     plan = results._plan
 
@@ -300,3 +300,8 @@ def test_a_plan_everyone_left_is_not_joined_again() -> None:
     assert shared.join(gone)
     gone.cancel()
     assert shared.cancellation.cancelled and not shared.join(Cancellation())
+
+
+def _canonical(table: LoadedTable, **fields: Any) -> CanonicalRequest:
+    """The canonical request of a /plan body's scan fields (scan_request()'s keyword arguments)."""
+    return CanonicalRequest(table.name, table.metadata_location, scan_request(**fields))

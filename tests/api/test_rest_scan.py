@@ -18,11 +18,11 @@ from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.expressions import AlwaysTrue, BooleanExpression, LessThan
 from pyiceberg.table import StaticTable, Table
 
-from planner_service.api.plan_store import PlannedTasks, PlanStatus, PlanStore, plan_task_token
 from planner_service.catalog.base import TableIdentifier
 from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
 from planner_service.metadata.types import Schema, StructType
 from planner_service.planning.scan_tasks import FileScanTask
+from planner_service.service.plan_store import PlannedTasks, PlanStatus, PlanStore, plan_task_token
 from tests.conformance.cases import CASES, TABLES
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service

@@ -8,7 +8,7 @@ import pytest
 
 from planner_service.errors import LocationNotAllowedError
 from planner_service.io.roots import Roots, table_root
-from planner_service.runtime import service_roots
+from planner_service.service.runtime import service_roots
 from planner_service.settings import load_settings
 
 

@@ -11,7 +11,7 @@ Each data file, delete file and residual is written once; tasks refer to them by
      ["explain"]}
 
 Content files use the Iceberg REST spec's DataFile / DeleteFile forms. Data-file objects and tasks are
-rendered from columns by the compiled renderer (api/json_rows.py), a chunk of rows at a time, never one
+rendered from columns by the compiled renderer (wire/json_rows.py), a chunk of rows at a time, never one
 Python dict per file or per task.
 """
 
@@ -25,14 +25,14 @@ import numpy as np
 import orjson
 import polars as pl
 
-from planner_service.api import json_rows as rows
-from planner_service.api.content_file_json import ContentFileEncoder, partition_json, partition_types
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTasks
 from planner_service.splitting.combine import CombinedTasks
+from planner_service.wire import json_rows as rows
+from planner_service.wire.content_file_json import ContentFileEncoder, partition_json, partition_types
 
 NAME_MAPPING = "schema.name-mapping.default"
 CHUNK_ROWS = 20_000  # data files or tasks rendered at a time

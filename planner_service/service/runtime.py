@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner_service.api.plans import PlanResult, PlanResults
-from planner_service.api.scan_reports import ScanReports
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
@@ -25,6 +23,9 @@ from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service.plan_results import PlanResult, PlanResults
+from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,19 @@ class Runtime:
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
         return cls(settings, io, catalog, planner, metrics, plans, credential_vendor(settings), reports)
+
+    def record_plan(self, plan: ScanPlan) -> None:
+        """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""
+        if self.scan_reports is not None:
+            self.scan_reports.publish(plan)
+        m, registry = plan.metrics, self.metrics
+        for stage, ms in m.stage_ms.items():
+            registry.observe("scan_planner_stage_seconds", "Planning time per stage", ms / 1000, stage=stage)
+        registry.inc("scan_planner_data_files_total", "Data files planned", m.scanned_data_files, outcome="planned")
+        registry.inc("scan_planner_data_files_total", "Data files planned", m.skipped_data_files, outcome="skipped")
+        read = m.total_data_manifests - m.skipped_data_manifests
+        registry.inc("scan_planner_manifests_total", "Data manifests", read, outcome="read")
+        registry.inc("scan_planner_manifests_total", "Data manifests", m.skipped_data_manifests, outcome="skipped")
 
     def storage_credentials(self, table: LoadedTable) -> StorageCredentials | None:
         """What a client reads the table's files with, when the service vends credentials (else None)."""

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from planner_service.api.plan_ids import parse_plan_id
-from planner_service.api.plans import PlanResults, canonical_request
 from planner_service.api.wire import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import OverloadedError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import scan_request
+from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.service.plan_results import PlanResults
 from tests.conformance.reference import Conformance
 
 
@@ -51,7 +52,7 @@ def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) 
     results = PlanResults(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
     release, started = threading.Event(), threading.Event()
     made = _held(results, release, started)
-    request = canonical_request(table, PlanRequest(filter="id > 3"))
+    request = _canonical(table, filter="id > 3")
     answers: list[Any] = []
     threads = [threading.Thread(target=lambda: answers.append(results.plan(request, table))) for _ in range(4)]
     for t in threads:
@@ -69,17 +70,34 @@ def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: 
     results = PlanResults(planner, 64 * 1024 * 1024, Admission(1, 1 << 30, 0.05, 16))
     release, started = threading.Event(), threading.Event()
     _held(results, release, started)
-    first = threading.Thread(target=results.plan, args=(canonical_request(table, PlanRequest()), table))
+    first = threading.Thread(
+        target=results.plan,
+        args=(
+            _canonical(
+                table,
+            ),
+            table,
+        ),
+    )
     first.start()
     started.wait(10)
     with pytest.raises(OverloadedError, match="Too many plans in progress") as err:
-        results.plan(canonical_request(table, PlanRequest(filter="id > 3")), table)
+        results.plan(_canonical(table, filter="id > 3"), table)
     assert err.value.status_code == 503 and err.value.retry_after >= 1
     release.set()
     first.join(10)
 
 
 def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
-    request = canonical_request(table, PlanRequest(filter="id > 3", select=["id"], options={"split-size": 1024}))
+    request = CanonicalRequest(
+        table.name,
+        table.metadata_location,
+        PlanRequest(filter="id > 3", select=["id"], options={"split-size": 1024}).to_scan(),
+    )
     assert parse_plan_id(request.plan_id) == request
     assert request.to_json()["filter"] == {"type": "gt", "term": "id", "value": 3}
+
+
+def _canonical(table: LoadedTable, **fields: Any) -> CanonicalRequest:
+    """The canonical request of a /plan body's scan fields (scan_request()'s keyword arguments)."""
+    return CanonicalRequest(table.name, table.metadata_location, scan_request(**fields))

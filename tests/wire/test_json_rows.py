@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from planner_service.api import json_rows as rows
+from planner_service.wire import json_rows as rows
 
 STRINGS = ["plain", 'quote " and \\ backslash', "tab\tnew\nline\x00nul\x1f", "é ü 日本 🙂", "", None, "/a/b=c d"]
 INT64 = [0, -1, 1, 2**63 - 1, -(2**63), None, 1234567890123]

@@ -13,9 +13,6 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from planner_service.api.plan_ids import CanonicalRequest, parse_plan_id
-from planner_service.api.plan_json import plan_head
-from planner_service.api.wire import PlanRequest
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
@@ -23,6 +20,8 @@ from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.wire.plan_json import plan_head
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,6 @@ class PlanResult:
         per_file = 16 * len(files) if files is not None else 0
         per_piece = 41 * len(tasks.file) + 16 * len(tasks) if tasks is not None else 0
         return 4096 + per_file + per_piece
-
-
-def canonical_request(table: LoadedTable, body: PlanRequest) -> CanonicalRequest:
-    """The request's canonical form; the filter is parsed here, so a bad one fails before planning."""
-    return CanonicalRequest(table.name, table.metadata_location, body.to_scan())
 
 
 @dataclass

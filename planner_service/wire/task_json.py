@@ -7,17 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner_service.api.content_file_json import ContentFileEncoder, DeleteFileTable
-from planner_service.api.plans import PlanResult
 from planner_service.errors import NoSuchPlanTaskError
 from planner_service.expressions.expression_json import expression_to_json
+from planner_service.planning.scan_plan import ScanPlan
+from planner_service.wire.content_file_json import ContentFileEncoder, DeleteFileTable
 
 MAX_TASKS_PER_REQUEST = 10_000
 
 
-def encode_tasks(result: PlanResult, start: int, end: int | None) -> dict[str, Any]:
-    """Tasks start .. end - 1 (end None: start alone) with what reading them needs."""
-    plan, files, tasks = result.plan, result.plan.files, result.plan.combined
+def encode_tasks(
+    plan: ScanPlan, plan_id: str, reader_context: dict[str, Any], start: int, end: int | None
+) -> dict[str, Any]:
+    """Tasks start .. end - 1 (end None: start alone) of the plan, with what reading them needs besides the
+    tasks (`reader_context`: plan_head() without its metrics) and the delete files they use."""
+    files, tasks = plan.files, plan.combined
     count = len(tasks) if tasks is not None else 0
     end = start + 1 if end is None else end
     if not 0 <= start < end <= count:
@@ -50,5 +53,5 @@ def encode_tasks(result: PlanResult, start: int, end: int | None) -> dict[str, A
             "size-bytes": int(tasks.size_bytes[t]),
             "estimated-row-count": int(tasks.estimated_rows[t]),
         })  # fmt: skip
-    plan_context = {**result.reader_context, "delete-files": deletes.files}
-    return {"plan-id": result.request.plan_id, "plan": plan_context, "tasks": out}
+    plan_context = {**reader_context, "delete-files": deletes.files}
+    return {"plan-id": plan_id, "plan": plan_context, "tasks": out}

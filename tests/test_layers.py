@@ -1,0 +1,110 @@
+"""The packages of planner_service import only downwards (the layers drawn in the README's Layout section),
+route modules do not import each other, and the PySpark client does not import the service (the contract
+between them is the JSON of the wire)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVICE = ROOT / "planner_service"
+
+# bottom to top; a module may import its own package and any package of a lower layer, nothing else
+LAYERS: list[set[str]] = [
+    {"__init__", "_kernels", "errors", "json_text", "cache", "allocator", "logs", "metrics"},
+    {"io"},
+    {"metadata", "settings"},
+    {"expressions"},
+    {"pruning", "deletes", "splitting", "catalog"},
+    {"planning"},
+    {"wire", "demo"},
+    {"service"},
+    {"api"},
+    {"app"},
+    {"cli"},
+    {"entry"},
+]
+RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
+ROUTE_MODULES = {"native", "aggregates", "rest_catalog", "rest_scan"}  # api modules that register routes
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, module) of every import in a file, also those inside functions."""
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            # `from planner_service.api import native` imports the module planner_service.api.native
+            yield from ((node.lineno, f"{node.module}.{alias.name}") for alias in node.names)
+
+
+def _package(parts: tuple[str, ...]) -> str:
+    """The top-level package (or module) of planner_service a dotted path lies in."""
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _service_modules() -> list[Path]:
+    return sorted(p for p in SERVICE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _package_of(path: Path) -> str:
+    return _package(("planner_service", *path.relative_to(SERVICE).with_suffix("").parts))
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {
+        _package(("planner_service", *p.relative_to(SERVICE).with_suffix("").parts)) for p in _service_modules()
+    }
+    assert packages - RANK.keys() == set(), "give each new package or module a layer in LAYERS (and the README)"
+
+
+@pytest.mark.parametrize("path", _service_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_down(path: Path) -> None:
+    importer = _package_of(path)
+    upward = []
+    for line, module in _imports(path):
+        parts = tuple(module.split("."))
+        if parts[0] != "planner_service":
+            continue
+        imported = _package(parts)
+        if imported not in RANK and len(parts) == 2:
+            imported = "__init__"  # a name of the root package itself (__version__)
+        if imported == importer:
+            continue
+        if RANK[imported] >= RANK[importer]:
+            upward.append(
+                f"line {line}: {module} ({imported}, layer {RANK[imported]} >= {importer}'s {RANK[importer]})"
+            )
+    assert upward == []
+
+
+def test_route_modules_do_not_import_each_other() -> None:
+    crossings = []
+    for name in sorted(ROUTE_MODULES):
+        for line, module in _imports(SERVICE / "api" / f"{name}.py"):
+            parts = module.split(".")
+            if parts[:2] == ["planner_service", "api"] and len(parts) > 2 and parts[2] in ROUTE_MODULES - {name}:
+                crossings.append(f"api/{name}.py line {line}: {module}")
+    assert crossings == []
+
+
+def test_the_client_does_not_import_the_service() -> None:
+    found = [
+        f"{path.relative_to(ROOT)} line {line}: {module}"
+        for path in sorted((ROOT / "spark_client").rglob("*.py"))
+        for line, module in _imports(path)
+        if module.split(".")[0] == "planner_service"
+    ]
+    assert found == []
+
+
+def test_the_rule_sees_an_upward_import(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from planner_service.api.native import router\n")
+    assert [m for _, m in _imports(source)] == ["planner_service.api.native.router"]
+    assert RANK[_package(("planner_service", "api", "native"))] > RANK["metadata"]
