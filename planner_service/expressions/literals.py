@@ -16,7 +16,7 @@ import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -350,10 +350,6 @@ def _micros_to_days_floor(micros: int) -> int:
     (transforms.py), which keeps Java DateTimeUtil.microsToDays's pre-epoch off-by-one; Java 1.10's Literals
     convert timestamp -> date with that one (a day earlier for pre-epoch instants at .999999 s)."""
     return micros // 86_400_000_000
-
-
-def days_to_date(days: int) -> date:
-    return _EPOCH_DATE + timedelta(days=days)
 
 
 def to_float32(value: float) -> float:
