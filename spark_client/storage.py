@@ -130,9 +130,10 @@ def new_s3_filesystem(
     request_timeout: float | None = None,
     allow_bucket_creation: bool = False,
 ) -> pafs.S3FileSystem:
-    """A new S3 client: the one place that makes them, for the reader, the service (io/fileio.py, with its
-    timeouts) and scripts/seed_s3_demo.py. The endpoint's scheme (http://host:port) picks http or https
-    (default https); the region defaults to us-east-1; path_style=False addresses buckets as virtual hosts."""
+    """A new S3 client: the one place that makes them, for the reader, the service (io/fileio.py passes its
+    S3Config's fields, named as these arguments, with its timeouts) and scripts/seed_s3_demo.py. The endpoint's
+    scheme (http://host:port) picks http or https (default https); the region defaults to us-east-1;
+    path_style=False addresses buckets as virtual hosts."""
     scheme = "https"
     if endpoint and "://" in endpoint:
         scheme, endpoint = endpoint.split("://", 1)

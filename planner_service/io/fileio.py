@@ -8,6 +8,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
@@ -137,7 +138,7 @@ class FileIO:
                 if fs is None:
                     if len(self._s3) >= MAX_SCOPED_PREFIXES:
                         self._s3.clear()
-                    fs = self._s3[config] = _s3_filesystem(config)
+                    fs = self._s3[config] = storage.new_s3_filesystem(**asdict(config))
             return fs, loc.path
         properties = {**self._properties, **vended}
         if loc.scheme == "gs":
@@ -146,19 +147,6 @@ class FileIO:
             account, _, path = loc.path.partition("/")
             return storage.azure_filesystem(account, properties), path
         return storage.hdfs_filesystem(loc.uri), "/" + loc.path.partition("/")[2]
-
-
-def _s3_filesystem(c: S3Config) -> pafs.S3FileSystem:
-    return storage.new_s3_filesystem(
-        endpoint=c.endpoint,
-        region=c.region,
-        access_key_id=c.access_key_id,
-        secret_access_key=c.secret_access_key,
-        session_token=c.session_token,
-        path_style=c.path_style,
-        connect_timeout=c.connect_timeout,
-        request_timeout=c.request_timeout,
-    )
 
 
 def _reason(exc: BaseException, loc: Location) -> str:
