@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: where the table is cached, file locks, peak RSS, the Java environment.
+"""What the benchmark scripts share: where the table is cached, peak RSS, the Java environment.
 
 Stdlib only: it is imported both by the project's venv (plan_bench.py, py_plan.py) and by the pyspark venv
 of scripts/java_env.py (make_table.py, java_plan.py).
@@ -6,8 +6,6 @@ of scripts/java_env.py (make_table.py, java_plan.py).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import json
@@ -15,7 +13,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -51,18 +49,6 @@ def read_marker(directory: Path) -> dict[str, Any] | None:
     """The table's description (metadata location, shape, filter hints), or None if it is not complete."""
     marker = directory / MARKER
     return json.loads(marker.read_text()) if marker.exists() else None
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """An exclusive flock on `path`, so that parallel runs do not build the same table twice."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def peak_rss_bytes(pid: int | str = "self") -> int:

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import MARKER, file_lock, load_java_env, read_marker, write_json
+from common import MARKER, load_java_env, read_marker, write_json
 
 HERE = Path(__file__).resolve()
 ROWS = 43_200_000  # 1.44 M rows a day: about 2.2 GB of zstd Parquet
@@ -244,7 +244,7 @@ def ensure_table(rows: int, jars: list[str]) -> dict[str, Any]:
     described = read_marker(directory)
     if described is not None:
         return described
-    with file_lock(directory.with_name(directory.name + ".lock")):
+    with load_java_env().file_lock(directory.with_name(directory.name + ".lock")):
         described = read_marker(directory)  # another run may have built it meanwhile
         if described is None:
             if directory.exists():

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import MARKER, file_lock, load_java_env, read_marker, table_dir, write_json
+from common import MARKER, load_java_env, read_marker, table_dir, write_json
 from jvm import started_jvm
 
 SEED = 1729
@@ -244,7 +244,7 @@ def ensure_table(files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
     described = read_marker(directory)
     if described is not None:
         return described
-    with file_lock(directory.with_name(directory.name + ".lock")):
+    with load_java_env().file_lock(directory.with_name(directory.name + ".lock")):
         described = read_marker(directory)  # another run may have built it meanwhile
         if described is None:
             if directory.exists():

@@ -75,8 +75,3 @@ class LruCache(Generic[V]):
         value = load()  # outside the lock: two concurrent misses may both load, which is harmless
         self.put(key, value)
         return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            self.stats = CacheStats()

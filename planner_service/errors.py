@@ -120,13 +120,6 @@ class NoSuchPlanTaskError(NotFoundError):
     error_type = "NoSuchPlanTaskException"
 
 
-class UnsupportedOperationError(PlannerError):
-    """A valid request the service does not implement (the REST spec's 406)."""
-
-    status_code = 406
-    error_type = "UnsupportedOperationException"
-
-
 def shown(text: str, limit: int = 80) -> str:
     """Client-given text quoted for an error message, cut to `limit` characters."""
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")

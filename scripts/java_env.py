@@ -56,10 +56,13 @@ def cache_root() -> Path:
 
 
 @contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
-    """One setup at a time per cache (parallel test sessions would otherwise build the same venv twice)."""
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".java-env.lock", "w") as lock:
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on `path`, so that parallel sessions do not build the same thing twice.
+
+    The one copy for the repository: bench/, tests/conformance and tests/spark_client load this script anyway.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -271,7 +274,7 @@ def ensure_shaded_jackson(root: Path, pyspark_jars: Path, runtime_jar: Path) -> 
 def ensure_java_env() -> dict[str, object]:
     """Set up (once) and describe the environment that runs tests/conformance/generate.py."""
     root = cache_root()
-    with _locked(root):
+    with file_lock(root / ".java-env.lock"):  # one setup at a time per cache
         java_home = ensure_java()
         python, info = ensure_venv(root)
         runtime_jar = Path(info["iceberg_jars"]) / RUNTIME_JAR

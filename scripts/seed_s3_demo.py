@@ -16,7 +16,6 @@ import argparse
 import sys
 import time
 
-import pyarrow.fs as pafs
 from pyiceberg.catalog.sql import SqlCatalog
 
 from planner_service.demo import DEMO_TABLE, write_demo_table
@@ -24,6 +23,7 @@ from planner_service.errors import PlannerError
 from planner_service.io.locations import parse_location
 from planner_service.io.roots import Roots
 from planner_service.settings import Settings, load_settings
+from spark_client.storage import new_s3_filesystem
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,15 +58,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _create_bucket(settings: Settings, bucket: str, wait_seconds: float) -> None:
     """Create the bucket (a no-op if it exists), retrying while the store is still starting."""
-    scheme, _, endpoint = (settings.s3_endpoint or "").rpartition("://")
-    fs = pafs.S3FileSystem(
-        access_key=settings.s3_access_key_id,
-        secret_key=settings.s3_secret_access_key,
+    fs = new_s3_filesystem(
+        endpoint=settings.s3_endpoint,
+        region=settings.s3_region,
+        access_key_id=settings.s3_access_key_id,
+        secret_access_key=settings.s3_secret_access_key,
         session_token=settings.s3_session_token,
-        region=settings.s3_region or "us-east-1",
-        endpoint_override=endpoint or None,
-        scheme=scheme or "https",
-        force_virtual_addressing=not settings.s3_path_style,
+        path_style=settings.s3_path_style,
         allow_bucket_creation=True,
     )
     deadline = time.monotonic() + wait_seconds

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.dataframe import plan_and_read
-from spark_client.schema import spark_type_ddl
+from spark_client.schema import spark_ddl
 from spark_client.values import to_scalar
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ def aggregate(
     answered = result["aggregates"]
     if result["exact"]:
         log.info("aggregates of %s from metadata (%d data files, no rows read)", table, result.get("data-files", 0))
-        names = ", ".join(f"`{a['name'].replace('`', '``')}` {spark_type_ddl(a['type'])}" for a in answered)
-        return spark.createDataFrame([tuple(to_scalar(a["value"], a["type"]).as_py() for a in answered)], names)
+        ddl = spark_ddl({"fields": [{**a, "required": False} for a in answered]})  # every column nullable
+        return spark.createDataFrame([tuple(to_scalar(a["value"], a["type"]).as_py() for a in answered)], ddl)
     reasons = "; ".join(dict.fromkeys(a["reason"] for a in answered if not a["exact"]))  # once each
     log.info("aggregates of %s read from the rows: %s", table, reasons)
     columns = [_spark_aggregate(a["name"]) for a in answered]

@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 
 from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, plan_request
 from spark_client.dataframe import arrow_schema, output_schema
-from spark_client.filters import conjunction, to_expression
+from spark_client.filters import conjunction, to_rest_expression
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 from spark_client.storage import vended_storage
 
@@ -155,7 +155,7 @@ class _PushdownReader(_Reader):
         """Push what translates into the plan's filter; return the rest, for Spark to evaluate."""
         kept = []
         for spark_filter in filters:
-            expression = to_expression(spark_filter)
+            expression = to_rest_expression(spark_filter)
             if expression is None:
                 kept.append(spark_filter)
             else:

@@ -121,9 +121,3 @@ def _driver_python_runs_the_tasks(sc: Any) -> bool:
     master = str(sc.master)
     python = str(getattr(sc, "pythonExec", "") or "")
     return master.startswith("local") and os.path.abspath(python) == os.path.abspath(sys.executable)
-
-
-def check_executors(spark: SparkSession) -> None:
-    """Once per application: one tiny task on an executor finds what the reader needs; if it cannot, an
-    ExecutorEnvironmentError says which packages are missing there and how to provide them."""
-    ExecutorCheck(spark).finish()

@@ -1,6 +1,6 @@
 """Spark's pushed data source filters (pyspark.sql.datasource, Spark 4.1+) as planner row filters.
 
-`to_expression` turns one filter into a REST JSON expression (the Iceberg REST spec's form, which POST /plan
+`to_rest_expression` turns one filter into a REST JSON expression (the Iceberg REST spec's form, which POST /plan
 takes as `filter`), or None when it has no faithful translation; `conjunction` ANDs expressions, also with
 a user's filter string (rendered with `to_filter_string`, since /plan takes one filter, either form).
 
@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-__all__ = ["conjunction", "to_expression", "to_filter_string"]
+__all__ = ["conjunction", "to_filter_string", "to_rest_expression"]
 
 _COMPARISONS = {
     "EqualTo": "eq",
@@ -34,7 +34,7 @@ class _Untranslatable(Exception):
     pass
 
 
-def to_expression(spark_filter: Any) -> dict[str, Any] | None:
+def to_rest_expression(spark_filter: Any) -> dict[str, Any] | None:
     """The REST JSON expression of a pyspark.sql.datasource Filter, or None if it cannot be pushed."""
     try:
         return _translate(spark_filter)
@@ -106,7 +106,7 @@ def conjunction(expressions: Sequence[dict[str, Any]], user_filter: str | dict[s
 
 
 def to_filter_string(expression: dict[str, Any]) -> str:
-    """A filter string for an expression made by to_expression (the same meaning, for the same table)."""
+    """A filter string for an expression made by to_rest_expression (the same meaning, for the same table)."""
     kind = expression["type"]
     if kind == "and":
         return f"({to_filter_string(expression['left'])} AND {to_filter_string(expression['right'])})"
@@ -124,7 +124,7 @@ def to_filter_string(expression: dict[str, Any]) -> str:
     if kind == "starts-with":
         escaped = expression["value"].replace("!", "!!").replace("%", "!%").replace("_", "!_")
         return f"{term} LIKE {_sql_literal(escaped + '%')} ESCAPE '!'"
-    raise ValueError(f"not an expression of to_expression: {kind}")
+    raise ValueError(f"not an expression of to_rest_expression: {kind}")
 
 
 def _sql_literal(value: Any) -> str:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from spark_client.deletes import EqualityDeletes, TaskDeletes, equality_mask
 from spark_client.projection import find_by_id, project_struct, with_ids
-from spark_client.residual import UnsupportedResidual, is_true, to_expression
+from spark_client.residual import UnsupportedResidual, is_true, to_arrow_expression
 from spark_client.row_groups import RowGroup, row_groups_in_range
 from spark_client.schema import arrow_schema, arrow_type, fields_by_id
 from spark_client.storage import resolve
@@ -173,10 +173,10 @@ def _row_filter(plan: _Plan, residual: Any) -> pc.Expression | None:
     partition value passes `x != 'b'`; so the scan's filter is applied when it can be, else the residual."""
     if not is_true(plan.scan_filter):
         try:
-            return to_expression(plan.scan_filter, lambda n: _output_term(plan, n))
+            return to_arrow_expression(plan.scan_filter, lambda n: _output_term(plan, n))
         except UnsupportedResidual:
             pass  # e.g. a bucket[N] term: the residual still holds all the planner left for the reader
-    return None if is_true(residual) else to_expression(residual, lambda n: _output_term(plan, n))
+    return None if is_true(residual) else to_arrow_expression(residual, lambda n: _output_term(plan, n))
 
 
 def _rows(
@@ -275,7 +275,7 @@ def _prune(
         return pc.field(*names), typ
 
     try:
-        kept = {rg.id for rg in fragment.subset(filter=to_expression(residual, file_term)).row_groups}
+        kept = {rg.id for rg in fragment.subset(filter=to_arrow_expression(residual, file_term)).row_groups}
     except (_NotPushable, UnsupportedResidual, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
         return row_groups
     return [g for g in row_groups if g.index in kept]

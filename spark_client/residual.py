@@ -62,7 +62,7 @@ def referenced_names(expr: Any) -> set[str]:
     return {term}
 
 
-def to_expression(expr: Any, resolve: Resolver) -> pc.Expression:
+def to_arrow_expression(expr: Any, resolve: Resolver) -> pc.Expression:
     """The pyarrow expression of a REST JSON expression; `resolve` maps a column name to its expression."""
     if isinstance(expr, bool):
         return pc.scalar(expr)
@@ -72,11 +72,11 @@ def to_expression(expr: Any, resolve: Resolver) -> pc.Expression:
     if kind == "literal":
         return pc.scalar(bool(expr["value"]))
     if kind == "and":
-        return to_expression(expr["left"], resolve) & to_expression(expr["right"], resolve)
+        return to_arrow_expression(expr["left"], resolve) & to_arrow_expression(expr["right"], resolve)
     if kind == "or":
-        return to_expression(expr["left"], resolve) | to_expression(expr["right"], resolve)
+        return to_arrow_expression(expr["left"], resolve) | to_arrow_expression(expr["right"], resolve)
     if kind == "not":
-        return ~to_expression(expr["child"], resolve)
+        return ~to_arrow_expression(expr["child"], resolve)
     term, typ = _term(expr["term"], resolve)
     return _predicate(kind, term, typ, expr)
 

@@ -102,24 +102,53 @@ def _cached(key: tuple[Any, ...], make: Callable[[], pafs.FileSystem]) -> pafs.F
 
 
 def s3_filesystem(storage: Mapping[str, Any] | None) -> pafs.FileSystem:
+    """S3 by the `storage` settings of this module's docstring, cached per settings."""
     settings = _settings(storage)
 
     def make() -> pafs.FileSystem:
-        endpoint, scheme = _setting(settings, "endpoint"), "https"
-        if endpoint and "://" in endpoint:
-            scheme, endpoint = endpoint.split("://", 1)
-        path_style = (_setting(settings, "path-style-access") or "true").lower() != "false"
-        return pafs.S3FileSystem(
-            access_key=_setting(settings, "access-key-id"),
-            secret_key=_setting(settings, "secret-access-key"),
+        return new_s3_filesystem(
+            endpoint=_setting(settings, "endpoint"),
+            region=_setting(settings, "region"),
+            access_key_id=_setting(settings, "access-key-id"),
+            secret_access_key=_setting(settings, "secret-access-key"),
             session_token=_setting(settings, "session-token"),
-            region=_setting(settings, "region") or "us-east-1",
-            endpoint_override=endpoint,
-            scheme=scheme,
-            force_virtual_addressing=not path_style,
+            path_style=(_setting(settings, "path-style-access") or "true").lower() != "false",
         )
 
     return _cached(("s3", *sorted(settings.items())), make)
+
+
+def new_s3_filesystem(
+    *,
+    endpoint: str | None,
+    region: str | None,
+    access_key_id: str | None,
+    secret_access_key: str | None,
+    session_token: str | None,
+    path_style: bool,
+    connect_timeout: float | None = None,
+    request_timeout: float | None = None,
+    allow_bucket_creation: bool = False,
+) -> pafs.S3FileSystem:
+    """A new S3 client: the one place that makes them, for the reader, the service (io/fileio.py passes its
+    S3Config's fields, named as these arguments, with its timeouts) and scripts/seed_s3_demo.py. The endpoint's
+    scheme (http://host:port) picks http or https (default https); the region defaults to us-east-1;
+    path_style=False addresses buckets as virtual hosts."""
+    scheme = "https"
+    if endpoint and "://" in endpoint:
+        scheme, endpoint = endpoint.split("://", 1)
+    return pafs.S3FileSystem(
+        access_key=access_key_id,
+        secret_key=secret_access_key,
+        session_token=session_token,
+        region=region or "us-east-1",
+        endpoint_override=endpoint or None,
+        scheme=scheme,
+        force_virtual_addressing=not path_style,
+        connect_timeout=connect_timeout,
+        request_timeout=request_timeout,
+        allow_bucket_creation=allow_bucket_creation,
+    )
 
 
 def azure_parts(location: str) -> tuple[str, str, str]:

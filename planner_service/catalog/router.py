@@ -79,9 +79,6 @@ class CatalogRouter:
     def list_namespaces(self) -> list[tuple[str, ...]]:
         return sorted({ns for source in self.sources for ns in source.list_namespaces()})
 
-    def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
-        return namespace in self.list_namespaces()
-
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
         found: set[TableIdentifier] = set()
         exists = False

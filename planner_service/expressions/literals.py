@@ -16,7 +16,7 @@ import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
@@ -200,7 +200,7 @@ def _from_timestamp(value: int, target: str, typ: PrimitiveType) -> Converted | 
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value)
     if target == "date":
-        return Literal("date", micros_to_days(value))
+        return Literal("date", _micros_to_days_floor(value))
     if target in ("timestamp_ns", "timestamptz_ns"):
         return Literal("timestamp_ns", _long_nanos(value * 1000))
     return None
@@ -212,7 +212,7 @@ def _from_timestamp_ns(value: int, target: str, typ: PrimitiveType) -> Converted
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value // 1000)  # DateTimeUtil.nanosToMicros: floorDiv
     if target == "date":
-        return Literal("date", micros_to_days(value // 1000))
+        return Literal("date", _micros_to_days_floor(value // 1000))
     return None
 
 
@@ -345,13 +345,11 @@ def datetime_to_micros(value: datetime) -> int:
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
-def micros_to_days(micros: int) -> int:
-    """DateTimeUtil.microsToDays: floor division by a day."""
+def _micros_to_days_floor(micros: int) -> int:
+    """The calendar day of a timestamp: floor division by a day. Not the day transform's micros_to_days
+    (transforms.py), which keeps Java DateTimeUtil.microsToDays's pre-epoch off-by-one; Java 1.10's Literals
+    convert timestamp -> date with that one (a day earlier for pre-epoch instants at .999999 s)."""
     return micros // 86_400_000_000
-
-
-def days_to_date(days: int) -> date:
-    return _EPOCH_DATE + timedelta(days=days)
 
 
 def to_float32(value: float) -> float:

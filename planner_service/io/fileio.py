@@ -1,4 +1,5 @@
-"""FileIO over pyarrow.fs: local paths, file: and s3: (s3a:, s3n:) locations."""
+"""FileIO over pyarrow.fs: local paths, file:, s3: (s3a:, s3n:), gs:, Azure's and hdfs: locations, through the
+filesystems spark_client.storage makes (one factory for the service, the executors and the scripts)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
@@ -16,7 +18,7 @@ from planner_service.errors import CorruptMetadataError, MissingFileError, Stora
 from planner_service.io.locations import Location, parse_location
 from planner_service.io.roots import Roots, under
 from planner_service.io.storage_config import S3Config, s3_config
-from spark_client import storage  # the filesystems of GCS, Azure and HDFS, as the executors' reader makes them
+from spark_client import storage  # the filesystems, as the executors' reader makes them (not the reader itself)
 
 
 class FileNotFound(MissingFileError):
@@ -136,7 +138,7 @@ class FileIO:
                 if fs is None:
                     if len(self._s3) >= MAX_SCOPED_PREFIXES:
                         self._s3.clear()
-                    fs = self._s3[config] = s3_filesystem(config)
+                    fs = self._s3[config] = storage.new_s3_filesystem(**asdict(config))
             return fs, loc.path
         properties = {**self._properties, **vended}
         if loc.scheme == "gs":
@@ -145,24 +147,6 @@ class FileIO:
             account, _, path = loc.path.partition("/")
             return storage.azure_filesystem(account, properties), path
         return storage.hdfs_filesystem(loc.uri), "/" + loc.path.partition("/")[2]
-
-
-def s3_filesystem(c: S3Config) -> pafs.S3FileSystem:
-    scheme = "https"
-    endpoint = c.endpoint
-    if endpoint and "://" in endpoint:
-        scheme, endpoint = endpoint.split("://", 1)
-    return pafs.S3FileSystem(
-        access_key=c.access_key_id,
-        secret_key=c.secret_access_key,
-        session_token=c.session_token,
-        region=c.region or "us-east-1",
-        endpoint_override=endpoint,
-        scheme=scheme,
-        force_virtual_addressing=not c.path_style,
-        connect_timeout=c.connect_timeout,
-        request_timeout=c.request_timeout,
-    )
 
 
 def _reason(exc: BaseException, loc: Location) -> str:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class S3Config:
+    """S3's settings; the fields are spark_client.storage.new_s3_filesystem's arguments (FileIO passes them all)."""
+
     endpoint: str | None = None  # e.g. http://127.0.0.1:9000
     region: str | None = None
     access_key_id: str | None = None

@@ -133,7 +133,6 @@ def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath,
 class _Compiler:
     def __init__(self, select: frozenset[FieldPath]) -> None:
         self.select = select
-        self.prefixes = {path[:i] for path in select for i in range(1, len(path))}
         self.nodes: list[tuple[int, int, int, int]] = []
         self.children: list[int] = []
         self.kinds: list[int] = []

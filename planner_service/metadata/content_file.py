@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-DATA, POSITION_DELETES, EQUALITY_DELETES = 0, 1, 2
-CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position-deletes", EQUALITY_DELETES: "equality-deletes"}
+# FileContent: what a file holds (spec: data_file.content), not a manifest's (manifest_list.py)
+DATA_FILE, POSITION_DELETES, EQUALITY_DELETES = 0, 1, 2
+CONTENT_NAMES = {DATA_FILE: "data", POSITION_DELETES: "position-deletes", EQUALITY_DELETES: "equality-deletes"}
 SPLITTABLE_FORMATS = frozenset({"PARQUET", "ORC", "AVRO"})
 
 Stats = dict[int, Any]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Context, Decimal
 from typing import Any
 
@@ -47,7 +47,3 @@ def _decimal_text(value: Decimal, scale: int) -> str:
     wide = Context(prec=max(_DECIMAL_DIGITS, len(value.as_tuple().digits) + abs(scale)))
     quantized = value.quantize(Decimal(1).scaleb(-scale), context=wide) if scale >= 0 else value
     return str(quantized) if scale >= 0 else f"{quantized:E}"
-
-
-def timestamp_ms_to_iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")

@@ -11,7 +11,8 @@ import fastavro
 from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
 
-DATA, DELETES = 0, 1
+# ManifestContent: what a manifest lists (spec: manifest_file.content), not a file's (content_file.py)
+DATA_MANIFEST, DELETE_MANIFEST = 0, 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +28,7 @@ class ManifestFile:
     manifest_path: str
     manifest_length: int
     partition_spec_id: int
-    content: int  # DATA or DELETES
+    content: int  # DATA_MANIFEST or DELETE_MANIFEST
     sequence_number: int  # 0 for v1 manifest lists
     min_sequence_number: int
     added_snapshot_id: int | None
@@ -97,7 +98,7 @@ def _manifest_file(rec: dict[str, Any], names: dict[int, str], summary_names: di
         manifest_path=str(get(500)),
         manifest_length=int(get(501)),
         partition_spec_id=int(get(502) or 0),
-        content=int(get(517) or DATA),
+        content=int(get(517) or DATA_MANIFEST),
         sequence_number=int(get(515) or 0),  # absent in v1: sequence number 0
         min_sequence_number=int(get(516) or 0),
         added_snapshot_id=get(503),

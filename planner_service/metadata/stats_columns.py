@@ -75,14 +75,6 @@ class StatsColumns:
     def record_count(self) -> IntArray:
         return np.asarray(self.frame.get_column("record_count").to_numpy(), dtype=np.int64)
 
-    def map_present(self, column: str) -> BoolArray:
-        """Whether each file has the map at all (Java: `file.valueCounts() != null`)."""
-        key = (column, -1)
-        if key not in self._cache:
-            self._cache[key] = np.asarray(self.frame.get_column(column).is_not_null().to_numpy(), dtype=bool)
-        out: BoolArray = self._cache[key]
-        return out
-
     def counts(self, column: str, field_id: int) -> tuple[IntArray, BoolArray]:
         """(count, present) per file for a count map: value_counts, null_value_counts, nan_value_counts."""
         key = (column, field_id)

@@ -93,10 +93,6 @@ class TableMetadata:
     def current_snapshot(self) -> Snapshot | None:
         return self.snapshots.get(self.current_snapshot_id) if self.current_snapshot_id is not None else None
 
-    def to_json(self) -> dict[str, Any]:
-        """The metadata as read (the REST LoadTableResult carries it verbatim)."""
-        return self.raw
-
 
 def parse_table_metadata(data: bytes, location: str = "<memory>") -> TableMetadata:
     """Parse metadata.json bytes (gzip-compressed too, as `.gz.metadata.json` / `.metadata.json.gz`)."""

@@ -74,9 +74,6 @@ class StructType:
 
     kind = "struct"
 
-    def field_by_name(self, name: str) -> NestedField | None:
-        return next((f for f in self.fields if f.name == name), None)
-
     def to_json(self) -> dict[str, Any]:
         return {"type": "struct", "fields": [f.to_json() for f in self.fields]}
 
@@ -161,9 +158,6 @@ class Schema:
     def column_name(self, field_id: int) -> str | None:
         """The full (canonical) dotted name of a field."""
         return self._full_names.get(field_id)
-
-    def parent_id(self, field_id: int) -> int | None:
-        return self._parents.get(field_id)
 
     def ancestors(self, field_id: int) -> list[NestedField]:
         """The fields enclosing a field, innermost first (Java TypeUtil.ancestorFields)."""

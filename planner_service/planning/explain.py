@@ -17,7 +17,7 @@ from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import from_bytes
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.manifest_list import DATA, ManifestFile
+from planner_service.metadata.manifest_list import DATA_MANIFEST, ManifestFile
 from planner_service.metadata.stats_columns import StatsColumns
 from planner_service.planning.row_filter import RowFilter
 from planner_service.pruning.metrics_evaluator import LOWER, NAN_COUNTS, NULL_COUNTS, UPPER, VALUE_COUNTS
@@ -34,7 +34,7 @@ class Explain:
     def manifest(self, m: ManifestFile, kept: bool, reason: str) -> None:
         self.manifests.append({
             "manifest-path": m.manifest_path,
-            "content": "data" if m.content == DATA else "deletes",
+            "content": "data" if m.content == DATA_MANIFEST else "deletes",
             "partition-spec-id": m.partition_spec_id,
             "kept": kept,
             "reason": reason,

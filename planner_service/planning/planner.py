@@ -27,7 +27,7 @@ from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import EQUALITY_DELETES, ContentFile
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest import ADDED, ManifestBlocks, live_entries, live_statistics, read_manifest
-from planner_service.metadata.manifest_list import DATA, DELETES, ManifestFile, read_manifest_list
+from planner_service.metadata.manifest_list import DATA_MANIFEST, DELETE_MANIFEST, ManifestFile, read_manifest_list
 from planner_service.metadata.snapshot_choice import choose_appends, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.planning.admission import Cancellation
@@ -89,8 +89,8 @@ class ScanPlanner:
             else:  # BaseIncrementalAppendScan: the appends' own data manifests, their added entries, no deletes
                 added_in = frozenset(s.snapshot_id for s in chosen.appends)
                 manifests = self._appended_manifests(chosen.appends, added_in)
-        data_manifests = [m for m in manifests if m.content == DATA]
-        delete_manifests = [m for m in manifests if m.content == DELETES]
+        data_manifests = [m for m in manifests if m.content == DATA_MANIFEST]
+        delete_manifests = [m for m in manifests if m.content == DELETE_MANIFEST]
         metrics.total_data_manifests, metrics.total_delete_manifests = len(data_manifests), len(delete_manifests)
 
         cancel.check()
@@ -124,7 +124,7 @@ class ScanPlanner:
         out: dict[str, ManifestFile] = {}
         for snapshot in appends:
             for m in self._manifest_list(snapshot):
-                if m.content == DATA and m.added_snapshot_id in added_in:
+                if m.content == DATA_MANIFEST and m.added_snapshot_id in added_in:
                     out.setdefault(m.manifest_path, m)
         return list(out.values())
 
@@ -137,7 +137,9 @@ class ScanPlanner:
         if total.isdigit():
             return int(total)
         manifests = self._manifest_list(snapshot)
-        return sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests if m.content == DATA)
+        return sum(
+            (m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests if m.content == DATA_MANIFEST
+        )
 
     # -- stages ---------------------------------------------------------------------------------------
 
@@ -319,7 +321,7 @@ def _v1_manifest(path: str, snapshot_id: int) -> ManifestFile:
     """A manifest a v1 snapshot lists itself (`manifests`, no manifest list), as Java's BaseSnapshot makes it:
     a data manifest of spec 0 and sequence number 0, added by the snapshot, without file counts or partition
     summaries (so it may hold live files, and no filter rules it out); its length is the file's."""
-    return ManifestFile(path, 0, 0, DATA, 0, 0, snapshot_id, None, None, None, None, None, None, None)
+    return ManifestFile(path, 0, 0, DATA_MANIFEST, 0, 0, snapshot_id, None, None, None, None, None, None, None)
 
 
 def _chunk_size(manifests: int, threads: int) -> int:

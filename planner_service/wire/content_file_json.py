@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner_service.metadata.content_file import CONTENT_NAMES, DATA, ContentFile
+from planner_service.metadata.content_file import CONTENT_NAMES, DATA_FILE, ContentFile
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema, StructType
@@ -44,7 +44,7 @@ class ContentFileEncoder:
             out["sort-order-id"] = f.sort_order_id
         if f.key_metadata is not None:
             out["key-metadata"] = bytes(f.key_metadata).hex().upper()
-        if f.content == DATA:
+        if f.content == DATA_FILE:
             if f.first_row_id is not None:
                 out["first-row-id"] = f.first_row_id
         else:
@@ -58,7 +58,7 @@ class ContentFileEncoder:
                 out["content-size-in-bytes"] = f.content_size_in_bytes
         if f.data_sequence_number is not None:
             out["sequence-number"] = f.data_sequence_number
-        if self._stats_ids is not None and f.content == DATA:
+        if self._stats_ids is not None and f.content == DATA_FILE:
             out |= _stats_json(f, self._stats_ids)
         return out
 

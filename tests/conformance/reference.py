@@ -14,7 +14,6 @@ from building the same directory twice.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import importlib.util
 import json
@@ -22,7 +21,6 @@ import os
 import subprocess
 import sys
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -96,17 +94,6 @@ def load_java_env() -> ModuleType:
     return module
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _uncaptured(config: pytest.Config) -> contextlib.AbstractContextManager[Any]:
     """Let progress reach the terminal while pytest captures output (what capsys.disabled() does)."""
     capture = config.pluginmanager.getplugin("capturemanager")
@@ -151,7 +138,7 @@ def load_or_build(config: pytest.Config) -> Conformance:
     java_env = load_java_env()
     target = java_env.cache_root() / "conformance" / generator_digest()
     if not (target / "expected.json").exists():
-        with _file_lock(target.with_name(target.name + ".lock")):
+        with java_env.file_lock(target.with_name(target.name + ".lock")):
             if not (target / "expected.json").exists():  # another session may have built it meanwhile
                 generate(config, java_env, target)
     return Conformance.load(target)

@@ -9,15 +9,12 @@ site-packages, and is built once under a file lock.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import shutil
 import subprocess
 import sys
 import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 from tests.conformance.reference import load_java_env
@@ -52,17 +49,6 @@ class Pyspark35Env:
         self.pyspark_version = pyspark_version
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def _run(cmd: list[str]) -> str:
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -83,7 +69,7 @@ def ensure_pyspark35_env() -> Pyspark35Env:
     venv_dir = root / f"pyspark35-client-{key}"
     python = venv_dir / "bin" / "python"
     done = venv_dir / ".installed.json"
-    with _locked(root / f".pyspark35-client-{key}.lock"):
+    with java_env.file_lock(root / f".pyspark35-client-{key}.lock"):
         if not done.exists():
             if venv_dir.exists():
                 shutil.rmtree(venv_dir)

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from spark_client.filters import conjunction, to_expression, to_filter_string
+from spark_client.filters import conjunction, to_filter_string, to_rest_expression
 from tests.plan_wire import splits
 
 ds = pytest.importorskip("pyspark.sql.datasource")
@@ -20,16 +20,16 @@ if not hasattr(ds, "EqualTo"):
 
 
 def test_comparisons_and_sets() -> None:
-    assert to_expression(ds.EqualTo(("id",), 3)) == {"type": "eq", "term": "id", "value": 3}
-    assert to_expression(ds.GreaterThan(("st", "x"), 2)) == {"type": "gt", "term": "st.x", "value": 2}
-    assert to_expression(ds.GreaterThanOrEqual(("f",), 1.5))["type"] == "gt-eq"
-    assert to_expression(ds.LessThan(("s",), "b"))["type"] == "lt"
-    assert to_expression(ds.LessThanOrEqual(("b",), True)) == {"type": "lt-eq", "term": "b", "value": True}
-    assert to_expression(ds.In(("s",), ("a", "b"))) == {"type": "in", "term": "s", "values": ["a", "b"]}
-    assert to_expression(ds.IsNull(("s",))) == {"type": "is-null", "term": "s"}
-    assert to_expression(ds.IsNotNull(("s",))) == {"type": "not-null", "term": "s"}
-    assert to_expression(ds.StringStartsWith(("s",), "ab")) == {"type": "starts-with", "term": "s", "value": "ab"}
-    assert to_expression(ds.Not(ds.EqualTo(("id",), 3))) == {
+    assert to_rest_expression(ds.EqualTo(("id",), 3)) == {"type": "eq", "term": "id", "value": 3}
+    assert to_rest_expression(ds.GreaterThan(("st", "x"), 2)) == {"type": "gt", "term": "st.x", "value": 2}
+    assert to_rest_expression(ds.GreaterThanOrEqual(("f",), 1.5))["type"] == "gt-eq"
+    assert to_rest_expression(ds.LessThan(("s",), "b"))["type"] == "lt"
+    assert to_rest_expression(ds.LessThanOrEqual(("b",), True)) == {"type": "lt-eq", "term": "b", "value": True}
+    assert to_rest_expression(ds.In(("s",), ("a", "b"))) == {"type": "in", "term": "s", "values": ["a", "b"]}
+    assert to_rest_expression(ds.IsNull(("s",))) == {"type": "is-null", "term": "s"}
+    assert to_rest_expression(ds.IsNotNull(("s",))) == {"type": "not-null", "term": "s"}
+    assert to_rest_expression(ds.StringStartsWith(("s",), "ab")) == {"type": "starts-with", "term": "s", "value": "ab"}
+    assert to_rest_expression(ds.Not(ds.EqualTo(("id",), 3))) == {
         "type": "not",
         "child": {"type": "eq", "term": "id", "value": 3},
     }
@@ -37,7 +37,7 @@ def test_comparisons_and_sets() -> None:
 
 def test_values_take_the_forms_the_service_converts_by_column_type() -> None:
     def value(v: Any) -> Any:
-        expression = to_expression(ds.EqualTo(("c",), v))
+        expression = to_rest_expression(ds.EqualTo(("c",), v))
         assert expression is not None
         return expression["value"]
 
@@ -63,7 +63,7 @@ def test_values_take_the_forms_the_service_converts_by_column_type() -> None:
     ],
 )
 def test_what_has_no_faithful_translation_is_left_to_spark(spark_filter: Any) -> None:
-    assert to_expression(spark_filter) is None
+    assert to_rest_expression(spark_filter) is None
 
 
 def test_conjunction() -> None:
@@ -82,7 +82,7 @@ def test_conjunction() -> None:
 
 def test_filter_strings() -> None:
     def text(spark_filter: Any) -> str:
-        expression = to_expression(spark_filter)
+        expression = to_rest_expression(spark_filter)
         assert expression is not None
         return to_filter_string(expression)
 
@@ -113,7 +113,7 @@ ALL_TYPES_FILTERS = [
 
 @pytest.mark.parametrize("spark_filter", ALL_TYPES_FILTERS, ids=lambda f: type(f).__name__)
 def test_both_forms_plan_alike(conformance_service: str, spark_filter: Any) -> None:
-    expression = to_expression(spark_filter)
+    expression = to_rest_expression(spark_filter)
     assert expression is not None
     plans = []
     for row_filter in (expression, to_filter_string(expression)):

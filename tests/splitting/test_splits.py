@@ -2,13 +2,13 @@
 
 import pytest
 
-from planner_service.metadata.content_file import DATA, ContentFile
+from planner_service.metadata.content_file import DATA_FILE, ContentFile
 from planner_service.splitting.combine import combine, file_columns
 from planner_service.splitting.splits import split_ranges
 
 
 def _file(size: int, offsets: tuple[int, ...] | None = None, fmt: str = "PARQUET", path: str = "f") -> ContentFile:
-    return ContentFile(DATA, path, fmt, 0, (), 10, size, 1, 1, 1, split_offsets=offsets)
+    return ContentFile(DATA_FILE, path, fmt, 0, (), 10, size, 1, 1, 1, split_offsets=offsets)
 
 
 def _ranges(f: ContentFile, target: int) -> list[tuple[int, int]]:
