@@ -18,7 +18,7 @@ from typing import Any
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.content_file import EQUALITY_DELETES, POSITION_DELETES, ContentFile
-from planner_service.metadata.conversions import compare, from_bytes
+from planner_service.metadata.conversions import compare, from_bytes, java_equality_key
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import PrimitiveType, Schema
 
@@ -67,7 +67,7 @@ class DeleteFileIndex:
                 if path is not None:
                     pos_by_path[path].append((seq, f))
                 else:
-                    pos_by_part[(f.spec_id, f.partition)].append((seq, f))
+                    pos_by_part[_partition_key(f)].append((seq, f))
             elif f.content == EQUALITY_DELETES:
                 spec = specs.get(f.spec_id)
                 if spec is None:
@@ -76,7 +76,7 @@ class DeleteFileIndex:
                 if spec.is_unpartitioned:
                     global_eq.append((seq - 1, f))
                 else:
-                    eq_by_part[(f.spec_id, f.partition)].append((seq - 1, f))
+                    eq_by_part[_partition_key(f)].append((seq - 1, f))
         self._global = _group(global_eq)
         self._eq_by_part = {k: _group(v) for k, v in eq_by_part.items()}
         self._pos_by_part = {k: _group(v) for k, v in pos_by_part.items()}
@@ -90,7 +90,7 @@ class DeleteFileIndex:
     def for_data_file(self, data_file: ContentFile) -> list[ContentFile]:
         """The deletes that apply, in Java's order: global eq, partition eq, then DV or partition + file pos."""
         seq = data_file.data_sequence_number or 0
-        key = (data_file.spec_id, data_file.partition)
+        key = _partition_key(data_file)
         out = [e for e in self._global.from_seq(seq) if self._eq_may_apply(data_file, e)]
         if (group := self._eq_by_part.get(key)) is not None:
             out += [e for e in group.from_seq(seq) if self._eq_may_apply(data_file, e)]
@@ -171,3 +171,9 @@ def _all_null(f: ContentFile, fid: int, required: bool) -> bool:
         return False
     nulls, values = f.null_value_counts.get(fid), f.value_counts.get(fid)
     return nulls is not None and values is not None and nulls == values
+
+
+def _partition_key(f: ContentFile) -> tuple[int, tuple[Any, ...]]:
+    """The file's (spec id, partition) compared as Java's PartitionMap does (StructLikeMap: equals of each
+    value), so that NaN is one partition and -0.0 is not 0.0."""
+    return f.spec_id, tuple(java_equality_key(v) for v in f.partition)

@@ -20,6 +20,7 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from planner_service.expressions.transforms import micros_to_days, nanos_to_days
 from planner_service.metadata.types import IcebergType, PrimitiveType
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -200,7 +201,7 @@ def _from_timestamp(value: int, target: str, typ: PrimitiveType) -> Converted | 
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value)
     if target == "date":
-        return Literal("date", _micros_to_days_floor(value))
+        return Literal("date", micros_to_days(value))  # Java Literals: DateTimeUtil.microsToDays
     if target in ("timestamp_ns", "timestamptz_ns"):
         return Literal("timestamp_ns", _long_nanos(value * 1000))
     return None
@@ -212,7 +213,7 @@ def _from_timestamp_ns(value: int, target: str, typ: PrimitiveType) -> Converted
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value // 1000)  # DateTimeUtil.nanosToMicros: floorDiv
     if target == "date":
-        return Literal("date", _micros_to_days_floor(value // 1000))
+        return Literal("date", nanos_to_days(value))  # Java Literals: DateTimeUtil.nanosToDays
     return None
 
 
@@ -343,13 +344,6 @@ def datetime_to_micros(value: datetime) -> int:
         value = value.replace(tzinfo=UTC)
     delta = value - _EPOCH
     return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def _micros_to_days_floor(micros: int) -> int:
-    """The calendar day of a timestamp: floor division by a day. Not the day transform's micros_to_days
-    (transforms.py), which keeps Java DateTimeUtil.microsToDays's pre-epoch off-by-one; Java 1.10's Literals
-    convert timestamp -> date with that one (a day earlier for pre-epoch instants at .999999 s)."""
-    return micros // 86_400_000_000
 
 
 def to_float32(value: float) -> float:

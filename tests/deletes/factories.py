@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from planner_service.metadata.content_file import DATA, EQUALITY_DELETES, POSITION_DELETES, ContentFile
+from planner_service.metadata.content_file import DATA_FILE, EQUALITY_DELETES, POSITION_DELETES, ContentFile
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec, Transform
 from planner_service.metadata.types import NestedField, PrimitiveType, Schema, StructType
 
@@ -44,7 +44,7 @@ def data_file(
     upper_bounds: Bounds = None,
 ) -> ContentFile:
     """A data file whose entry has data sequence number `seq` (the one forDataFile is given)."""
-    f = ContentFile(DATA, path, "PARQUET", spec_id, partition, 1, 10, seq, seq, 1)
+    f = ContentFile(DATA_FILE, path, "PARQUET", spec_id, partition, 1, 10, seq, seq, 1)
     f.value_counts, f.null_value_counts, f.lower_bounds, f.upper_bounds = (
         value_counts, null_value_counts, lower_bounds, upper_bounds,
     )  # fmt: skip

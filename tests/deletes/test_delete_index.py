@@ -435,23 +435,13 @@ def test_partitions_compare_by_value() -> None:
     assert applied(index, data_file("/d.parquet", (float("1.5"),), 0, 1)) == ["eq", "pos"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Java DeleteFileIndex (PartitionMap -> StructLikeMap: Double.compare and Double.hashCode) puts "
-    "NaN partition values in one partition; our index keys partitions by Python tuple equality, where two "
-    "NaN floats are not equal, so deletes in a NaN partition never apply",
-)
 def test_nan_partitions_are_one_partition() -> None:
+    """StructLikeMap (Double.compare, Double.hashCode): NaN partition values are one partition."""
     index = _float_index(float("nan"))
     assert applied(index, data_file("/d.parquet", (float("nan"),), 0, 1)) == ["eq", "pos"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Java DeleteFileIndex (StructLikeMap: Double.compare(-0.0, 0.0) < 0, Double.hashCode differs) keeps "
-    "partitions -0.0 and 0.0 apart; our index keys partitions by Python tuple equality, where -0.0 == 0.0, "
-    "so deletes of partition -0.0 apply to data of partition 0.0",
-)
 def test_negative_zero_is_another_partition() -> None:
+    """StructLikeMap: Double.compare(-0.0, 0.0) < 0, so -0.0 and 0.0 are different partitions."""
     index = _float_index(-0.0)
     assert applied(index, data_file("/d.parquet", (0.0,), 0, 1)) == []

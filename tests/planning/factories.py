@@ -20,8 +20,8 @@ from planner_service.catalog.base import LoadedTable
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.table_metadata import table_metadata_from_json
 
-DATA, DELETES = 0, 1  # manifest content
-DATA_FILE, POSITION_DELETES = 0, 1  # data_file content
+DATA_MANIFEST, DELETE_MANIFEST = 0, 1  # the spec's manifest content codes
+DATA_FILE, POSITION_DELETES = 0, 1  # the spec's data_file content codes
 ADDED = 1
 
 
@@ -118,7 +118,7 @@ class TableWriter:
     _snapshots: list[dict[str, Any]] = field(default_factory=list)
 
     def manifest(
-        self, path: str, entries: list[FileEntry], content: int = DATA, seq: int = 1, snapshot_id: int = 1
+        self, path: str, entries: list[FileEntry], content: int = DATA_MANIFEST, seq: int = 1, snapshot_id: int = 1
     ) -> str:
         """Write a manifest of ADDED entries (their sequence numbers inherited from the manifest's)."""
         records = [

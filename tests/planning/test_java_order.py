@@ -24,7 +24,7 @@ import pytest
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.java_order import hashset_capacity, hashset_order, java_string_hash
 from planner_service.planning.planner import ScanPlanner, ScanRequest
-from tests.planning.factories import DELETES, POSITION_DELETES, FileEntry, MemoryIO, TableWriter
+from tests.planning.factories import DELETE_MANIFEST, POSITION_DELETES, FileEntry, MemoryIO, TableWriter
 
 REALISTIC = [f"s3://bucket/wh/db/events/metadata/8d1f0{i}a7-5b2c-4e0f-9a3d-6c4b2e1f0a9{i}-m{i}.avro" for i in range(5)]
 
@@ -143,7 +143,8 @@ def test_delete_manifests_are_loaded_in_hashset_order(planner: ScanPlanner) -> N
     writer = TableWriter(planner.io)
     data = writer.manifest("s3://bucket/wh/db/events/metadata/data-m0.avro", [FileEntry("s3://bucket/data/d.parquet")])
     for i, path in enumerate(REALISTIC[:3]):
-        writer.manifest(path, [FileEntry(f"s3://bucket/data/pos-{i}.parquet", POSITION_DELETES)], DELETES, seq=2)
+        deletes = [FileEntry(f"s3://bucket/data/pos-{i}.parquet", POSITION_DELETES)]
+        writer.manifest(path, deletes, DELETE_MANIFEST, seq=2)
     writer.snapshot(1, [data, *REALISTIC[:3]], seq=2)
     plan = planner.plan(writer.table(), ScanRequest(snapshot=SnapshotChoice(snapshot_id=1), combine=False))
     [task] = plan.file_tasks

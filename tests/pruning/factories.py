@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, STATS_COLUMNS
-from planner_service.metadata.manifest_list import DATA, FieldSummary, ManifestFile
+from planner_service.metadata.manifest_list import DATA_MANIFEST, FieldSummary, ManifestFile
 from planner_service.metadata.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec, Transform
 from planner_service.metadata.stats_columns import StatsColumns
 from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, StructType
@@ -96,7 +96,7 @@ def manifest(
         manifest_path="manifest-list.avro",
         manifest_length=1024,
         partition_spec_id=spec_id,
-        content=DATA,
+        content=DATA_MANIFEST,
         sequence_number=1,
         min_sequence_number=1,
         added_snapshot_id=1,
