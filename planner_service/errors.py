@@ -23,27 +23,39 @@ class BadRequestError(PlannerError):
 
 
 class InvalidOptionError(BadRequestError):
+    """A read option (split-size, lookback, file-open-cost) or setting has a value it cannot take."""
+
     error_type = "InvalidOptionException"
 
 
 class NotFoundError(PlannerError):
+    """What the request names does not exist."""
+
     status_code = 404
     error_type = "NotFoundException"
 
 
 class NoSuchTableError(NotFoundError):
+    """No catalog knows the table, or its metadata location holds no table."""
+
     error_type = "NoSuchTableException"
 
 
 class NoSuchNamespaceError(NotFoundError):
+    """A REST namespace that no catalog lists."""
+
     error_type = "NoSuchNamespaceException"
 
 
 class NoSuchSnapshotError(NotFoundError):
+    """A snapshot id (or time) the table has no snapshot for."""
+
     error_type = "NoSuchSnapshotException"
 
 
 class NoSuchRefError(NotFoundError):
+    """A branch or tag name the table does not have."""
+
     error_type = "NoSuchRefException"
 
 

@@ -25,6 +25,11 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
     return (text + "\n" if indent else text).encode()
 
 
+def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` less the keys whose value is None: the optional fields of a JSON object, in their order."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return value.tolist()

@@ -134,36 +134,31 @@ def _to_decimal(value: Decimal, typ: PrimitiveType) -> Literal:
 
 
 def _from_int(value: int, target: str, typ: PrimitiveType) -> Converted | None:
-    if target == "int":
-        return Literal("int", value)
-    if target == "long":
-        return Literal("long", value)
-    if target == "float":
-        return Literal("float", to_float32(float(value)))
-    if target == "double":
-        return Literal("double", float(value))
-    if target == "date":
-        return Literal("date", value)
-    if target == "decimal":
-        return _to_decimal(Decimal(value), typ)
-    return None
+    if target in ("int", "date"):
+        return Literal(target, value)
+    return _from_integral(value, target, typ)
 
 
 def _from_long(value: int, target: str, typ: PrimitiveType) -> Converted | None:
     if target in ("int", "date"):
         return _range_checked_int(value, target)
-    if target == "long":
-        return Literal("long", value)
-    if target == "float":
-        return Literal("float", to_float32(float(value)))
-    if target == "double":
-        return Literal("double", float(value))
     if target == "time":
         return Literal("time", value)
     if target in ("timestamp", "timestamptz"):
         return Literal("timestamp", value)
     if target in ("timestamp_ns", "timestamptz_ns"):
         return Literal("timestamp_ns", _long_nanos(value * 1000))  # Java: a long is taken as micros, then converted
+    return _from_integral(value, target, typ)
+
+
+def _from_integral(value: int, target: str, typ: PrimitiveType) -> Converted | None:
+    """What Java's IntegerLiteral and LongLiteral both convert to: long, float, double and decimal."""
+    if target == "long":
+        return Literal("long", value)
+    if target == "float":
+        return Literal("float", to_float32(float(value)))
+    if target == "double":
+        return Literal("double", float(value))
     if target == "decimal":
         return _to_decimal(Decimal(value), typ)
     return None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.json_text import without_nulls
 from planner_service.metadata.partitioning import PartitionSpec, parse_partition_spec
 from planner_service.metadata.types import Schema, parse_schema
 
@@ -30,19 +31,15 @@ class Snapshot:
     v1_manifests: tuple[str, ...] = ()  # v1 snapshots may list manifests instead of a manifest list
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        return without_nulls({
             "snapshot-id": self.snapshot_id,
             "sequence-number": self.sequence_number,
             "timestamp-ms": self.timestamp_ms,
             "summary": self.summary,
-        }
-        if self.parent_snapshot_id is not None:
-            out["parent-snapshot-id"] = self.parent_snapshot_id
-        if self.manifest_list is not None:
-            out["manifest-list"] = self.manifest_list
-        if self.schema_id is not None:
-            out["schema-id"] = self.schema_id
-        return out
+            "parent-snapshot-id": self.parent_snapshot_id,
+            "manifest-list": self.manifest_list,
+            "schema-id": self.schema_id,
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)

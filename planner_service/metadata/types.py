@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.json_text import without_nulls
 
 _FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
@@ -56,16 +57,10 @@ class NestedField:
     write_default: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.field_id, "name": self.name, "required": self.required, "type": self.type.to_json()
-        }  # fmt: skip
-        if self.doc is not None:
-            out["doc"] = self.doc
-        if self.initial_default is not None:
-            out["initial-default"] = self.initial_default
-        if self.write_default is not None:
-            out["write-default"] = self.write_default
-        return out
+        return without_nulls({
+            "id": self.field_id, "name": self.name, "required": self.required, "type": self.type.to_json(),
+            "doc": self.doc, "initial-default": self.initial_default, "write-default": self.write_default,
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)

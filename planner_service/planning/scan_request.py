@@ -15,6 +15,7 @@ from typing import Any
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
+from planner_service.json_text import without_nulls
 from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, append_range
 
 __all__ = ["SNAPSHOT_FIELDS", "ScanRequest", "row_filter_of", "scan_request", "snapshot_fields"]
@@ -48,14 +49,13 @@ class ScanRequest:
             "end-snapshot-id": appends.end_snapshot_id if appends is not None else None,
         }
         out = {
-            "snapshot": {key: value for key, value in snapshot.items() if value is not None},
+            "snapshot": without_nulls(snapshot),
             "select": None if self.select is None else list(self.select),
             "filter": expression_to_json(self.row_filter),
             "case-sensitive": self.case_sensitive,
             "options": {key: options[key] for key in sorted(options)},
         }
-        optional = {"limit": self.min_rows, "parallelism": self.parallelism}
-        return out | {key: value for key, value in optional.items() if value is not None}
+        return out | without_nulls({"limit": self.min_rows, "parallelism": self.parallelism})
 
     @classmethod
     def from_canonical(cls, data: Mapping[str, Any]) -> ScanRequest:

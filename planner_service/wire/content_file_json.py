@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner_service.json_text import without_nulls
 from planner_service.metadata.content_file import CONTENT_NAMES, DATA_FILE, ContentFile
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import PartitionSpec
@@ -29,7 +30,8 @@ class ContentFileEncoder:
         return out
 
     def _encode(self, f: ContentFile) -> dict[str, Any]:
-        out: dict[str, Any] = {
+        data = f.content == DATA_FILE
+        out = without_nulls({
             "spec-id": f.spec_id,
             "content": CONTENT_NAMES[f.content],
             "file-path": f.path,
@@ -37,28 +39,17 @@ class ContentFileEncoder:
             "partition": partition_json(self._types, f.spec_id, f.partition),
             "file-size-in-bytes": f.file_size_in_bytes,
             "record-count": f.record_count,
-        }
-        if f.split_offsets is not None:
-            out["split-offsets"] = list(f.split_offsets)
-        if f.sort_order_id is not None:
-            out["sort-order-id"] = f.sort_order_id
-        if f.key_metadata is not None:
-            out["key-metadata"] = bytes(f.key_metadata).hex().upper()
-        if f.content == DATA_FILE:
-            if f.first_row_id is not None:
-                out["first-row-id"] = f.first_row_id
-        else:
-            if f.equality_ids is not None:
-                out["equality-ids"] = list(f.equality_ids)
-            if f.referenced_data_file is not None:
-                out["referenced-data-file"] = f.referenced_data_file
-            if f.content_offset is not None:
-                out["content-offset"] = f.content_offset
-            if f.content_size_in_bytes is not None:
-                out["content-size-in-bytes"] = f.content_size_in_bytes
-        if f.data_sequence_number is not None:
-            out["sequence-number"] = f.data_sequence_number
-        if self._stats_ids is not None and f.content == DATA_FILE:
+            "split-offsets": None if f.split_offsets is None else list(f.split_offsets),
+            "sort-order-id": f.sort_order_id,
+            "key-metadata": None if f.key_metadata is None else bytes(f.key_metadata).hex().upper(),
+            "first-row-id": f.first_row_id if data else None,  # the rest: delete files only
+            "equality-ids": None if data or f.equality_ids is None else list(f.equality_ids),
+            "referenced-data-file": None if data else f.referenced_data_file,
+            "content-offset": None if data else f.content_offset,
+            "content-size-in-bytes": None if data else f.content_size_in_bytes,
+            "sequence-number": f.data_sequence_number,
+        })  # fmt: skip
+        if self._stats_ids is not None and data:
             out |= _stats_json(f, self._stats_ids)
         return out
 
