@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner_service.errors import PlannerError
-from planner_service.expressions.binding import bind_predicate
+from planner_service.expressions.binding import as_java_parsed, bind_predicate
 from planner_service.expressions.evaluator import eval_on_struct, java_equality_key
 from planner_service.expressions.expression import (
     FALSE,
@@ -140,7 +140,7 @@ def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, partition_sc
         bound = bind_predicate(schema, expr, cs)
         if not isinstance(bound, BoundPredicate):
             return _Constant(bound)  # binding folded it (a required column's null test, an out-of-range literal)
-        return _PredicateNode(expr, _field_checks(bound, spec, partition_schema, cs))
+        return _PredicateNode(as_java_parsed(expr, bound), _field_checks(bound, spec, partition_schema, cs))
     if isinstance(expr, BoundPredicate):
         return _PredicateNode(expr, _field_checks(expr, spec, partition_schema, cs))
     raise TypeError(f"Cannot compute residuals of {expr!r}")
