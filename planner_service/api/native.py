@@ -18,6 +18,7 @@ from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
 from planner_service.api.plan_json import encode_plan, plan_head
 from planner_service.api.plans import PlanResult, canonical_request
+from planner_service.api.response_models import DeferredPlan, PlanResponse, described
 from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.task_json import encode_tasks
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
@@ -132,6 +133,7 @@ def record_plan_metrics(runtime: Runtime, plan: ScanPlan) -> None:
     tags=["planning"],
     summary="Plan a scan: bin-packed CombinedScanTasks",
     openapi_extra=json_body_schema(PlanRequest),
+    responses=described(PlanResponse, "The plan: its tasks inline, or by id beyond the inline task limit"),
 )
 async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, PlanRequest)
@@ -142,7 +144,12 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     )
 
 
-@router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
+@router.get(
+    "/plans/{plan_id}",
+    tags=["planning"],
+    summary="A plan by id: reader context and per-task estimates",
+    responses=described(DeferredPlan, "The plan's reader context and per-task estimates"),
+)
 async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     def answer(cancel: Cancellation) -> dict[str, Any]:
         result = runtime.plan_by_id(plan_id, cancel)

@@ -33,6 +33,7 @@ from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
 from planner_service.api.native import record_plan_metrics
 from planner_service.api.plan_store import PlannedTasks, PlanRecord, PlanStatus, PlanStore
+from planner_service.api.response_models import RestPlanningResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import WireModel, json_body_schema, parse_body
@@ -286,8 +287,9 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
 
 
 @routes.route(
-    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest)
-)
+    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest),
+    responses=described(RestPlanningResult, "completed (with the first page of file scan tasks) or submitted"),
+)  # fmt: skip
 async def plan_table_scan(
     namespace: str, table: str, request: Request, runtime: RuntimeDep, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
@@ -305,7 +307,10 @@ async def plan_table_scan(
     return json_response(answer, pretty=pretty)
 
 
-@routes.route("GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled")
+@routes.route(
+    "GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled",
+    responses=described(RestPlanningResult, "The plan's status; completed: the first page of file scan tasks"),
+)  # fmt: skip
 async def fetch_planning_result(
     namespace: str, table: str, plan_id: str, request: Request, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
