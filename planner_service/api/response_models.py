@@ -169,6 +169,14 @@ class LoadTableResult(_Described):
     )
 
 
-def described(model: type[BaseModel], description: str) -> dict[int | str, dict[str, Any]]:
-    """A route's `responses=`: its 200 body is `model` (for the docs only; the route encodes it itself)."""
-    return {200: {"model": model, "description": description}}
+def described(
+    model: type[BaseModel], description: str, headers: dict[str, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """A route's `responses=`: its 200 body is `model` (for the docs only; the route encodes it itself), with
+    the response `headers` described (name -> description)."""
+    response: dict[str, Any] = {"model": model, "description": description}
+    if headers:
+        response["headers"] = {
+            name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
+        }
+    return {200: response}

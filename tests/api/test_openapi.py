@@ -98,7 +98,14 @@ def test_storage_credentials_are_documented(openapi: dict[str, Any], path: str, 
 
 
 def test_rest_plans_are_documented_as_answered(openapi: dict[str, Any], client: httpx.Client) -> None:
-    result = _response(openapi, "/v1/namespaces/{namespace}/tables/{table}/plan", "post")
-    body = client.post("/v1/namespaces/db/tables/many_manifests/plan", json={"min-rows-requested": 1}).json()
+    path = "/v1/namespaces/{namespace}/tables/{table}/plan"
+    result = _response(openapi, path, "post")
+    response = client.post("/v1/namespaces/db/tables/many_manifests/plan", json={"min-rows-requested": 1})
+    body = response.json()
     assert body["status"] == "completed"
     _documents(openapi, result, body)
+    for documented in (path, f"{path}/{{plan_id}}"):
+        method = "post" if documented == path else "get"
+        headers = openapi["paths"][documented][method]["responses"]["200"]["headers"]
+        assert "min-rows-requested" in headers["Scan-Planner-Cut-Short"]["description"]
+    assert response.headers["Scan-Planner-Cut-Short"] == "true"
