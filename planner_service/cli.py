@@ -44,7 +44,21 @@ def _parser() -> argparse.ArgumentParser:
 
     plan = sub.add_parser("plan", help="plan a scan and print the plan (no table given: the demo table)")
     _scan_arguments(plan)
-    plan.add_argument("--limit", type=int, help="rows wanted: planning may stop once files that surely match hold them")
+    plan.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="rows wanted (at least 1): planning may stop once the files that surely match hold them; "
+        "the output says whether it did (cut short)",
+    )
+    plan.add_argument(
+        "--parallelism",
+        type=int,
+        metavar="N",
+        help="Spark's parallelism (the larger of spark.default.parallelism and spark.sql.shuffle.partitions): "
+        "the split size adapts to it as Spark + Iceberg's does (read.split.adaptive-size.enabled; not with "
+        "a split-size option)",
+    )
     plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                       help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
@@ -154,15 +168,18 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from planner_service.api.wire import PlanRequest, validated
     from planner_service.wire.plan_json import encode_plan
 
     options = dict(_split_option(o) for o in args.option)
-    plan = _planned(args, options=options, limit=args.limit)
+    # the fields /plan takes too, checked by its own model: the same 400 for the same mistake
+    checked = validated(PlanRequest, {"limit": args.limit, "parallelism": args.parallelism, "options": options})
+    plan = _planned(args, options=checked.options, limit=checked.limit, parallelism=checked.parallelism)
     raw = b"".join(encode_plan(plan))
     if args.json:
         sys.stdout.buffer.write(raw + b"\n")
     else:
-        _print_summary(orjson.loads(raw))
+        _print_summary(orjson.loads(raw), checked.limit)
     return 0
 
 
@@ -243,12 +260,16 @@ def _split_option(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def _print_summary(body: dict[str, Any]) -> None:
+def _print_summary(body: dict[str, Any], limit: int | None = None) -> None:
     m = body["metrics"]
     ranges = sum(len(t["splits"]) for t in body["tasks"])
     print(f"table        {body['table']}")
     print(f"snapshot     {body['snapshot-id']}")
     print(f"tasks        {len(body['tasks'])} combined tasks, {ranges} file ranges of {len(body['files'])} files")
+    print(f"split size   {body['split-options']['split-size']:,} bytes")
+    if limit is not None:
+        print(f"limit        {limit:,} rows: " + ("cut short, the files planned hold them" if m.get("cut-short")
+              else "whole plan, no first files surely hold them (residuals, deletes or too few rows)"))  # fmt: skip
     print(f"data files   {m['scanned-data-files']} ({m['total-file-size-bytes']:,} bytes)")
     print(f"skipped      {m['skipped-data-files']} data files by the filter")
     print(f"delete files {m['total-delete-files']} ({m['total-delete-file-size-bytes']:,} bytes)")

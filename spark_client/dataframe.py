@@ -67,7 +67,8 @@ def plan_and_read(
       exclusive, and end-snapshot-id, inclusive, default the current snapshot): the rows the appends after
       the start added (delete files are not applied, as in Spark + Iceberg's incremental reads).
     limit: at most this many rows (DataFrame.limit); the service plans only the first files that surely
-      hold them when it can tell (files without residual or deletes), so fewer partitions are read.
+      hold them when it can tell (files without residual or deletes), so fewer partitions are read. 0 reads
+      nothing (Spark answers LIMIT 0 without reading; the plan is whole).
     options: split-size, lookback, file-open-cost (Iceberg's read-option names).
     storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
@@ -82,7 +83,7 @@ def plan_and_read(
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
                         start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id,
-                        limit=limit, parallelism=spark_parallelism(spark))  # fmt: skip
+                        limit=limit or None, parallelism=spark_parallelism(spark))  # fmt: skip
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token

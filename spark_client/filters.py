@@ -5,7 +5,8 @@ takes as `filter`), or None when it has no faithful translation; `conjunction` A
 a user's filter string (rendered with `to_filter_string`, since /plan takes one filter, either form).
 
 Values are written as JSON the service converts by the column's type, as Iceberg's ExpressionParser
-does: a date as 'YYYY-MM-DD', a timestamp as epoch microseconds, a decimal as its text.
+does: a date as 'YYYY-MM-DD', a timestamp as epoch microseconds, a decimal as its text, binary (and fixed,
+which Spark holds as binary) as upper-case hex, the REST spec's form.
 """
 
 from __future__ import annotations
@@ -89,7 +90,9 @@ def _value(value: Any) -> Any:
         if not value.is_finite():
             raise _Untranslatable
         return str(value)
-    raise _Untranslatable  # binary, arrays, structs, variants
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).hex().upper()  # the REST spec's binary and fixed values (Java: SingleValueParser)
+    raise _Untranslatable  # arrays, structs, variants
 
 
 def conjunction(expressions: Sequence[dict[str, Any]], user_filter: str | dict[str, Any] | None) -> Any:

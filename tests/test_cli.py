@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 
+import httpx
+import numpy as np
 import pytest
 
 from planner_service.cli import main
 from tests.aggregate_values import comparable, plain_json
+from tests.conformance.read_cases import PARTITION_COUNT_CASES
 from tests.conformance.reference import Conformance
 from tests.plan_wire import splits
 
@@ -80,6 +83,73 @@ def test_incremental_append_scans(conformance: Conformance, capsys: pytest.Captu
     assert code == 1 and "Cannot set only end-snapshot-id" in json.loads(err)["error"]["message"]
     code, _, err = _run(capsys, *argv[:5], "--snapshot-id", "1")
     assert code == 1 and "when snapshot-id is set" in json.loads(err)["error"]["message"]
+
+
+def test_limit_keeps_the_first_java_files_that_hold_the_rows(
+    conformance: Conformance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--limit N: the prefix of Iceberg Java's planFiles() order whose files (no residual, no deletes) hold N
+    records, `cut-short` in the metrics and in the summary; more rows than the table holds: every file."""
+    case = conformance.case("many_manifests/current")
+    location = conformance.tables["many_manifests"]["metadata_location"]
+    java = [f["path"] for f in case["files"]]
+    assert len(java) > 4 and all(f["residual"] is True and not f["deletes"] for f in case["files"])
+    held = np.cumsum([f["record_count"] for f in case["files"]])
+    for wanted in (1, int(held[0]) + 1, int(held[2]), int(held[-1]) + 1):
+        code, out, err = _run(capsys, "plan", "--metadata-location", location, "--limit", str(wanted), "--json")
+        assert code == 0, err
+        body = json.loads(out)
+        kept = int(np.searchsorted(held, wanted)) + 1
+        assert [f["data-file"]["file-path"] for f in body["files"]] == java[:kept]
+        assert body["metrics"]["cut-short"] is (kept < len(java))
+
+    code, out, err = _run(capsys, "plan", "--metadata-location", location, "--limit", "1")
+    assert code == 0 and "limit        1 rows: cut short" in out, err
+    code, out, err = _run(capsys, "plan", "--metadata-location", location, "--limit", str(int(held[-1]) + 1))
+    assert code == 0 and "rows: whole plan" in out, err
+
+
+def test_limit_with_a_residual_plans_every_java_file(
+    conformance: Conformance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A residual left to evaluate: how many rows a file gives is unknown, so the plan is Java's whole one."""
+    case = conformance.case("unpartitioned/id-lt")
+    location = conformance.tables["unpartitioned"]["metadata_location"]
+    argv = ["plan", "--metadata-location", location, "--filter-json", json.dumps(case["filter"]), "--limit", "1"]
+    code, out, err = _run(capsys, *argv, "--json")
+    assert code == 0, err
+    body = json.loads(out)
+    assert [f["data-file"]["file-path"] for f in body["files"]] == [f["path"] for f in case["files"]]
+    assert body["metrics"]["cut-short"] is False
+
+
+@pytest.mark.parametrize(("flag", "value"), [("limit", 0), ("limit", -3), ("parallelism", 0)])
+def test_limit_and_parallelism_are_refused_as_plan_refuses_them(
+    conformance: Conformance, conformance_service: str, capsys: pytest.CaptureFixture[str], flag: str, value: int
+) -> None:
+    location = conformance.tables["many_manifests"]["metadata_location"]
+    code, out, err = _run(capsys, "plan", "--metadata-location", location, f"--{flag}", str(value))
+    assert code == 1 and out == ""
+    error = json.loads(err)["error"]
+    response = httpx.post(f"{conformance_service}/plan", json={"table": "db.many_manifests", flag: value}, timeout=60)
+    assert response.status_code == error["code"] == 400
+    assert error["message"] == response.json()["error"]["message"]
+    assert error["message"].startswith(f"{flag}: Input should be greater than or equal to 1")
+
+
+@pytest.mark.parametrize("index", range(len(PARTITION_COUNT_CASES)))
+def test_parallelism_gives_spark_and_iceberg_partitions(
+    conformance: Conformance, capsys: pytest.CaptureFixture[str], index: int
+) -> None:
+    """--parallelism P: as many tasks as Spark + Iceberg Java made partitions with that parallelism."""
+    recorded = conformance.expected["partition_counts"][index]
+    table, _, options = PARTITION_COUNT_CASES[index]
+    location = {**conformance.tables, **conformance.expected["sized_tables"]}[table]["metadata_location"]
+    argv = ["plan", "--metadata-location", location, "--parallelism", str(recorded["parallelism"])]
+    argv += [f"--option={key}={value}" for key, value in options.items()]
+    code, out, err = _run(capsys, *argv, "--json")
+    assert code == 0, err
+    assert len(json.loads(out)["tasks"]) == recorded["partitions"]
 
 
 @pytest.mark.parametrize("case_id", ["identity_part/whole-partitions", "mor_position_deletes/position-deletes"])

@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
+from planner_service.api.response_models import AggregateResponse, described
 from planner_service.api.responses import json_response
 from planner_service.api.wire import AggregateRequest, json_body_schema, parse_body
 from planner_service.metadata.json_values import to_json_value
@@ -28,6 +29,7 @@ router = APIRouter()
     tags=["planning"],
     summary="count(*), count(col), min(col), max(col) from metadata, where exact",
     openapi_extra=json_body_schema(AggregateRequest),
+    responses=described(AggregateResponse, "Each aggregate's value, or why metadata cannot answer it exactly"),
 )
 async def aggregate(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, AggregateRequest)

@@ -16,6 +16,7 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
+from planner_service.api.response_models import DeferredPlan, PlanResponse, described
 from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable
@@ -118,6 +119,7 @@ def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iter
     tags=["planning"],
     summary="Plan a scan: bin-packed CombinedScanTasks",
     openapi_extra=json_body_schema(PlanRequest),
+    responses=described(PlanResponse, "The plan: its tasks inline, or by id beyond the inline task limit"),
 )
 async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, PlanRequest)
@@ -128,7 +130,12 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     )
 
 
-@router.get("/plans/{plan_id}", tags=["planning"], summary="A plan by id: reader context and per-task estimates")
+@router.get(
+    "/plans/{plan_id}",
+    tags=["planning"],
+    summary="A plan by id: reader context and per-task estimates",
+    responses=described(DeferredPlan, "The plan's reader context and per-task estimates"),
+)
 async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     def answer(cancel: Cancellation) -> dict[str, Any]:
         result = runtime.plan_by_id(plan_id, cancel)

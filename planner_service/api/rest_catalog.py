@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
 from planner_service.api.wire import ReportMetricsRequest, json_body_schema, parse_body
@@ -132,7 +133,12 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
     return result
 
 
-@routes.route("GET", "/namespaces/{namespace}/tables/{table}", summary="Load a table (LoadTableResult)")
+@routes.route(
+    "GET",
+    "/namespaces/{namespace}/tables/{table}",
+    summary="Load a table (LoadTableResult)",
+    responses=described(LoadTableResult, "The table's metadata and client config (and vended credentials)"),
+)
 async def load_table(
     namespace: str,
     table: str,

@@ -30,6 +30,7 @@ from planner_service.api.auth import client_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
+from planner_service.api.response_models import RestPlanningResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import WireModel, json_body_schema, parse_body
@@ -48,6 +49,13 @@ from planner_service.wire.content_file_json import ContentFileEncoder, DeleteFil
 log = logging.getLogger(__name__)
 
 BACKGROUND_PLANS = 2  # submitted plans planned at once (each also reads manifests in parallel)
+# With min-rows-requested, whether the plan stopped at the first files that hold the rows: a header, since the
+# spec's results have no such field and clients may reject fields they do not know (headers they ignore)
+CUT_SHORT_HEADER = "Scan-Planner-Cut-Short"
+_CUT_SHORT_DOC = {
+    CUT_SHORT_HEADER: "completed plans with min-rows-requested: true when the file scan tasks are only the first "
+    "files (Java's planFiles() order) that surely hold the rows, false when they are all the files"
+}
 
 # --- Wire models ------------------------------------------------------------------------------------------
 
@@ -155,15 +163,15 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
     files = plan.files
     tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks
     return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids,
-                        runtime.storage_credentials(scan.table))  # fmt: skip
+                        runtime.storage_credentials(scan.table), plan.metrics.cut_short)  # fmt: skip
 
 
 def plan_now(
     runtime: Runtime, store: PlanStore, identifier: TableIdentifier, scan: _Scan, owner: str, cancel: Cancellation
-) -> dict[str, Any]:
+) -> tuple[PlanRecord, dict[str, Any]]:
     """Plan, keep the pages, and answer `completed` with the first one."""
     record = store.add_completed(identifier, plan_scan(runtime, scan, cancel), owner)
-    return completed_body(record)
+    return record, completed_body(record)
 
 
 # --- JSON -------------------------------------------------------------------------------------------------
@@ -192,6 +200,15 @@ def completed_body(record: PlanRecord) -> dict[str, Any]:
     if record.result.storage_credentials:  # (the 1.11 spec's CompletedPlanningResult field)
         body["storage-credentials"] = record.result.storage_credentials
     return body
+
+
+def completed_response(record: PlanRecord, body: dict[str, Any], pretty: bool) -> Response:
+    """A completed plan's answer; with min-rows-requested, whether it was cut short (CUT_SHORT_HEADER)."""
+    response = json_response(body, pretty=pretty)
+    cut_short = record.result.cut_short if record.result is not None else None
+    if cut_short is not None:
+        response.headers[CUT_SHORT_HEADER] = "true" if cut_short else "false"
+    return response
 
 
 def _failed_body(error: PlannerError | None) -> dict[str, Any]:
@@ -287,8 +304,10 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
 
 
 @routes.route(
-    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest)
-)
+    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest),
+    responses=described(RestPlanningResult, "completed (with the first page of file scan tasks) or submitted",
+                        _CUT_SHORT_DOC),
+)  # fmt: skip
 async def plan_table_scan(
     namespace: str, table: str, request: Request, runtime: RuntimeDep, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
@@ -300,23 +319,24 @@ async def plan_table_scan(
         record = planning.store.submit(identifier, owner)
         planning.background.start(record.plan_id, partial(plan_scan, runtime, scan, background=True))
         return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
-    answer = await until_disconnected(
+    record, answer = await until_disconnected(
         request, lambda cancel: plan_now(runtime, planning.store, identifier, scan, owner, cancel)
     )
-    return json_response(answer, pretty=pretty)
+    return completed_response(record, answer, pretty)
 
 
-@routes.route("GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled")
+@routes.route(
+    "GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled",
+    responses=described(RestPlanningResult, "The plan's status; completed: the first page of file scan tasks",
+                        _CUT_SHORT_DOC),
+)  # fmt: skip
 async def fetch_planning_result(
     namespace: str, table: str, plan_id: str, request: Request, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
     record = planning.store.get(plan_id, table_identifier(namespace, table), client_of(request))
     if record.status is PlanStatus.COMPLETED:
-        body = await run_in_threadpool(completed_body, record)
-    elif record.status is PlanStatus.FAILED:
-        body = _failed_body(record.error)
-    else:
-        body = {"status": record.status.value}
+        return completed_response(record, await run_in_threadpool(completed_body, record), pretty)
+    body = _failed_body(record.error) if record.status is PlanStatus.FAILED else {"status": record.status.value}
     return json_response(body, pretty=pretty)
 
 

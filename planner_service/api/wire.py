@@ -51,8 +51,9 @@ class PlanRequest(ScanSelection):
 
     select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
     limit: int | None = Field(
-        None, ge=0, description="rows wanted: planning may stop once the files that surely match hold this many"
-    )
+        None, ge=1, description="rows wanted: planning may stop once the files that surely match hold this many "
+        "(metrics say whether it did: cut-short)",
+    )  # fmt: skip
     parallelism: int | None = Field(
         None, ge=1, le=1_000_000,
         description="Spark's parallelism: the split size adapts to it as Spark + Iceberg's does "
@@ -100,6 +101,12 @@ async def parse_body(request: Request, model: type[M]) -> M:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequestError(f"Invalid JSON body: {exc}") from None
+    return validated(model, data)
+
+
+def validated(model: type[M], data: Any) -> M:
+    """`data` (JSON values by their wire names) as `model`, or a 400 naming each field that is wrong; the
+    CLI checks its flags with the same models, so both say the same."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:

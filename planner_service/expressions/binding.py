@@ -7,6 +7,8 @@ every value. The resulting tree is simplified with and_/or_/not_.
 
 from __future__ import annotations
 
+import json
+
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import (
     FALSE,
@@ -96,10 +98,30 @@ def _bind_unary(schema: Schema, op: Op, term: BoundTerm) -> Expression:
 
 
 def _conversion_error(term: BoundTerm, lit: Literal) -> InvalidFilterError:
+    typ = java_type_string(term.type)
+    length = term.type.length if isinstance(term.type, PrimitiveType) and term.type.kind == "fixed" else None
+    if length is not None and lit.hex and len(lit.value) != 2 * length:  # Java's SingleValueParser, given the schema
+        return InvalidFilterError(
+            f"Cannot parse default {typ} value: {json.dumps(lit.value)}, incorrect length: {len(lit.value)}"
+            f" for column '{term.ref.name}'"
+        )
     return InvalidFilterError(
-        f"Invalid value for conversion to type {java_type_string(term.type)}: {lit.value} ({lit.java_class})"
-        f" for column '{term.ref.name}'"
+        f"Invalid value for conversion to type {typ}: {lit.value} ({lit.java_class}) for column '{term.ref.name}'"
     )
+
+
+def as_java_parsed(pred: UnboundPredicate, bound: Expression) -> UnboundPredicate:
+    """`pred` as Java's ExpressionParser reads it given the schema (SingleValueParser): a hex string on a
+    binary or fixed term is its bytes, which Java writes back as upper-case hex (in a residual, say)."""
+    kind = (
+        bound.term.type.kind
+        if isinstance(bound, BoundPredicate) and isinstance(bound.term.type, PrimitiveType)
+        else None
+    )
+    if kind not in ("binary", "fixed") or not pred.literals or not any(lit.hex for lit in pred.literals):
+        return pred
+    literals = tuple(Literal("binary", bytes.fromhex(lit.value)) if lit.hex else lit for lit in pred.literals)
+    return UnboundPredicate(pred.op, pred.term, literals)
 
 
 def _bind_literal(pred: UnboundPredicate, term: BoundTerm) -> Expression:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner_service.errors import PlannerError
-from planner_service.expressions.binding import bind_predicate
+from planner_service.expressions.binding import as_java_parsed, bind_predicate
 from planner_service.expressions.evaluator import Evaluator
 from planner_service.expressions.expression import FALSE, TRUE, BoundPredicate, Expression, UnboundPredicate
 from planner_service.expressions.projections import partition_fields_for, project_inclusive, project_strict
@@ -79,9 +79,17 @@ class _FieldCheck:
     inclusive: _BoundProjection
 
 
+@dataclass(frozen=True)
+class _Checks:
+    """The checks of a predicate's column's partition fields, in spec order, and what is left when none decides."""
+
+    original: Expression  # the predicate as Java's parser reads it (hex strings on binary columns as bytes)
+    fields: tuple[_FieldCheck, ...]
+
+
 # What decides one predicate of the filter: a constant (binding folded it: a required column's null test,
-# an out-of-range literal) or the checks of its column's partition fields, in spec order.
-_Decision = Expression | tuple[_FieldCheck, ...]
+# an out-of-range literal) or its checks.
+_Decision = Expression | _Checks
 
 
 def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, cs: bool) -> dict[int, _Decision]:
@@ -90,9 +98,13 @@ def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, cs: bool) ->
     partition_schema = Schema(0, struct)
     decisions: dict[int, _Decision] = {}
     for pred in predicates(expr):
-        bound = bind_predicate(schema, pred, cs) if isinstance(pred, UnboundPredicate) else pred
+        if isinstance(pred, BoundPredicate):
+            decisions[id(pred)] = _Checks(pred, _field_checks(pred, spec, partition_schema, struct, cs))
+            continue
+        bound = bind_predicate(schema, pred, cs)
         if isinstance(bound, BoundPredicate):
-            decisions[id(pred)] = _field_checks(bound, spec, partition_schema, struct, cs)
+            original = as_java_parsed(pred, bound)
+            decisions[id(pred)] = _Checks(original, _field_checks(bound, spec, partition_schema, struct, cs))
         else:
             decisions[id(pred)] = bound
     return decisions
@@ -142,12 +154,12 @@ class _ResidualVisitor(RebuildingVisitor):
         decision = self._decisions[id(pred)]
         if isinstance(decision, Expression):
             return decision
-        for check in decision:
+        for check in decision.fields:
             if self._outcome(check.strict) is TRUE:
                 return TRUE  # every row of the partition matches
             if self._outcome(check.inclusive) is FALSE:
                 return FALSE  # no row of the partition can match
-        return pred  # Java returns the original unbound predicate, not the bound one
+        return decision.original  # Java returns the original unbound predicate, not the bound one
 
     def _outcome(self, projection: _BoundProjection) -> Expression | None:
         """A bound projection decided on the partition: TRUE, FALSE, or None when it decides nothing."""

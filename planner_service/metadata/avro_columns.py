@@ -96,6 +96,7 @@ class Program:
     children: bytes  # int32 node numbers
     kinds: bytes  # int32 column kind per output slot
     fields: dict[FieldPath, _Field]  # each selected field present in the schema: how to assemble it
+    plain_fixed: bool = False  # the schema has a fixed without a logical type (see compile_schema)
 
 
 @dataclass(frozen=True)
@@ -110,10 +111,11 @@ class _Field:
 
 
 @functools.lru_cache(maxsize=256)
-def compile_schema(schema_text: str, select: frozenset[FieldPath]) -> Program:
+def compile_schema(schema_text: str, select: frozenset[FieldPath], fixed_as_bytes: bool = False) -> Program:
     """Compile a record schema (its JSON text), outputting the fields at the `select` paths (those it has).
-    Kept per schema: a table's manifests share a handful of them."""
-    return _Compiler(select).compile(orjson.loads(schema_text))
+    `fixed_as_bytes`: read a fixed without a logical type as Avro bytes (a length, then the value), the way
+    Iceberg Java 1.10 writes and reads one. Kept per schema: a table's manifests share a handful of them."""
+    return _Compiler(select, fixed_as_bytes).compile(orjson.loads(schema_text))
 
 
 def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath, pa.Array]:
@@ -131,8 +133,10 @@ def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath,
 
 
 class _Compiler:
-    def __init__(self, select: frozenset[FieldPath]) -> None:
+    def __init__(self, select: frozenset[FieldPath], fixed_as_bytes: bool = False) -> None:
         self.select = select
+        self.fixed_as_bytes = fixed_as_bytes
+        self.plain_fixed = False
         self.nodes: list[tuple[int, int, int, int]] = []
         self.children: list[int] = []
         self.kinds: list[int] = []
@@ -148,6 +152,7 @@ class _Compiler:
             np.asarray(self.children, dtype=np.int32).tobytes(),
             np.asarray(self.kinds, dtype=np.int32).tobytes(),
             self.fields,
+            self.plain_fixed,
         )
 
     def _node(self, schema: Any, path: FieldPath, out: _Field | None, depth: int) -> tuple[int, _Field | None]:
@@ -176,6 +181,10 @@ class _Compiler:
             size = schema.get("size")
             if not isinstance(size, int) or size < 0:
                 raise AvroError("a fixed type without a valid size")
+            if "logicalType" not in schema:  # (decimals and uuids are written as the spec says)
+                self.plain_fixed = True
+                if self.fixed_as_bytes:
+                    return number, self._leaf(number, _BYTES, out is not None)
             return number, self._leaf(number, _FIXED, out is not None, size)
         if typ == "enum":
             self._name(schema)

@@ -25,6 +25,7 @@ from planner_service.metadata.avro_columns import (
     AvroError,
     Container,
     FieldPath,
+    Program,
     compile_schema,
     decode,
     numpy_array,
@@ -97,11 +98,10 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     first = manifests[0]
     assert all(m.shape == first.shape for m in manifests)
     try:
-        program = compile_schema(first.container.schema_text, _SELECT if with_stats else _SELECT_WITHOUT_STATS)
+        program, fields = _decoded(manifests, _SELECT if with_stats else _SELECT_WITHOUT_STATS)
         missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
-        fields = decode(program, [block for m in manifests for block in m.container.blocks])
         frame, partition, manifest_of_row = _live(manifests, fields)
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
@@ -134,10 +134,7 @@ def live_statistics(manifests: Sequence[ManifestBlocks]) -> list[pl.DataFrame]:
     what an index decoded without them takes on (FileIndex.with_statistics) when a plan needs them."""
     first = manifests[0]
     try:
-        fields = decode(
-            compile_schema(first.container.schema_text, _SELECT_STATS),
-            [block for m in manifests for block in m.container.blocks],
-        )
+        _, fields = _decoded(manifests, _SELECT_STATS)
         status, _ = numpy_of(fields[_PATHS["status"]].cast(pa.int32()))
         n = len(status)
         arrays = [_column(fields.get(_PATHS[name]), name, n) for name in _STATS]
@@ -158,6 +155,27 @@ def live_statistics(manifests: Sequence[ManifestBlocks]) -> list[pl.DataFrame]:
     return [
         frame.slice(start, end - start) for start, end in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)
     ]
+
+
+def _decoded(
+    manifests: Sequence[ManifestBlocks], select: frozenset[FieldPath]
+) -> tuple[Program, dict[FieldPath, pa.Array]]:
+    """The `select`ed fields of the manifests' entries (all of one shape), and the program that read them.
+
+    A partition value of Iceberg's fixed type is an Avro fixed without a logical type. Iceberg Java 1.10
+    writes one as Avro bytes, its length first (ValueWriters.FixedByteBufferWriter calls writeBytes;
+    apache/iceberg#17501), and reads it back so; other writers follow the spec. Manifests that do not decode
+    the spec's way (a block's datums must end exactly at its end) are decoded Java's way."""
+    schema_text = manifests[0].container.schema_text
+    blocks = [block for m in manifests for block in m.container.blocks]
+    program = compile_schema(schema_text, select)
+    try:
+        return program, decode(program, blocks)
+    except AvroError:
+        if not program.plain_fixed:
+            raise
+    program = compile_schema(schema_text, select, fixed_as_bytes=True)
+    return program, decode(program, blocks)
 
 
 def _column(array: pa.Array | None, name: str, n: int) -> pa.Array:

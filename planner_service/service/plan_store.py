@@ -55,6 +55,7 @@ class PlannedTasks:
     page_size: int
     stats_ids: frozenset[int] | None = None  # REST stats-fields: the columns whose stats the tasks carry
     storage_credentials: list[dict[str, Any]] | None = None  # vended: what the tasks' files are read with
+    cut_short: bool | None = None  # with min-rows-requested: whether planning stopped at the first files
 
     def __post_init__(self) -> None:
         if self.page_size <= 0:

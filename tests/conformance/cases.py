@@ -329,6 +329,16 @@ def _hex_cases() -> list[dict[str, Any]]:
         case("all_types", "bin-hex-gt", filter=p("gt", "bin", "05FF")),  # column bounds
         case("all_types", "bin-hex-beyond", filter=p("eq", "bin", "09FF")),
         case("all_types", "bin-hex-starts-with", filter=p("starts-with", "s", "s3")),  # strings stay strings
+        # fixed: the hex must spell exactly the column's length (SingleValueParser)
+        case("fixed_types", "fixed-hex-eq-partition", filter=p("eq", "part", "0A0B")),  # an identity partition
+        case("fixed_types", "fixed-hex-in-partition", filter=p("in", "part", values=["00FF", "FFFF"])),
+        case("fixed_types", "fixed-hex-not-eq-partition", filter=p("not-eq", "part", "00FF")),
+        case("fixed_types", "fixed-hex-gt", filter=p("gt", "fx", "7F000000")),  # column bounds
+        case("fixed_types", "fixed-hex-lt-eq", filter=p("lt-eq", "fx", "0000FFFF")),
+        case("fixed_types", "fixed-hex-lower-case", filter=p("eq", "fx", "7f000000")),
+        case("fixed_types", "fixed-hex-and", filter=and_(p("eq", "part", "0A0B"), p("gt-eq", "fx", "00010000"))),
+        case("fixed_types", "error-fixed-hex-too-short", filter=p("eq", "fx", "00FF")),
+        case("fixed_types", "error-fixed-hex-too-long-in", filter=p("in", "part", values=["00FF", "00FF00"])),
     ]
     return [{**c, "with_schema": True} for c in out]
 

@@ -28,11 +28,12 @@ else:  # imported by generate.py, which puts this directory on sys.path
     from cases import TABLES, and_, not_, or_, p, ts
 
 # Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
-READ_TABLES = ("all_types", "identity_types", "name_mapped", "metrics_modes")
+READ_TABLES = ("all_types", "identity_types", "name_mapped", "metrics_modes", "fixed_types")
 # Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
-SIZED_TABLES = ("sized_files",)
+SIZED_TABLES = ("sized_files", "sized_unadapted")
 # Spark's partition counts, (table, spark.sql.shuffle.partitions, read options), in a local[2] session: the
-# split size adapts to the parallelism max(2, shuffle partitions) unless a split-size option is given.
+# split size adapts to the parallelism max(2, shuffle partitions) unless a split-size option is given or the
+# table sets read.split.adaptive-size.enabled=false (sized_unadapted).
 PARTITION_COUNT_CASES: tuple[tuple[str, int, dict[str, str]], ...] = (
     ("sized_files", 2, {}),
     ("sized_files", 8, {}),
@@ -42,6 +43,7 @@ PARTITION_COUNT_CASES: tuple[tuple[str, int, dict[str, str]], ...] = (
     ("unpartitioned", 200, {}),
     ("row_groups", 200, {}),
     ("identity_part", 8, {}),
+    ("sized_unadapted", 200, {}),
 )
 
 
@@ -156,6 +158,15 @@ def _filters() -> list[dict[str, Any]]:
             filter=p("gt-eq", "ts_ntz", "2024-01-04T00:00:00"),
         ),
         read("all_types", "bool-partition", spark_filter="b = true", filter=p("eq", "b", True)),
+        # binary and fixed values: X'..' in Spark, upper-case hex in REST JSON
+        read("all_types", "binary-gt", spark_filter="bin > X'05FF'", filter=p("gt", "bin", "05FF")),
+        read("fixed_types", "fixed-gt", spark_filter="fx > X'0000FFFF'", filter=p("gt", "fx", "0000FFFF")),
+        read(
+            "fixed_types",
+            "fixed-partition-in",
+            spark_filter="part IN (X'00FF', X'FFFF')",
+            filter=p("in", "part", values=["00FF", "FFFF"]),
+        ),
         read(
             "all_types", "string-in", spark_filter="s IN ('s1-é', 's5-é')", filter=p("in", "s", values=["s1-é", "s5-é"])
         ),

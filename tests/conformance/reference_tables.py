@@ -441,11 +441,10 @@ def v1_inline(w: Writer) -> None:
     (metadata / "version-hint.text").write_text(str(version + 1))
 
 
-def sized_files(w: Writer) -> None:
+def sized_files(w: Writer, name: str = "sized_files", properties: dict[str, str] | None = None) -> None:
     """Metadata only: 40 data files of 10 MiB each (400 MiB) that do not exist, committed through Iceberg
     Java's API: what Spark's split size adapts to is the scan's size, so only planning is recorded."""
-    name = "sized_files"
-    w.create(name, "id bigint, data string")
+    w.create(name, "id bigint, data string", properties=properties)
     table = w.load(name)
     append = table.newFastAppend()
     for i in range(40):
@@ -453,6 +452,11 @@ def sized_files(w: Writer) -> None:
         builder = builder.withPath(f"{table.location()}/data/sized-{i:02d}.parquet").withFormat("PARQUET")
         append = append.appendFile(builder.withFileSizeInBytes(10 * 1024 * 1024).withRecordCount(10_000).build())
     append.commit()
+
+
+def sized_unadapted(w: Writer) -> None:
+    """sized_files with read.split.adaptive-size.enabled=false: Spark keeps the 128 MiB split size."""
+    sized_files(w, "sized_unadapted", {"read.split.adaptive-size.enabled": "false"})
 
 
 def empty(w: Writer) -> None:
@@ -547,6 +551,29 @@ def metrics_modes(w: Writer) -> None:
         w.sql(f"INSERT INTO {w.ident(name)} VALUES {rows}")
 
 
+def fixed_types(w: Writer) -> None:
+    """fixed[2] (identity partition, a null one too) and fixed[4] columns, which Spark SQL cannot declare: the
+    table is created with Iceberg Java's API, then written by Spark SQL from BINARY values of the right length
+    (Iceberg's Spark writer turns them into fixed); two appends with different bounds."""
+    name = "fixed_types"
+    types = w.jvm.org.apache.iceberg.types.Types
+    fields = w.jvm.java.util.ArrayList()
+    fields.add(types.NestedField.optional(1, "id", types.LongType.get()))
+    fields.add(types.NestedField.optional(2, "part", types.FixedType.ofLength(2)))
+    fields.add(types.NestedField.optional(3, "fx", types.FixedType.ofLength(4)))
+    schema = w.jvm.org.apache.iceberg.Schema(fields)
+    spec = w.jvm.org.apache.iceberg.PartitionSpec.builderFor(schema).identity("part").build()
+    properties = w.jvm.java.util.HashMap()
+    properties.put("format-version", "2")
+    catalog = w.jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(w.spark._jsparkSession, CATALOG)
+    identifier = w.jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"{NAMESPACE}.{name}")
+    catalog.createTable(identifier, schema, spec, properties)
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES (1, X'00FF', X'00000001'), (2, X'00FF', X'0000FFFF'), "
+          "(3, X'0A0B', X'00010000')")  # fmt: skip
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES (4, X'0A0B', X'7F000000'), (5, X'FFFF', X'FFFFFFFF'), "
+          "(6, NULL, NULL)")  # fmt: skip
+
+
 TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
     builder.__name__: builder
     for builder in (
@@ -571,10 +598,12 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         v1_gzip,
         v1_inline,
         sized_files,
+        sized_unadapted,
         empty,
         all_types,
         identity_types,
         name_mapped,
         metrics_modes,
+        fixed_types,
     )
 }

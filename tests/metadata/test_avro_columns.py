@@ -265,3 +265,25 @@ def test_array_blocks_that_give_their_byte_size() -> None:
     lying = _zigzag(-2, 99) + items + _zigzag(0) + _zigzag(5)  # a block size past the end of the block
     with pytest.raises(AvroError, match="past the end"):
         decode(compile_schema(text, frozenset({(2,)})), [(lying, 1)])
+
+
+def test_a_plain_fixed_as_iceberg_java_110_writes_it() -> None:
+    """Iceberg Java 1.10 writes a fixed without a logical type (a fixed partition value) as Avro bytes, its
+    length first, and reads it back so: `fixed_as_bytes` reads it; the spec's reading refuses it (the block's
+    datums no longer end at its end). Decimals and uuids in fixed keep the spec's encoding."""
+    fixed = {"type": "fixed", "name": "fixed_2", "size": 2}
+    declared = {"type": "record", "name": "p", "fields": [{"name": "part", "type": ["null", fixed], "field-id": 1}]}
+    written = {**declared, "fields": [{"name": "part", "type": ["null", "bytes"], "field-id": 1}]}
+    values = [b"\x0a\x0b", None, b"\xff\xff", b"\x00\xff"]
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(written), [{"part": v} for v in values])
+    blocks = read_container(out.getvalue()).blocks
+    text = json.dumps(declared)
+    spec = compile_schema(text, frozenset({(1,)}))
+    assert spec.plain_fixed
+    with pytest.raises(AvroError):
+        decode(spec, blocks)
+    assert decode(compile_schema(text, frozenset({(1,)}), fixed_as_bytes=True), blocks)[(1,)].to_pylist() == values
+    decimal = {**fixed, "name": "decimal_9_2", "size": 4, "logicalType": "decimal", "precision": 9, "scale": 2}
+    with_decimal = {**declared, "fields": [{"name": "d", "type": ["null", decimal], "field-id": 1}]}
+    assert not compile_schema(json.dumps(with_decimal), frozenset({(1,)})).plain_fixed

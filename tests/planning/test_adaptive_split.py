@@ -43,6 +43,20 @@ def test_the_sized_table_shows_each_rule(conformance: Conformance) -> None:
     assert counts[(200, (("split-size", str(128 * MIB)),))] == counts[(2, ())]
 
 
+def test_read_split_adaptive_size_enabled_false_keeps_the_split_size(conformance: Conformance) -> None:
+    """sized_unadapted (sized_files with read.split.adaptive-size.enabled=false) at parallelism 200: Spark +
+    Iceberg packs 128 MiB splits, as sized_files at parallelism 2, not the 16 MiB ones sized_files gets at
+    200; the planner too (the table's property beats the parallelism)."""
+    recorded = {(c["table"], c["shuffle_partitions"]): c["partitions"]
+                for c in conformance.expected["partition_counts"] if not c["options"]}  # fmt: skip
+    assert recorded[("sized_unadapted", 200)] == recorded[("sized_files", 2)] < recorded[("sized_files", 200)]
+    planner = ScanPlanner(FileIO())
+    table = load_by_metadata_location(planner.io, _tables(conformance)["sized_unadapted"]["metadata_location"])
+    plan = planner.plan(table, ScanRequest(parallelism=200))
+    assert plan.options.split_size == 128 * MIB
+    assert plan.combined is not None and len(plan.combined) == recorded[("sized_unadapted", 200)]
+
+
 def test_adjust_split_size_rule() -> None:
     assert adjust_split_size(400 * MIB, 2, 128 * MIB) == 128 * MIB  # 4 splits >= 2 slots
     assert adjust_split_size(400 * MIB, 8, 128 * MIB) == 50 * MIB

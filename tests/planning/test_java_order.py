@@ -23,7 +23,8 @@ import pytest
 
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.java_order import hashset_capacity, hashset_order, java_string_hash
-from planner_service.planning.planner import ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_request import ScanRequest
 from tests.planning.factories import DELETE_MANIFEST, POSITION_DELETES, FileEntry, MemoryIO, TableWriter
 
 REALISTIC = [f"s3://bucket/wh/db/events/metadata/8d1f0{i}a7-5b2c-4e0f-9a3d-6c4b2e1f0a9{i}-m{i}.avro" for i in range(5)]

@@ -71,3 +71,30 @@ def test_limit_over_http(conformance: Conformance, conformance_service: str) -> 
             "/v1/namespaces/db/tables/many_manifests/plan", json={"min-rows-requested": first["record_count"]}
         ).json()
         assert [t["data-file"]["file-path"] for t in rest["file-scan-tasks"]] == [first["path"]]
+
+
+def test_rest_plans_say_whether_they_were_cut_short_in_a_header(
+    conformance: Conformance, conformance_service: str
+) -> None:
+    """The spec's results have no field for it: `Scan-Planner-Cut-Short` on the plan and on polling it, the
+    body as the spec has it; the files Java's planFiles() order gives (every one when none is cut)."""
+    java = conformance.case("many_manifests/current")["files"]
+    total = sum(f["record_count"] for f in java)
+    plan_path = "/v1/namespaces/db/tables/many_manifests/plan"
+    with httpx.Client(base_url=conformance_service, timeout=60) as client:
+        for wanted, cut_short, kept in ((java[0]["record_count"] + 1, "true", 2), (total + 1, "false", len(java))):
+            response = client.post(plan_path, json={"min-rows-requested": wanted})
+            assert response.headers["scan-planner-cut-short"] == cut_short
+            body = response.json()
+            assert set(body) <= {"status", "plan-id", "delete-files", "file-scan-tasks", "plan-tasks"}
+            pages = [body["file-scan-tasks"]] + [
+                client.post("/v1/namespaces/db/tables/many_manifests/tasks", json={"plan-task": token}).json()[
+                    "file-scan-tasks"
+                ]
+                for token in body["plan-tasks"]
+            ]
+            paths = [t["data-file"]["file-path"] for page in pages for t in page]
+            assert paths == [f["path"] for f in java[:kept]]
+            polled = client.get(f"{plan_path}/{body['plan-id']}")
+            assert polled.headers["scan-planner-cut-short"] == cut_short
+        assert "scan-planner-cut-short" not in client.post(plan_path, json={}).headers

@@ -12,7 +12,9 @@ import pytest
 
 from planner_service.expressions.expression import TRUE, Expression, Op, predicate
 from planner_service.metadata.snapshot_choice import SnapshotChoice
-from planner_service.planning.planner import ScanPlan, ScanPlanner, ScanRequest
+from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.scan_plan import ScanPlan
+from planner_service.planning.scan_request import ScanRequest
 from tests.planning.factories import FileEntry, MemoryIO, TableWriter
 
 META = "s3://bucket/wh/db/events/metadata"

@@ -36,7 +36,10 @@ def rows(table: pa.Table) -> Counter[tuple[Any, ...]]:
 
 def normalized(typ: pa.DataType) -> pa.DataType:
     """A type without what Spark's Parquet files and ours spell differently: field names of list elements
-    and map entries, nullability, field metadata."""
+    and map entries, nullability, field metadata; and fixed[N], which Spark holds as binary (the reader
+    keeps Iceberg's fixed_size_binary until the rows reach Spark)."""
+    if pa.types.is_fixed_size_binary(typ):
+        return pa.binary()
     if pa.types.is_struct(typ):
         return pa.struct([pa.field(f.name, normalized(f.type)) for f in typ])
     if pa.types.is_map(typ):

@@ -5,6 +5,8 @@
 REQUESTS_JSON is a list of {"name", "service_url", "table", "arguments"} (`arguments`: plan_and_read's
 keyword arguments, JSON values); one with "aggregates" calls spark_client.aggregate instead (its row is the
 read; result.json says whether Spark answers it without reading the table, "from_metadata": no MapInArrow).
+One with "shuffle_partitions" is read with spark.sql.shuffle.partitions set so (then 2 again), and records
+the session's parallelism; one with "plan_only" builds the DataFrame and reads no rows.
 All reads share one local[2] SparkSession (UTC, no UI), one after the other. Each read's rows, collected as Arrow (what
 toArrow does on pyspark 4), become OUT_DIR/<name>.parquet (pyarrow's writer, so the Arrow types survive);
 OUT_DIR/result.json records, per name, the Spark version, the DataFrame's partitions, the plan's tasks,
@@ -38,6 +40,17 @@ def collect_arrow(df: DataFrame) -> pa.Table:
 
 
 def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
+    shuffle = request.get("shuffle_partitions")
+    if shuffle is None:
+        return _read(spark, request, out)
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle))
+    try:
+        return {**_read(spark, request, out), "parallelism": spark_parallelism(spark)}
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+
+
+def _read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
     table, arguments = request["table"], request["arguments"]
     if "aggregates" in request:
         df = aggregate(spark, table, request["aggregates"], service_url=request["service_url"], **arguments)
@@ -49,6 +62,8 @@ def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, A
     df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
     result: dict[str, Any] = {"spark": spark.version, "tasks": tasks, "partitions": df.rdd.getNumPartitions(),
                               "schema": df.schema.jsonValue()}  # fmt: skip
+    if request.get("plan_only"):
+        return result
     try:
         rows = collect_arrow(df)
     except Exception as exc:  # the executors' error (Py4JJavaError/PythonException holds the Python one)

@@ -57,6 +57,8 @@ def test_a_limit_reads_fewer_partitions_and_no_more_rows(
     assert got.num_rows == wanted
     expected = rows(pq.read_table(conformance.dir / conformance.read("many_manifests/full")["path"]))
     assert all(expected.get(row, 0) >= n for row, n in rows(got).items())  # rows of the table, none made up
+    nothing = plan_and_read(spark, "db.many_manifests", limit=0, service_url=conformance_service)  # /plan: limit >= 1
+    assert nothing.columns == whole.columns and nothing.count() == 0
 
 
 @pytest.mark.parametrize("index", range(len(PARTITION_COUNT_CASES)))

@@ -1,6 +1,7 @@
 """plan_and_read on pyspark 3.5 (no Python data sources there), held to what test_dataframe.py holds
 pyspark 4 to: every conformance read case must give Spark + Iceberg Java's rows and Spark types, one
-partition per task; and the demo table must read as PyIceberg reads it.
+partition per task; `limit=` reads and the partition counts Spark + Iceberg Java recorded for a session's
+shuffle partitions; and the demo table must read as PyIceberg reads it.
 
 Starting a Spark takes seconds, so one subprocess in the small pyspark 3.5 venv (pyspark35_env.py) runs
 every read in one SparkSession (pyspark35_read.py) and writes the rows of each to Parquet; the tests here,
@@ -20,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.aggregate_values import comparable
-from tests.conformance.read_cases import AGGREGATE_CASES, READ_CASES, plain_value
+from tests.conformance.read_cases import AGGREGATE_CASES, PARTITION_COUNT_CASES, READ_CASES, plain_value
 from tests.conformance.reference import REPO, Conformance
 from tests.spark_client.compare import (
     UNSUPPORTED,
@@ -37,6 +38,9 @@ HERE = Path(__file__).resolve().parent
 CONFORMANCE = "conformance/"  # the prefix of a conformance read's name (then the case id, "<table>/<name>")
 BY_ID = "by-id/"  # the same reads with every task fetched by its executor (inline-task-limit 0)
 AGGREGATE = "aggregate/"  # spark_client.aggregate of the conformance aggregate cases
+PARTITIONS = "partitions/"  # PARTITION_COUNT_CASES by index: planned in a session of those shuffle partitions
+LIMITED, WHOLE = "limit/many_manifests", "limit-whole/many_manifests"  # plan_and_read(limit=) and without
+SMALL_SPLITS = {"split-size": 1024}  # a task per file
 DEMO_READS: dict[str, dict[str, Any]] = {
     "demo/all-small-splits": {"options": {"split-size": 4096}},
     "demo/filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
@@ -99,6 +103,16 @@ def reads35(
          "aggregates": c["aggregates"]}
         for c in AGGREGATE_CASES
     ]  # fmt: skip
+    requests += [
+        {**_request(f"{PARTITIONS}{i}", conformance_service, f"db.{table}", {"options": options or None}),
+         "shuffle_partitions": shuffle, "plan_only": True}
+        for i, (table, shuffle, options) in enumerate(PARTITION_COUNT_CASES)
+    ]  # fmt: skip
+    wanted = _limit(conformance)
+    requests += [
+        _request(LIMITED, conformance_service, "db.many_manifests", {"limit": wanted, "options": SMALL_SPLITS}),
+        _request(WHOLE, conformance_service, "db.many_manifests", {"options": SMALL_SPLITS}),
+    ]
     requests_path = out / "requests.json"
     requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
@@ -110,6 +124,11 @@ def reads35(
     reads = Reads35(env35, out)
     assert set(reads.results) == {r["name"] for r in requests}
     return reads
+
+
+def _limit(conformance: Conformance) -> int:
+    """More rows than the first file (in Java's planFiles() order) of many_manifests holds: two files."""
+    return int(conformance.case("many_manifests/current")["files"][0]["record_count"]) + 1
 
 
 def test_the_reads_ran_on_pyspark_35(reads35: Reads35) -> None:
@@ -155,6 +174,31 @@ def test_aggregate_equals_spark_and_iceberg_on_pyspark_35(
     types = [f.dataType.simpleString() for f in fields]
     assert comparable([plain_value(v) for v in row.values()], types) == comparable(case["read_values"], types)
     assert result["from_metadata"] == (case["pushed"] and case["stricter"] is None), case_id
+
+
+def test_a_limit_reads_its_rows_from_fewer_tasks_on_pyspark_35(reads35: Reads35, conformance: Conformance) -> None:
+    """limit=N: exactly N rows, each one of the table's (Spark + Iceberg's full read), from fewer tasks."""
+    limited, whole = reads35.result(LIMITED), reads35.result(WHOLE)
+    assert "error" not in limited and "error" not in whole, (limited.get("error"), whole.get("error"))
+    assert 0 < limited["tasks"] < whole["tasks"]
+    got = reads35.table(LIMITED)
+    assert got.num_rows == limited["rows"] == _limit(conformance)
+    table = rows(pq.read_table(conformance.dir / conformance.read("many_manifests/full")["path"]))
+    assert all(table.get(row, 0) >= n for row, n in rows(got).items())  # rows of the table, none made up
+    assert rows(reads35.table(WHOLE)) == table
+
+
+@pytest.mark.parametrize("index", range(len(PARTITION_COUNT_CASES)))
+def test_partitions_equal_spark_and_iceberg_on_pyspark_35(
+    reads35: Reads35, conformance: Conformance, index: int
+) -> None:
+    """The pyspark 3.5 session's parallelism travels with the plan: Spark + Iceberg Java's partition count."""
+    recorded = conformance.expected["partition_counts"][index]
+    assert (recorded["table"], recorded["shuffle_partitions"], recorded["options"]) == PARTITION_COUNT_CASES[index]
+    result = reads35.result(f"{PARTITIONS}{index}")
+    assert "error" not in result, result["error"]
+    assert result["parallelism"] == recorded["parallelism"]
+    assert result["partitions"] == recorded["partitions"]
 
 
 def test_the_demo_table_as_pyiceberg_reads_it_on_pyspark_35(reads35: Reads35, demo_table: Any) -> None:

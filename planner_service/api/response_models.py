@@ -1,0 +1,182 @@
+"""What the planning endpoints answer, as models for the OpenAPI docs (/docs, /openapi.json).
+
+The bodies themselves are encoded from the plan's columns (api/plan_json.py, api/aggregates.py, the deferred
+body of api/native.py, api/rest_scan.py), never through these models: the models only describe them, field
+by field, in the same kebab-case. tests/api/test_openapi.py holds the two together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def _kebab(name: str) -> str:
+    return name.replace("_", "-")
+
+
+class _Described(BaseModel):
+    model_config = ConfigDict(alias_generator=_kebab, populate_by_name=True)
+
+
+class StorageCredential(_Described):
+    """A vended credential (the Iceberg REST spec's StorageCredential): the settings that read files under
+    `prefix`. Present only when the service vends credentials (`vend_credentials`)."""
+
+    prefix: str = Field(description="the location prefix these settings read, e.g. s3://lake/db/events")
+    config: dict[str, str] = Field(
+        description="storage settings by PyIceberg's names: s3.access-key-id, s3.secret-access-key, "
+        "s3.session-token, s3.endpoint, s3.region, ..."
+    )
+
+
+class PlanMetrics(_Described):
+    """How the plan was made."""
+
+    planning_time_ms: float
+    stage_time_ms: dict[str, float] = Field(description="milliseconds per planning stage")
+    total_data_manifests: int
+    skipped_data_manifests: int
+    total_delete_manifests: int
+    skipped_delete_manifests: int
+    scanned_data_files: int = Field(description="data files planned")
+    skipped_data_files: int = Field(description="data files the filter ruled out")
+    total_delete_files: int
+    total_file_size_bytes: int
+    total_delete_file_size_bytes: int
+    combined_tasks: int
+    cut_short: bool | None = Field(
+        None,
+        description="only with `limit`: true when planning stopped at the first files (in Iceberg Java's "
+        "planFiles() order) that surely hold `limit` rows (no residual, no delete file), false when no such "
+        "first files exist and the plan is whole",
+    )
+
+
+class SplitOptionsUsed(_Described):
+    """The split options the plan was packed with (after the adaptive split size)."""
+
+    split_size: int
+    lookback: int
+    file_open_cost: int
+
+
+class PlannedFile(_Described):
+    data_file: dict[str, Any] = Field(description="the Iceberg REST spec's DataFile")
+    residual: int = Field(description="index into `residuals`: what the reader must still evaluate")
+    delete_file_references: list[int] | None = Field(None, description="indexes into `delete-files`")
+
+
+class PlannedTask(_Described):
+    """A CombinedScanTask: one Spark partition."""
+
+    size_bytes: int
+    estimated_row_count: int
+    splits: list[list[int]] = Field(description="[file index, start, length] byte ranges of `files`")
+
+
+class PlanHead(_Described):
+    """What every plan answer carries: the plan's id and what reading any of its tasks needs."""
+
+    plan_id: str = Field(description="rebuilds this plan on any replica: GET /plans/{plan-id}[/tasks/{i}]")
+    table: str
+    metadata_location: str
+    snapshot_id: int | None = Field(description="null: the table has no snapshot")
+    table_schema: dict[str, Any] = Field(alias="schema", description="the (projected) Iceberg schema, as JSON")
+    filter: Any = Field(description="the scan's filter, a REST JSON expression")
+    partition_specs: list[dict[str, Any]]
+    name_mapping: list[dict[str, Any]] | None = Field(None, description="the table's schema.name-mapping.default")
+    split_options: SplitOptionsUsed
+    task_count: int
+    metrics: PlanMetrics
+    storage_credentials: list[StorageCredential] | None = Field(
+        None, description="vended credentials the files are read with (only when the service vends them)"
+    )
+
+
+class PlanResponse(PlanHead):
+    """POST /plan. Up to `inline-task-limit` tasks: `residuals`, `delete-files`, `files` and `tasks` inline;
+    more: `task-size-bytes` and `task-estimated-row-count` instead (fetch the tasks by index)."""
+
+    residuals: list[Any] | None = Field(None, description="the distinct residual filters (REST JSON expressions)")
+    delete_files: list[dict[str, Any]] | None = Field(None, description="the REST spec's DeleteFiles")
+    files: list[PlannedFile] | None = None
+    tasks: list[PlannedTask] | None = None
+    task_size_bytes: list[int] | None = Field(None, description="a plan over the inline limit: per task")
+    task_estimated_row_count: list[int] | None = Field(None, description="a plan over the inline limit: per task")
+    explain: dict[str, Any] | None = Field(None, description="with `explain`: why each manifest and file was kept")
+
+
+class DeferredPlan(PlanHead):
+    """GET /plans/{plan-id}: the plan's reader context and per-task estimates (its tasks: by index)."""
+
+    task_size_bytes: list[int]
+    task_estimated_row_count: list[int]
+
+
+class AggregateResult(_Described):
+    name: str = Field(description="the aggregate in canonical form: count(*), count(col), min(col), max(col)")
+    type: Any = Field(description="its Iceberg type (JSON)")
+    value: Any = Field(
+        description="the value as a JSON single value (NaN and infinities as strings); null when the aggregate "
+        "is null or not exact"
+    )
+    exact: bool = Field(description="whether metadata answered it exactly; if not, read the rows")
+    reason: str | None = Field(
+        None,
+        description="only when not exact: why (delete files, a residual, missing or truncated stats, NaN, ...)",
+    )
+
+
+class AggregateResponse(_Described):
+    """POST /aggregate."""
+
+    table: str
+    snapshot_id: int | None
+    exact: bool = Field(description="every aggregate is exact")
+    data_files: int = Field(description="data files whose metadata answered")
+    aggregates: list[AggregateResult]
+    planning_time_ms: float
+
+
+class RestPlanningResult(_Described):
+    """POST .../plan and GET .../plan/{plan-id} (the REST spec's PlanTableScanResult and
+    FetchPlanningResult): `completed` with file scan tasks, `submitted` (poll), `failed` or `cancelled`.
+    The spec has no field saying a plan with `min-rows-requested` stopped early (see the README)."""
+
+    status: str = Field(description="completed, submitted, failed or cancelled")
+    plan_id: str | None = Field(None, description="completed and submitted plans")
+    delete_files: list[dict[str, Any]] | None = Field(None, description="the DeleteFiles the tasks refer to")
+    file_scan_tasks: list[dict[str, Any]] | None = Field(
+        None, description="the first page: a data file, its delete-file-references and residual-filter each"
+    )
+    plan_tasks: list[str] | None = Field(None, description="one token per further page (POST .../tasks)")
+    storage_credentials: list[StorageCredential] | None = Field(
+        None, description="completed plans, when the service vends credentials: what the files are read with"
+    )
+    error: dict[str, Any] | None = Field(None, description="failed plans: the error model")
+
+
+class LoadTableResult(_Described):
+    """GET .../tables/{table} (the REST spec's LoadTableResult)."""
+
+    metadata_location: str
+    metadata: dict[str, Any] = Field(description="the table's metadata.json, as read")
+    config: dict[str, str] = Field(description="the table's client settings (and the first vended credential's)")
+    storage_credentials: list[StorageCredential] | None = Field(
+        None, description="with X-Iceberg-Access-Delegation: vended-credentials, when the service vends them"
+    )
+
+
+def described(
+    model: type[BaseModel], description: str, headers: dict[str, str] | None = None
+) -> dict[int | str, dict[str, Any]]:
+    """A route's `responses=`: its 200 body is `model` (for the docs only; the route encodes it itself), with
+    the response `headers` described (name -> description)."""
+    response: dict[str, Any] = {"model": model, "description": description}
+    if headers:
+        response["headers"] = {
+            name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
+        }
+    return {200: response}
