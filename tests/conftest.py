@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.reference import Conformance, load_or_build
+from tests.markers import mark
 
 
 def free_port() -> int:
@@ -129,21 +130,8 @@ def conformance(request: pytest.FixtureRequest) -> Conformance:
     return load_or_build(request.config)
 
 
-# --- Markers: `pytest -m "not java and not spark"` is the fast suite (no JDK, no Spark) ---------------------
-
-JAVA_FIXTURES = {"conformance", "conformance_service"}  # Iceberg Java's tables and recorded plans
-SPARK_FIXTURES = {"spark"}
-JAVA_MODULES = {"test_bench_smoke.py", "test_pyspark35.py"}  # start a JVM of their own
-SPARK_MODULES = {"test_bench_smoke.py", "test_pyspark35.py", "test_spark_environments.py", "test_readme_pyspark.py"}
+# --- Markers (tests/markers.py): java, spark, services -------------------------------------------------
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test by what it needs: `java` (Iceberg Java: the conformance tables, a JVM of its own) and
-    `spark` (a SparkSession, here or in a subprocess), from its fixtures and its module."""
-    for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        module = item.path.name
-        if fixtures & JAVA_FIXTURES or module in JAVA_MODULES:
-            item.add_marker(pytest.mark.java)
-        if fixtures & SPARK_FIXTURES or module in SPARK_MODULES:
-            item.add_marker(pytest.mark.spark)
+    mark(items)

@@ -1,6 +1,6 @@
 """The packages of planner_service import only downwards (the layers drawn in the README's Layout section),
 route modules do not import each other, and the PySpark client does not import the service (the contract
-between them is the JSON of the wire)."""
+between them is the JSON of the wire), which takes only its storage factory from the client."""
 
 from __future__ import annotations
 
@@ -99,6 +99,18 @@ def test_the_client_does_not_import_the_service() -> None:
         for path in sorted((ROOT / "spark_client").rglob("*.py"))
         for line, module in _imports(path)
         if module.split(".")[0] == "planner_service"
+    ]
+    assert found == []
+
+
+def test_the_service_takes_only_storage_from_the_client() -> None:
+    """One filesystem factory serves the service and the executors' reader: spark_client.storage, which the
+    service may import; nothing else of the client."""
+    found = [
+        f"{path.relative_to(ROOT)} line {line}: {module}"
+        for path in _service_modules()
+        for line, module in _imports(path)
+        if module.split(".")[0] == "spark_client" and module.split(".")[:2] != ["spark_client", "storage"]
     ]
     assert found == []
 
