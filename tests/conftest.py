@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -37,11 +38,16 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
 
 
 @contextlib.contextmanager
-def running_service(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL."""
+def running_service(*args: str, env: dict[str, str] | None = None, log_path: Path | None = None) -> Iterator[str]:
+    """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL. Its
+    output (the JSON log lines) goes to `log_path`, or to a temporary file."""
     port = free_port()
     cli = Path(sys.executable).with_name("scan-planner")
-    log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
+    log: IO[bytes]
+    if log_path is not None:
+        log = open(log_path, "wb")  # noqa: SIM115
+    else:
+        log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
     environment = {**os.environ, **(env or {})}
     proc = subprocess.Popen([str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
                             stdout=log, stderr=subprocess.STDOUT, env=environment)  # fmt: skip
