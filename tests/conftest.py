@@ -114,19 +114,26 @@ def azurite_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
 
 
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on loopback, for the whole session."""
+@contextlib.contextmanager
+def moto_server(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A moto server (S3, STS, ...) on loopback while the block runs, its environment plus `env`; its URL."""
     port = free_port()
     moto = Path(sys.executable).with_name("moto_server")
     proc = subprocess.Popen([str(moto), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+                            stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})  # fmt: skip
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on loopback, for the whole session."""
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
