@@ -9,6 +9,10 @@ import time
 from typing import Any
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
+# Libraries that log what goes over the wire at debug level: botocore writes the signing material of each
+# request (the service's session token among it) and the body of each answer (STS AssumeRole's keys), so
+# the service's debug log stays above their debug (credentials never reach a log).
+WIRE_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3", "httpcore")
 
 
 class JsonFormatter(logging.Formatter):
@@ -37,3 +41,5 @@ def configure_logging(level: str = "INFO") -> None:
         logger.handlers[:] = []
         logger.propagate = True
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # we log requests ourselves
+    for name in WIRE_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.INFO, root.level))

@@ -33,7 +33,8 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid")
+    # hide_input_in_errors: a setting of the wrong shape is named, never echoed (it may be a key or a token)
+    model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid", hide_input_in_errors=True)
 
     # where tables come from (any combination; explicit tables first, then the SQL catalog, then the warehouse)
     warehouse: str | None = None
@@ -60,8 +61,8 @@ class Settings(BaseSettings):
     s3_endpoint: str | None = None
     s3_region: str | None = None
     s3_access_key_id: str | None = None
-    s3_secret_access_key: str | None = None
-    s3_session_token: str | None = None
+    s3_secret_access_key: str | None = Field(default=None, repr=False)
+    s3_session_token: str | None = Field(default=None, repr=False)
     s3_path_style: bool = True
     # Google Cloud Storage (gs://) and Azure (abfs[s]://, wasb[s]://), in the style of S3's settings; an
     # emulator is gcs_endpoint = "http://127.0.0.1:4443" or adls_blob_storage_authority = "127.0.0.1:10000"

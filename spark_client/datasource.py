@@ -13,6 +13,11 @@ DATA_SOURCE_PUSHDOWN_DISABLED), and the reader cannot read session confs. But on
 planner worker ever calls pushFilters, so reader() returns the subclass that has it exactly when that
 worker is the caller, and the plain reader otherwise.
 
+Spark's Python workers unpickle these classes (the source, its readers, its partitions) before they run any
+of them; a worker whose Python cannot import what they need raises ExecutorEnvironmentError, naming the
+missing packages, PYSPARK_PYTHON and how to ship the client (environment.WorkerChecked), not a
+ModuleNotFoundError.
+
 This module needs pyspark >= 4.0 (pyspark.sql.datasource); `import spark_client` does not import it.
 """
 
@@ -37,6 +42,7 @@ from pyspark.sql.types import StructType
 
 from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, plan_request
 from spark_client.dataframe import arrow_schema, output_schema
+from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
 from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
 from spark_client.storage import vended_storage
@@ -71,7 +77,7 @@ _SNAPSHOT_OPTIONS = ("snapshot-id", "as-of-timestamp", "branch", "tag")
 _PUSHDOWN_WORKER = "data_source_pushdown_filters.py"  # pyspark/sql/worker/, the only caller of pushFilters
 
 
-class ScanPlannerDataSource(DataSource):
+class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
     """Read an Iceberg table planned by the scan planner (see OPTIONS)."""
 
     @classmethod
@@ -98,7 +104,7 @@ class ScanPlannerDataSource(DataSource):
         return reader_class(self, schema)
 
 
-class _Reader(DataSourceReader):
+class _Reader(DataSourceReader, metaclass=WorkerChecked):
     def __init__(self, source: ScanPlannerDataSource, schema: StructType) -> None:
         self.request = source.request
         self.service_url = source.service_url
@@ -140,7 +146,7 @@ class _Reader(DataSourceReader):
         return read_payload(value, self.arrow_schema, storage, self.max_rows)
 
 
-class _Task(InputPartition):
+class _Task(InputPartition, metaclass=WorkerChecked):
     """A task's partition: the task (its payload, or where to fetch it) and the storage settings its files
     are read with, the plan's vended credentials included (what partitions() learns stays in the driver's
     reader: only the partitions travel with it)."""

@@ -1,9 +1,9 @@
 """What plan_and_read needs of the Spark it runs on, checked in the driver before any task runs: a classic
 SparkSession (Spark Connect has no sparkContext: the data source is the way there), and executors whose
-Python has the reader's packages (pyarrow, pandas for mapInArrow, pyroaring, spark_client), said in the
-driver with what to do, instead of a ModuleNotFoundError deep in a Python worker's traceback. The check is
-one tiny task per application, run while the plan is being made; in local mode with the driver's own
-Python as the executors', there is nothing to check."""
+Python has the reader's packages (environment.MAP_IN_ARROW_PACKAGES), said in the driver with what to do,
+instead of a ModuleNotFoundError deep in a Python worker's traceback. The check is one tiny task per
+application (environment.probe, pickled by value), run while the plan is being made; in local mode with
+the driver's own Python as the executors', there is nothing to check."""
 
 from __future__ import annotations
 
@@ -12,44 +12,17 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+from spark_client.environment import MAP_IN_ARROW_PACKAGES, ExecutorEnvironmentError, environment_message, probe
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-NEEDED = ("pyarrow", "pandas", "pyroaring", "spark_client")
 _CHECKED: set[str] = set()  # applications whose executors were found fit
 _LOCK = threading.Lock()
-
-# The probe runs on an executor and must not need anything there: it is compiled here, outside any module,
-# so that cloudpickle ships it by value (a function of spark_client would be pickled by reference, and
-# unpickling it is what fails on an executor without spark_client).
-_PROBE_SOURCE = """
-def probe(_):
-    import importlib.util
-    import sys
-    missing = []
-    for name in NEEDED:
-        try:
-            found = importlib.util.find_spec(name) is not None
-        except Exception as exc:
-            found, name = False, f"{name} ({type(exc).__name__}: {exc})"
-        if not found:
-            missing.append(name)
-    yield (sys.executable, "%d.%d" % sys.version_info[:2], missing)
-"""
-
-
-def _probe() -> Any:
-    namespace: dict[str, Any] = {"__name__": "scan_planner_executor_probe", "NEEDED": NEEDED}
-    exec(compile(_PROBE_SOURCE, "<scan-planner executor probe>", "exec"), namespace)
-    return namespace["probe"]
 
 
 class SparkConnectError(RuntimeError):
     """plan_and_read was given a Spark Connect session."""
-
-
-class ExecutorEnvironmentError(RuntimeError):
-    """The executors' Python cannot import what reading a plan needs."""
 
 
 def require_classic(spark: Any, what: str) -> None:
@@ -90,7 +63,7 @@ class ExecutorCheck:
 
     def _run(self, spark: SparkSession) -> None:
         try:
-            self._result = spark.sparkContext.parallelize([0], 1).mapPartitions(_probe()).collect()[0]
+            self._result = spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
         except BaseException as exc:  # the job itself failed: raised by finish()
             self._error = exc
 
@@ -104,13 +77,7 @@ class ExecutorCheck:
         assert self._result is not None
         executable, version, missing = self._result
         if missing:
-            raise ExecutorEnvironmentError(
-                f"Spark's executors cannot import what reading the plan needs: {', '.join(missing)} (not "
-                f"installed). Their Python is {executable} ({version}). Point PYSPARK_PYTHON "
-                f"(spark.pyspark.python) at a Python {version} with pyspark's [sql] extras, pyarrow and pyroaring "
-                "installed, and ship the client (spark.sparkContext.addPyFile('dist/spark_client.zip') or "
-                "--py-files), or pip install 'scan-planner' on the workers"
-            )
+            raise ExecutorEnvironmentError(environment_message(executable, version, missing, MAP_IN_ARROW_PACKAGES))
         with _LOCK:
             _CHECKED.add(self._app)
 

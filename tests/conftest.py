@@ -11,6 +11,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -38,11 +39,16 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.
 
 
 @contextlib.contextmanager
-def running_service(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL."""
+def running_service(*args: str, env: dict[str, str] | None = None, log_path: Path | None = None) -> Iterator[str]:
+    """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL. Its
+    output (the JSON log lines) goes to `log_path`, or to a temporary file."""
     port = free_port()
     cli = Path(sys.executable).with_name("scan-planner")
-    log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
+    log: IO[bytes]
+    if log_path is not None:
+        log = open(log_path, "wb")  # noqa: SIM115
+    else:
+        log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
     environment = {**os.environ, **(env or {})}
     proc = subprocess.Popen([str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
                             stdout=log, stderr=subprocess.STDOUT, env=environment)  # fmt: skip
@@ -109,19 +115,26 @@ def azurite_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"127.0.0.1:{port}"
 
 
-@pytest.fixture(scope="session")
-def s3_endpoint() -> Iterator[str]:
-    """A moto S3 server on loopback, for the whole session."""
+@contextlib.contextmanager
+def moto_server(env: dict[str, str] | None = None) -> Iterator[str]:
+    """A moto server (S3, STS, ...) on loopback while the block runs, its environment plus `env`; its URL."""
     port = free_port()
     moto = Path(sys.executable).with_name("moto_server")
     proc = subprocess.Popen([str(moto), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+                            stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})  # fmt: skip
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A moto S3 server on loopback, for the whole session."""
+    with moto_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,8 @@
 endpoint, or another scan-planner's /v1): the service is the catalog's client, as PyIceberg's and Java's
 RESTCatalog are.
 
-On first use it asks `GET /v1/config` (with `warehouse`, when set) for the catalog's `prefix`; LoadTable
+On first use it asks `GET /v1/config` (with `warehouse`, when set) for the catalog's `prefix` (its
+`defaults`, then the `prefix` setting, then its `overrides`, as the spec merges them); LoadTable
 (`GET /v1/{prefix}/namespaces/{ns}/tables/{name}`, asking for vended credentials) gives the metadata
 location and metadata, and the storage properties the catalog hands out (its `config`, and its
 `storage-credentials` by prefix), which the service then reads that table's manifests with. Namespaces and
@@ -12,9 +13,9 @@ Authentication: a bearer token from the settings, or OAuth2 client credentials (
 "client_id:client_secret") exchanged at the token endpoint (default `{uri}/v1/oauth/tokens`, as the REST
 clients do) for a token that is renewed before it expires, and once more when the catalog answers 401.
 
-Errors name the catalog: its 404s are the service's (no such table or namespace); 401/403 mean the
-service's own credentials are refused (502, with the setting to check); an unreachable catalog, a timeout or
-a 5xx is a 503 worth a retry.
+Errors name the catalog: its 404s are the service's (no such table or namespace); a 401 means the service's
+own credentials are refused, a 403 that its principal lacks the privilege (502 both, with the settings to
+check); an unreachable catalog, a timeout or a 5xx is a 503 worth a retry.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ DELEGATION = {"X-Iceberg-Access-Delegation": "vended-credentials"}
 class RestCatalogConfig:
     uri: str  # the catalog's base URI, without /v1
     warehouse: str | None = None  # sent to GET /v1/config
-    prefix: str | None = None  # beats the prefix the catalog's config gives
+    prefix: str | None = None  # beats the `defaults` prefix of the catalog's config, not its `overrides`
     credential: str | None = None  # "client_id:client_secret" for OAuth2 client credentials
     token: str | None = None  # a bearer token
     oauth2_server_uri: str | None = None  # the token endpoint (default {uri}/v1/oauth/tokens)
@@ -145,15 +146,11 @@ class RestCatalog:
         return "/".join(quote(s, safe="") if i > (1 if prefix else 0) else s for i, s in enumerate(segments))
 
     def _catalog_prefix(self) -> str | None:
-        if self.config.prefix is not None:
-            return self.config.prefix.strip("/") or None
         with self._config_lock:
             if self._prefix is None:
                 params = {"warehouse": self.config.warehouse} if self.config.warehouse else {}
                 body = self._request("GET", "v1/config", params=params, missing=None)
-                overrides = body.get("overrides") or {}
-                defaults = body.get("defaults") or {}
-                self._prefix = str(overrides.get("prefix") or defaults.get("prefix") or "").strip("/")
+                self._prefix = configured_prefix(body, self.config.prefix)
             return self._prefix or None
 
     def _pages(self, path: str, key: str, params: dict[str, str], missing: Exception) -> list[list[Any]]:
@@ -215,10 +212,16 @@ class RestCatalog:
         message = _upstream_message(response)
         if status == 404 and missing is not None:
             raise type(missing)(f"{missing} (REST catalog at {self.uri}: {message})")
-        if status in (401, 403):
+        if status == 401:
             raise UpstreamCatalogError(
                 f"The REST catalog at {self.uri} refused the service's credentials for {method} /{path}: "
-                f"{status} {message}; check rest_catalog_credential or rest_catalog_token"
+                f"401 Unauthorized ({message}); check rest_catalog_credential or rest_catalog_token"
+            )
+        if status == 403:
+            raise UpstreamCatalogError(
+                f"The REST catalog at {self.uri} forbade {method} /{path} to the service: 403 Forbidden "
+                f"({message}); grant the service's principal that privilege in the catalog, or check "
+                "rest_catalog_credential, rest_catalog_token and rest_catalog_scope"
             )
         if status >= 500 or status == 429:
             raise CatalogUnavailableError(f"The REST catalog at {self.uri} failed {method} /{path}: {status} {message}")
@@ -261,6 +264,18 @@ class RestCatalog:
             raise UpstreamCatalogError(f"The token endpoint {endpoint} answered without an access_token") from None
         log.info("rest catalog token issued", extra={"catalog": self.uri, "expires-in-seconds": expires_in})
         return token, time.monotonic() + expires_in
+
+
+def configured_prefix(config: Mapping[str, Any], own: str | None) -> str:
+    """The prefix of a catalog's paths ("": none) from its GET /v1/config answer and the client's own setting.
+    REST spec (getConfig): "Catalog configuration is constructed by setting the defaults, then client-provided
+    configuration, and finally overrides" (as Java's RESTSessionCatalog and PyIceberg merge them), so the
+    setting beats the catalog's `defaults` and the catalog's `overrides` beat the setting."""
+    merged: dict[str, Any] = {}
+    for layer in (config.get("defaults"), {"prefix": own} if own is not None else None, config.get("overrides")):
+        if isinstance(layer, Mapping):
+            merged.update(layer)
+    return str(merged.get("prefix") or "").strip("/")
 
 
 def _namespace(levels: tuple[str, ...]) -> str:

@@ -13,9 +13,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pyarrow as pa
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import ForbiddenError
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField, StringType
 
+from planner_service.catalog.base import TableIdentifier
+from planner_service.catalog.rest import RestCatalog as UpstreamCatalog
+from planner_service.catalog.rest import RestCatalogConfig
+from planner_service.io.fileio import FileIO
+from tests.catalog.fronted_catalog import FORBIDDEN_MESSAGE, FrontedCatalog, fronted
 from tests.conformance.reference import Conformance
 from tests.conftest import free_port, running_service
 from tests.plan_wire import splits
@@ -24,6 +36,13 @@ CLIENT = "planner"
 SECRET = "upstream-s3cret"
 STATIC_TOKEN = "upstream-static-token"
 PLAN_CASES = ["identity_part/partition-and-column", "spec_evolution/category", "mor_position_deletes/current"]
+NESTED_CATALOG = "nested"
+NESTED_NAMESPACES = [("a",), ("a", "b"), ("a", "b", "c")]
+# What the fronted upstream's GET /v1/config answers, by warehouse (a prefix per warehouse, as hosted catalogs)
+PREFIX_CONFIGS = {
+    "analytics": {"defaults": {"prefix": "analytics-catalog"}, "overrides": {}},
+    "governed": {"defaults": {"prefix": "a-default"}, "overrides": {"prefix": "governed-catalog"}},
+}
 
 
 def _config(directory: Path, name: str, settings: dict[str, object]) -> str:
@@ -33,10 +52,35 @@ def _config(directory: Path, name: str, settings: dict[str, object]) -> str:
 
 
 @pytest.fixture(scope="module")
-def upstream(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The upstream catalog: the conformance warehouse behind OAuth2 client credentials or a static token."""
+def nested(tmp_path_factory: pytest.TempPathFactory) -> SqlCatalog:
+    """Tables in nested namespaces, written by PyIceberg to a SQL catalog: a.b.c.events (partitioned by
+    region, two appends) and a.b.items."""
+    directory = tmp_path_factory.mktemp("nested")
+    catalog = SqlCatalog(NESTED_CATALOG, uri=f"sqlite:///{directory / 'catalog.db'}", warehouse=f"file://{directory}")
+    for namespace in NESTED_NAMESPACES:
+        catalog.create_namespace(namespace)
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False)
+    )
+    events = catalog.create_table("a.b.c.events", schema, partition_spec=PartitionSpec(
+        PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")))  # fmt: skip
+    for start in (0, 100):
+        ids = list(range(start, start + 100))
+        events.append(
+            pa.table({"id": ids, "region": ["eu" if i % 3 else "us" for i in ids]}, schema=events.schema().as_arrow())
+        )
+    items = catalog.create_table("a.b.items", schema)
+    items.append(pa.table({"id": [1, 2], "region": ["eu", "us"]}, schema=items.schema().as_arrow()))
+    return catalog
+
+
+@pytest.fixture(scope="module")
+def upstream(conformance: Conformance, nested: SqlCatalog, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The upstream catalog behind OAuth2 client credentials or a static token: the conformance warehouse, and
+    the nested namespaces' SQL catalog."""
     directory = tmp_path_factory.mktemp("upstream")
-    config = _config(directory, "upstream", {"oauth_clients": {CLIENT: SECRET}, "auth_tokens": [STATIC_TOKEN]})
+    sql = {"catalog_uri": nested.properties["uri"], "catalog_name": NESTED_CATALOG}
+    config = _config(directory, "upstream", {"oauth_clients": {CLIENT: SECRET}, "auth_tokens": [STATIC_TOKEN], **sql})
     with running_service("--warehouse", str(conformance.dir / "warehouse"), "--config", config) as url:
         yield url
 
@@ -50,9 +94,14 @@ def downstream(upstream: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield url
 
 
+def _pyiceberg(uri: str, **properties: str) -> RestCatalog:
+    """PyIceberg's RestCatalog with the upstream's client credentials."""
+    return RestCatalog("reference", uri=uri, credential=f"{CLIENT}:{SECRET}",
+                       **{"oauth2-server-uri": f"{uri}/v1/oauth/tokens", **properties})  # fmt: skip
+
+
 def test_pyiceberg_sees_the_same_catalog_through_both(upstream: str, downstream: str) -> None:
-    direct = RestCatalog("upstream", uri=upstream, credential=f"{CLIENT}:{SECRET}",
-                         **{"oauth2-server-uri": f"{upstream}/v1/oauth/tokens"})  # fmt: skip
+    direct = _pyiceberg(upstream)
     through = RestCatalog("downstream", uri=downstream)
     assert through.list_namespaces() == direct.list_namespaces() and ("db",) in direct.list_namespaces()
     names = direct.list_tables("db")
@@ -154,3 +203,101 @@ def test_the_metrics_endpoint(upstream: str, body: dict[str, object], status: in
     assert response.status_code == status, response.text
     if status == 400:
         assert "report-type" in response.json()["error"]["message"]
+
+
+def test_nested_namespaces_listed_and_planned_through_both(upstream: str, downstream: str, nested: SqlCatalog) -> None:
+    """a.b.c: PyIceberg lists each level, loads and plans the tables through the service as through the
+    upstream; what it finds is what PyIceberg wrote, and the plans are PyIceberg's own (client-side) plans."""
+    direct, through = _pyiceberg(upstream), RestCatalog("downstream", uri=downstream)
+    written = [*NESTED_NAMESPACES, ("db",)]  # (db: the conformance warehouse's)
+    for parent in [(), *NESTED_NAMESPACES]:
+        children = sorted(
+            {ns[: len(parent) + 1] for ns in written if len(ns) > len(parent) and ns[: len(parent)] == parent}
+        )
+        assert through.list_namespaces(parent) == direct.list_namespaces(parent) == children, parent
+    assert through.list_tables(("a", "b", "c")) == direct.list_tables(("a", "b", "c")) == [("a", "b", "c", "events")]
+    assert through.list_tables(("a", "b")) == direct.list_tables(("a", "b")) == [("a", "b", "items")]
+    for name in ("a.b.c.events", "a.b.items"):
+        assert through.load_table(name).metadata_location == nested.load_table(name).metadata_location
+
+    row_filter = "region = 'eu' AND id < 100"
+    expected = sorted(
+        t.file.file_path for t in nested.load_table("a.b.c.events").scan(row_filter=row_filter).plan_files()
+    )
+    assert len(expected) == 1  # the eu file of the first append: the second's ids start at 100
+    response = httpx.post(f"{downstream}/plan", json={"table": "a.b.c.events", "filter": row_filter}, timeout=60)
+    assert response.status_code == 200, response.text
+    assert sorted({f["data-file"]["file-path"] for f in splits(response.json())}) == expected
+    served = RestCatalog("downstream", uri=downstream, **{"scan-planning-mode": "server"})
+    tasks = served.load_table("a.b.c.events").scan(row_filter=row_filter).plan_files()
+    assert sorted(t.file.file_path for t in tasks) == expected
+
+
+@pytest.fixture(scope="module")
+def front(upstream: str) -> Iterator[tuple[FrontedCatalog, str]]:
+    """The upstream fronted as a hosted catalog: a prefix per warehouse in /v1/config, and what lies under
+    namespace `a` forbidden (403: listed, never loaded)."""
+    catalog = FrontedCatalog(upstream, PREFIX_CONFIGS, forbidden_namespace="a")
+    with fronted(catalog) as url:
+        yield catalog, url
+
+
+def _load_paths(front: FrontedCatalog) -> list[str]:
+    """The config and LoadTable requests a client made (without LoadTable's query parameters)."""
+    paths = [p.split("?")[0] if "/tables/" in p else p for p in front.paths()]
+    return [p for p in paths if p.startswith("/v1/config") or p.endswith("/tables/unpartitioned")]
+
+
+@pytest.mark.parametrize(
+    ("warehouse", "prefix", "expected"),
+    [
+        ("analytics", None, "analytics-catalog"),  # the catalog's defaults
+        ("analytics", "mine", "mine"),  # the setting beats the catalog's defaults
+        ("governed", "mine", "governed-catalog"),  # the catalog's overrides beat the setting
+        (None, "mine", "mine"),
+        (None, None, None),
+    ],
+)
+def test_the_prefix_as_the_spec_merges_it(
+    front: tuple[FrontedCatalog, str], warehouse: str | None, prefix: str | None, expected: str | None
+) -> None:
+    """REST spec, getConfig: the catalog's defaults, then the client's configuration, then its overrides.
+    PyIceberg's RestCatalog, given the same warehouse and prefix, asks for the same paths."""
+    catalog, url = front
+    properties = {key: value for key, value in (("warehouse", warehouse), ("prefix", prefix)) if value is not None}
+    catalog.requests.clear()
+    _pyiceberg(url, **properties).load_table("db.unpartitioned")
+    theirs = _load_paths(catalog)
+    catalog.requests.clear()
+    config = RestCatalogConfig(uri=url, warehouse=warehouse, prefix=prefix, credential=f"{CLIENT}:{SECRET}")
+    ours = UpstreamCatalog(FileIO(), config)
+    try:
+        ours.load_table(TableIdentifier(("db",), "unpartitioned"))
+    finally:
+        ours.close()
+    config_request = f"/v1/config?warehouse={warehouse}" if warehouse else "/v1/config"
+    table = f"/v1/{expected + '/' if expected else ''}namespaces/db/tables/unpartitioned"
+    assert _load_paths(catalog) == theirs == [config_request, table]
+
+
+def test_the_service_with_a_warehouse_prefix_and_a_forbidden_namespace(
+    front: tuple[FrontedCatalog, str], tmp_path: Path
+) -> None:
+    """rest_catalog_warehouse and rest_catalog_prefix as settings; the catalog's 403 is a 502 naming it."""
+    catalog, url = front
+    settings = {"rest_catalog_credential": f"{CLIENT}:{SECRET}", "rest_catalog_warehouse": "analytics",
+                "rest_catalog_prefix": "mine"}  # fmt: skip
+    with running_service("--rest-catalog-uri", url, "--config", _config(tmp_path, "fronted", settings)) as ours:
+        catalog.requests.clear()
+        planned = httpx.post(f"{ours}/plan", json={"table": "db.unpartitioned"}, timeout=60)
+        assert planned.status_code == 200, planned.text
+        assert catalog.paths()[:2] == ["/v1/config?warehouse=analytics", "/v1/mine/namespaces/db/tables/unpartitioned"]
+        forbidden = httpx.post(f"{ours}/plan", json={"table": "a.b.items"}, timeout=60)
+        listing = httpx.get(f"{ours}/v1/namespaces/a%1Fb/tables", timeout=60)
+    with pytest.raises(ForbiddenError, match=FORBIDDEN_MESSAGE):  # PyIceberg names it so too
+        _pyiceberg(url).load_table("a.b.items")
+    for refused in (forbidden, listing):
+        assert refused.status_code == 502, refused.text
+        message = refused.json()["error"]["message"]
+        assert f"The REST catalog at {url} forbade GET /v1/mine/namespaces/a%1Fb/" in message, message
+        assert f"403 Forbidden ({FORBIDDEN_MESSAGE})" in message and "rest_catalog_credential" in message

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import running_service
+from tests.spark_client.vended import load_vended_table, write_vended_table
 
 
 @pytest.fixture(scope="session")
@@ -62,3 +63,16 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def vended_catalog(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """demo.events on moto's S3 (tests/spark_client/vended.py), for the services that vend credentials for it;
+    the SQL catalog's path."""
+    return write_vended_table(s3_endpoint, tmp_path_factory.mktemp("vended"))
+
+
+@pytest.fixture(scope="session")
+def vended_table(vended_catalog: str, s3_endpoint: str) -> Any:
+    """That table as PyIceberg reads it with the service's own keys (the oracle of its rows)."""
+    return load_vended_table(vended_catalog, s3_endpoint)

@@ -1,7 +1,8 @@
 """plan_and_read on pyspark 3.5 (no Python data sources there), held to what test_dataframe.py holds
 pyspark 4 to: every conformance read case must give Spark + Iceberg Java's rows and Spark types, one
 partition per task; `limit=` reads and the partition counts Spark + Iceberg Java recorded for a session's
-shuffle partitions; and the demo table must read as PyIceberg reads it.
+shuffle partitions; the demo table must read as PyIceberg reads it; and a table on moto's S3 must read as
+PyIceberg reads it with no storage settings on the executors, only the credentials the service vends.
 
 Starting a Spark takes seconds, so one subprocess in the small pyspark 3.5 venv (pyspark35_env.py) runs
 every read in one SparkSession (pyspark35_read.py) and writes the rows of each to Parquet; the tests here,
@@ -14,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,8 @@ from tests.spark_client.compare import (
     snapshot_arguments,
 )
 from tests.spark_client.pyspark35_env import Pyspark35Env, ensure_pyspark35_env
+from tests.spark_client.vended import TABLE as VENDED_TABLE
+from tests.spark_client.vended import static_vending, sts_vending, vending_service
 
 pytest.importorskip("pyspark")
 
@@ -41,6 +45,12 @@ AGGREGATE = "aggregate/"  # spark_client.aggregate of the conformance aggregate 
 PARTITIONS = "partitions/"  # PARTITION_COUNT_CASES by index: planned in a session of those shuffle partitions
 LIMITED, WHOLE = "limit/many_manifests", "limit-whole/many_manifests"  # plan_and_read(limit=) and without
 SMALL_SPLITS = {"split-size": 1024}  # a task per file
+VENDED = "vended/"  # demo.events on moto's S3, read with only what the service vends (no storage of its own)
+VENDED_READS: dict[str, dict[str, Any]] = {
+    "static": {"columns": ["id", "ts", "region", "amount"]},
+    "static-by-id": {"inline_task_limit": 0},
+    "sts": {"filter": "region = 'eu'"},
+}
 DEMO_READS: dict[str, dict[str, Any]] = {
     "demo/all-small-splits": {"options": {"split-size": 4096}},
     "demo/filtered-projected": {"filter": "region = 'eu' AND id < 450", "columns": ["amount", "id"]},
@@ -75,8 +85,26 @@ def _request(name: str, service_url: str, table: str, arguments: dict[str, Any])
 
 
 @pytest.fixture(scope="module")
+def vending_services(
+    vended_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, str]]:
+    """Services vending static and STS credentials for the S3 table, by read name."""
+    with (
+        vending_service(tmp_path_factory.mktemp("static35"), vended_catalog, s3_endpoint, **static_vending()) as static,
+        vending_service(
+            tmp_path_factory.mktemp("sts35"), vended_catalog, s3_endpoint, **sts_vending(s3_endpoint)
+        ) as sts,
+    ):
+        yield {"static": static, "static-by-id": static, "sts": sts}
+
+
+@pytest.fixture(scope="module")
 def reads35(
-    tmp_path_factory: pytest.TempPathFactory, conformance: Conformance, conformance_service: str, demo_service: str
+    tmp_path_factory: pytest.TempPathFactory,
+    conformance: Conformance,
+    conformance_service: str,
+    demo_service: str,
+    vending_services: dict[str, str],
 ) -> Reads35:
     """Every read of this module, done once by plan_and_read on pyspark 3.5 against the real services."""
     env35 = ensure_pyspark35_env()
@@ -97,6 +125,8 @@ def reads35(
         for c in READ_CASES
     ]
     requests += [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
+    requests += [_request(VENDED + name, vending_services[name], VENDED_TABLE, arguments)
+                 for name, arguments in VENDED_READS.items()]  # fmt: skip
     requests += [
         {**_request(AGGREGATE + c["id"], conformance_service, f"db.{c['table']}",
                     {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"])}),
@@ -116,7 +146,8 @@ def reads35(
     requests_path = out / "requests.json"
     requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
-    environment = {**{k: v for k, v in os.environ.items() if k not in drop}, "JAVA_HOME": env35.java_home,
+    kept = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("AWS_")}  # no keys of its own
+    environment = {**kept, "JAVA_HOME": env35.java_home,
                    "PYSPARK_PYTHON": str(env35.python), "PYTHONPATH": str(REPO)}  # fmt: skip
     run = subprocess.run([str(env35.python), str(HERE / "pyspark35_read.py"), str(requests_path), str(out)],
                          capture_output=True, text=True, env=environment, timeout=900)  # fmt: skip
@@ -228,3 +259,19 @@ def test_the_demo_table_as_pyiceberg_reads_it_on_pyspark_35(reads35: Reads35, de
         "nullable": False,
         "metadata": {},
     }
+
+
+def test_vended_credentials_on_pyspark_35(reads35: Reads35, vended_table: Any) -> None:
+    """plan_and_read with no storage settings, on executors with no keys of their own: the rows PyIceberg reads
+    from the table (with the service's keys), through static and STS credentials, inline and by id."""
+    expected = {
+        "static": vended_table.scan(selected_fields=("id", "ts", "region", "amount")),
+        "static-by-id": vended_table.scan(),
+        "sts": vended_table.scan(row_filter="region = 'eu'"),
+    }
+    for name, scan in expected.items():
+        result = reads35.result(VENDED + name)
+        assert "error" not in result, result["error"]
+        ours, theirs = reads35.table(VENDED + name), scan.to_arrow()
+        assert ours.num_rows == theirs.num_rows > 0, name
+        assert rows(ours) == rows(theirs.select(ours.column_names)), name

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 import venv
@@ -33,14 +34,54 @@ def run(mode: str, service: str, executors_python: str) -> dict[str, Any]:
     return result
 
 
+def _says_what_to_do(message: str, python: Path, missing: str) -> None:
+    """ExecutorEnvironmentError's text: what is missing, where (PYSPARK_PYTHON), and how to ship the client."""
+    assert f"Spark's executors cannot import what reading the plan needs: {missing} (not installed)" in message
+    assert f"Their Python is {python} " in message and "PYSPARK_PYTHON" in message and "spark_client.zip" in message
+
+
 def test_executors_that_cannot_import_the_reader(demo_service: str, tmp_path: Path) -> None:
+    """plan_and_read says so in the driver; the data source where Spark's Python worker first unpickles it (the
+    worker that plans the read: PYSPARK_PYTHON too), not as a ModuleNotFoundError."""
     bare = tmp_path / "bare"
     venv.create(bare, with_pip=False)  # the same Python, none of the reader's packages
-    result = run("bare-executors", demo_service, str(bare / "bin" / "python"))
+    python = bare / "bin" / "python"
+    result = run("bare-executors", demo_service, str(python))
     assert result["error"] == "ExecutorEnvironmentError", result
-    message = result["message"]
-    assert "import what reading the plan needs: pyarrow, pandas, pyroaring (not installed)" in message
-    assert str(bare / "bin" / "python") in message and "PYSPARK_PYTHON" in message and "spark_client.zip" in message
+    _says_what_to_do(result["message"], python, "pyarrow, pandas, numpy, pyroaring, httpx")
+    assert result["source_error"] == "AnalysisException", result  # Spark's PYTHON_DATA_SOURCE_ERROR around ours
+    assert "ExecutorEnvironmentError: " in result["source_message"], result
+    assert "ModuleNotFoundError" not in result["source_message"], result
+    _says_what_to_do(result["source_message"], python, "pyarrow, numpy, pyroaring, httpx")
+
+
+def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
+    """What an executor's Python worker does first with the data source's reader and partitions: unpickle them.
+    A Python with only the worker's own path (pyspark.zip and py4j, as Spark puts them there) and none of the
+    reader's packages raises ExecutorEnvironmentError for each; a full one gets the classes back."""
+    import pyspark
+    from pyspark import cloudpickle
+
+    from spark_client.datasource import ScanPlannerDataSource, _Reader, _Task
+
+    bare = tmp_path / "bare"
+    venv.create(bare, with_pip=False)
+    worker_path = sorted(str(z) for z in (Path(pyspark.__file__).parent / "python" / "lib").glob("*.zip"))
+    assert len(worker_path) == 2, worker_path  # pyspark.zip, py4j-*-src.zip
+    pickled = {"source": ScanPlannerDataSource, "reader": _Reader, "partition": _Task("task", {"s3.region": "x"})}
+    for name, value in pickled.items():
+        restored = pickle.loads(cloudpickle.dumps(value))  # here, with everything installed: the same
+        assert restored is value if isinstance(value, type) else (type(restored), restored.value) == (_Task, "task")
+        payload = tmp_path / f"{name}.pickle"
+        payload.write_bytes(cloudpickle.dumps(value))
+        code = f"import pickle; pickle.loads(open({str(payload)!r}, 'rb').read())"
+        env = {"PYTHONPATH": os.pathsep.join(worker_path), "PATH": os.environ.get("PATH", "")}
+        proc = subprocess.run([str(bare / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
+        assert proc.returncode != 0, name
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith("spark_client.environment.ExecutorEnvironmentError: "), proc.stderr[-2000:]
+        _says_what_to_do(last, bare / "bin" / "python", "pyarrow, numpy, pyroaring, httpx, spark_client")
 
 
 def test_spark_connect_reads_through_the_data_source(demo_service: str, demo_table: Any) -> None:

@@ -10,76 +10,49 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import httpx
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
-from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.io.vending import read_policy
 from spark_client import ScanPlannerDataSource, plan_and_read
 from tests.conftest import running_service
-
-KEY, SECRET, REGION = "service-key", "service-secret", "us-east-1"
-READER_KEY, READER_SECRET = "reader-key", "reader-secret-XYZ"
-ROLE = "arn:aws:iam::123456789012:role/lake-reader"
-
-
-def _keys(endpoint: str) -> dict[str, str]:
-    return {"s3.endpoint": endpoint, "s3.access-key-id": KEY, "s3.secret-access-key": SECRET, "s3.region": REGION}
+from tests.spark_client.vended import (
+    KEY,
+    READER_KEY,
+    READER_SECRET,
+    REGION,
+    TABLE,
+    TABLE_PREFIX,
+    static_vending,
+    sts_vending,
+    vending_service,
+)
 
 
 @pytest.fixture(scope="module")
-def demo_rows(s3_catalog: str, s3_endpoint: str) -> int:
-    """demo.events's rows as PyIceberg reads them with the service's own keys (the oracle)."""
-    catalog = PyIcebergSqlCatalog("lake", uri=f"sqlite:///{s3_catalog}", **_keys(s3_endpoint))
-    rows: int = catalog.load_table(DEMO_TABLE).scan().to_arrow().num_rows
+def demo_rows(vended_table: Any) -> int:
+    """The table's rows as PyIceberg reads them with the service's own keys (the oracle)."""
+    rows: int = vended_table.scan().to_arrow().num_rows
     return rows
 
 
 @pytest.fixture(scope="module")
-def s3_catalog(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> str:
-    """demo.events written by PyIceberg to s3://vended/warehouse; the SQL catalog's path."""
-    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                 region_name=REGION).create_bucket(Bucket="vended")  # fmt: skip
-    db = tmp_path_factory.mktemp("vended") / "catalog.db"
-    catalog = PyIcebergSqlCatalog(
-        "lake",
-        uri=f"sqlite:///{db}",
-        warehouse="s3://vended/warehouse",
-        **_keys(s3_endpoint),
-    )
-    write_demo_table(catalog)
-    return str(db)
-
-
-def _service(directory: Path, catalog: str, endpoint: str, **settings: Any) -> Any:
-    config = directory / "service.json"
-    config.write_text(json.dumps({
-        "catalog_uri": catalog, "catalog_name": "lake", "s3_endpoint": endpoint, "s3_region": REGION,
-        "s3_access_key_id": KEY, "s3_secret_access_key": SECRET, **settings,
-    }))  # fmt: skip
-    return running_service("--config", str(config))
-
-
-@pytest.fixture(scope="module")
-def static_service(s3_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    properties = {"s3.access-key-id": READER_KEY, "s3.secret-access-key": READER_SECRET}
-    with _service(tmp_path_factory.mktemp("static"), s3_catalog, s3_endpoint, vend_credentials="static",
-                  vended_storage_properties=properties) as url:  # fmt: skip
+def static_service(vended_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with vending_service(tmp_path_factory.mktemp("static"), vended_catalog, s3_endpoint, **static_vending()) as url:
         yield url
 
 
 @pytest.fixture(scope="module")
-def sts_service(s3_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with _service(tmp_path_factory.mktemp("sts"), s3_catalog, s3_endpoint, vend_credentials="sts", sts_role_arn=ROLE,
-                  sts_endpoint=s3_endpoint) as url:  # fmt: skip
+def sts_service(vended_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with vending_service(
+        tmp_path_factory.mktemp("sts"), vended_catalog, s3_endpoint, **sts_vending(s3_endpoint)
+    ) as url:
         yield url
 
 
 def _plan(url: str, **body: Any) -> dict[str, Any]:
-    response = httpx.post(f"{url}/plan", json={"table": DEMO_TABLE, **body}, timeout=60)
+    response = httpx.post(f"{url}/plan", json={"table": TABLE, **body}, timeout=60)
     assert response.status_code == 200, response.text
     plan: dict[str, Any] = response.json()
     return plan
@@ -89,7 +62,7 @@ def test_plans_carry_the_static_credentials(static_service: str, s3_endpoint: st
     for _ in range(2):  # the second from the plan cache: still with them (bodies with credentials are not kept)
         plan = _plan(static_service)
         (credential,) = plan["storage-credentials"]
-        assert credential["prefix"] == "s3://vended/warehouse/demo/events"
+        assert credential["prefix"] == TABLE_PREFIX
         assert plan["metadata-location"].startswith(credential["prefix"] + "/")
         config = credential["config"]
         assert (config["s3.access-key-id"], config["s3.secret-access-key"]) == (READER_KEY, READER_SECRET)
@@ -113,7 +86,7 @@ def test_rest_catalog_vends_them_when_asked(static_service: str) -> None:
 def test_pyiceberg_reads_with_the_vended_credentials(static_service: str, demo_rows: int) -> None:
     """PyIceberg's RestCatalog, given only the service's URI, reads the rows from S3."""
     catalog = RestCatalog("vended", uri=static_service, **{"header.X-Iceberg-Access-Delegation": "vended-credentials"})
-    table = catalog.load_table(DEMO_TABLE)
+    table = catalog.load_table(TABLE)
     assert table.io.properties["s3.access-key-id"] == READER_KEY
     assert table.scan().to_arrow().num_rows == demo_rows
 
@@ -124,17 +97,17 @@ def test_spark_reads_with_no_storage_settings(
     """plan_and_read and the data source with no `storage`: the executors reach moto only through the
     vended endpoint and keys."""
     for url in (static_service, sts_service):
-        df = plan_and_read(spark, DEMO_TABLE, service_url=url, columns=["id", "region"])
+        df = plan_and_read(spark, TABLE, service_url=url, columns=["id", "region"])
         assert df.count() == demo_rows
     spark.dataSource.register(ScanPlannerDataSource)  # and the data source (pyspark 4)
-    source = spark.read.format("scan-planner").option("service-url", static_service).load(DEMO_TABLE)
+    source = spark.read.format("scan-planner").option("service-url", static_service).load(TABLE)
     assert source.select("id").collect().__len__() == demo_rows
 
 
 def test_sts_credentials_are_short_lived_and_scoped(sts_service: str) -> None:
     first = _plan(sts_service)["storage-credentials"][0]
     config = first["config"]
-    assert first["prefix"] == "s3://vended/warehouse/demo/events"
+    assert first["prefix"] == TABLE_PREFIX
     assert config["s3.access-key-id"] not in (KEY, READER_KEY) and config["s3.session-token"]
     assert int(config["s3.session-token-expires-at-ms"]) > 0
     again = _plan(sts_service)["storage-credentials"][0]["config"]
