@@ -10,9 +10,11 @@ class PlannerError(Exception):
     error_type = "PlannerError"
     retry_after: int | None = None  # seconds, for a Retry-After header (a 503 worth retrying soon)
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if retry_after is not None:
+            self.retry_after = retry_after
 
 
 class BadRequestError(PlannerError):
@@ -107,10 +109,7 @@ class OverloadedError(PlannerError):
 
     status_code = 503
     error_type = "ServiceUnavailableException"
-
-    def __init__(self, message: str, retry_after: int = 5) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+    retry_after: int | None = 5
 
 
 class PlanCancelledError(PlannerError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from functools import cache
 from pathlib import Path
 
@@ -23,7 +24,7 @@ JAVA_FIXTURES = {"conformance"}  # Iceberg Java's tables and recorded plans
 SPARK_FIXTURES = {"spark"}
 JAVA_MODULES = {"test_bench_smoke.py", "test_pyspark35.py"}  # start a JVM of their own
 SPARK_MODULES = {"test_bench_smoke.py", "test_pyspark35.py", "test_spark_environments.py", "test_readme_pyspark.py"}
-STARTS_A_SERVICE = ("running_service(", "emulator(", "Popen(", "subprocess.run(", "ThreadingHTTPServer(")
+STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")
 
 
 def mark(items: list[pytest.Item]) -> None:
@@ -34,31 +35,53 @@ def mark(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.java)
         if fixtures & SPARK_FIXTURES or module in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
-        if fixtures & _service_fixtures(item.path) or _starts_a_service(item):
+        starters, service_fixtures = _starters(item.path)
+        if fixtures & service_fixtures or _calls(_source(item), starters):
             item.add_marker(pytest.mark.services)
 
 
-def _starts_a_service(item: pytest.Item) -> bool:
+def _source(item: pytest.Item) -> str:
     function = getattr(item, "function", None)
     try:
-        source = inspect.getsource(function) if function is not None else ""
+        return inspect.getsource(function) if function is not None else ""
     except (OSError, TypeError):
-        return False
-    return any(call in source for call in STARTS_A_SERVICE)
+        return ""
+
+
+def _calls(source: str, starters: frozenset[str]) -> bool:
+    return any(call in source for call in STARTS_A_SERVICE) or any(
+        re.search(rf"\b{re.escape(name)}\(", source) for name in starters
+    )
 
 
 @cache
-def _service_fixtures(test_module: Path) -> frozenset[str]:
-    """The fixtures visible to a test module (its own and its conftest files') that start a service."""
-    names: set[str] = set()
-    for path in (test_module, *_conftests(test_module)):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and _is_fixture(node):
-                body = ast.get_source_segment(path.read_text(), node) or ""
-                if any(call in body for call in STARTS_A_SERVICE):
-                    names.add(node.name)
-    return frozenset(names)
+def _starters(test_module: Path) -> tuple[frozenset[str], frozenset[str]]:
+    """The functions visible to a test module (its own, its conftest files' and the test helpers it imports)
+    that start a service, directly or through one another; and which of them are fixtures."""
+    functions: dict[str, tuple[str, bool]] = {}  # name -> (source, is a fixture)
+    for path in (test_module, *_conftests(test_module), *_helpers(test_module)):
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.FunctionDef):
+                functions[node.name] = (ast.get_source_segment(text, node) or "", _is_fixture(node))
+    starters: frozenset[str] = frozenset()
+    while True:  # until no more functions are found to call a starter
+        found = frozenset(name for name, (body, _) in functions.items() if _calls(body, starters))
+        if found == starters:
+            return starters, frozenset(name for name in starters if functions[name][1])
+        starters = found
+
+
+def _helpers(test_module: Path) -> list[Path]:
+    """The modules of tests/ that a test module imports (`from tests.x.y import ...`)."""
+    root = Path(__file__).resolve().parent.parent
+    out = []
+    for node in ast.walk(ast.parse(test_module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tests":
+            path = root.joinpath(*node.module.split(".")).with_suffix(".py")
+            if path.exists():
+                out.append(path)
+    return out
 
 
 def _conftests(test_module: Path) -> list[Path]:

@@ -11,9 +11,9 @@ from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
-from planner_service.api.response_models import AggregateResponse, described
+from planner_service.api.response_models import AggregateResponse, json_route
 from planner_service.api.responses import json_response
-from planner_service.api.wire import AggregateRequest, json_body_schema, parse_body
+from planner_service.api.wire import AggregateRequest, parse_body
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import Cancellation
@@ -28,8 +28,9 @@ router = APIRouter()
     "/aggregate",
     tags=["planning"],
     summary="count(*), count(col), min(col), max(col) from metadata, where exact",
-    openapi_extra=json_body_schema(AggregateRequest),
-    responses=described(AggregateResponse, "Each aggregate's value, or why metadata cannot answer it exactly"),
+    **json_route(
+        AggregateRequest, AggregateResponse, "Each aggregate's value, or why metadata cannot answer it exactly"
+    ),
 )
 async def aggregate(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, AggregateRequest)

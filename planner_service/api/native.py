@@ -16,9 +16,9 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
-from planner_service.api.response_models import DeferredPlan, PlanResponse, described
+from planner_service.api.response_models import DeferredPlan, PlanResponse, described, json_route
 from planner_service.api.responses import json_bytes, json_response
-from planner_service.api.wire import PlanRequest, json_body_schema, parse_body
+from planner_service.api.wire import PlanRequest, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
 from planner_service.service.plan_ids import CanonicalRequest
@@ -118,8 +118,7 @@ def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iter
     "/plan",
     tags=["planning"],
     summary="Plan a scan: bin-packed CombinedScanTasks",
-    openapi_extra=json_body_schema(PlanRequest),
-    responses=described(PlanResponse, "The plan: its tasks inline, or by id beyond the inline task limit"),
+    **json_route(PlanRequest, PlanResponse, "The plan: its tasks inline, or by id beyond the inline task limit"),
 )
 async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, PlanRequest)

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from planner_service.api.wire import json_body_schema
+
 
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
@@ -180,3 +182,10 @@ def described(
             name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
         }
     return {200: response}
+
+
+def json_route(
+    body: type[BaseModel], answer: type[BaseModel], description: str, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The OpenAPI keywords of a route that takes a JSON `body` (parsed by wire.parse_body) and answers `answer`."""
+    return {"openapi_extra": json_body_schema(body), "responses": described(answer, description, headers)}

@@ -30,7 +30,7 @@ from planner_service.api.auth import client_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.errors import error_body
-from planner_service.api.response_models import RestPlanningResult, described
+from planner_service.api.response_models import RestPlanningResult, described, json_route
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import WireModel, json_body_schema, parse_body
@@ -304,9 +304,9 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
 
 
 @routes.route(
-    "POST", f"{_TABLE}/plan", summary="Plan a table scan", openapi_extra=json_body_schema(PlanTableScanRequest),
-    responses=described(RestPlanningResult, "completed (with the first page of file scan tasks) or submitted",
-                        _CUT_SHORT_DOC),
+    "POST", f"{_TABLE}/plan", summary="Plan a table scan",
+    **json_route(PlanTableScanRequest, RestPlanningResult, "completed (with its first page of tasks) or submitted",
+                 _CUT_SHORT_DOC),
 )  # fmt: skip
 async def plan_table_scan(
     namespace: str, table: str, request: Request, runtime: RuntimeDep, planning: PlanningDep, pretty: PrettyDep

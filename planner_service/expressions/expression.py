@@ -248,6 +248,7 @@ class BoundTransform:
 
 
 BoundTerm = BoundReference | BoundTransform
+Term = UnboundTerm | BoundTerm
 
 
 # --- Predicates -------------------------------------------------------------------------------------------

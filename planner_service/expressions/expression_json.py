@@ -20,13 +20,12 @@ from planner_service.expressions.expression import (
     TRUE,
     UNARY_OPS,
     BoundPredicate,
-    BoundTerm,
-    BoundTransform,
+    BoundReference,
     Expression,
     Op,
     Reference,
+    Term,
     UnboundPredicate,
-    UnboundTerm,
     UnboundTransform,
     and_,
     not_,
@@ -128,7 +127,7 @@ def _predicate(op: Op, node: dict[str, Any], path: str) -> UnboundPredicate:
     return UnboundPredicate(op, term, tuple(_literal(v, f"{path}.values[{i}]") for i, v in enumerate(values)))
 
 
-def _term(node: Any, path: str) -> UnboundTerm:
+def _term(node: Any, path: str) -> Reference | UnboundTransform:
     if isinstance(node, str):
         return Reference(node)
     if isinstance(node, dict):
@@ -204,10 +203,10 @@ class _JsonWriter(ExpressionVisitor[Any]):
         return out
 
 
-def _term_json(term: UnboundTerm | BoundTerm) -> Any:
-    if isinstance(term, UnboundTransform | BoundTransform):
-        return {"type": "transform", "transform": str(term.transform), "term": term.ref.name}
-    return term.name
+def _term_json(term: Term) -> Any:
+    if isinstance(term, Reference | BoundReference):
+        return term.name
+    return {"type": "transform", "transform": str(term.transform), "term": term.ref.name}
 
 
 def _unbound_value(lit: Literal) -> Any:

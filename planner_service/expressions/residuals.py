@@ -72,19 +72,12 @@ _BoundProjection = Evaluator | Expression | PlannerError | None
 
 
 @dataclass(frozen=True)
-class _FieldCheck:
-    """One partition field's strict and inclusive projection of a predicate."""
-
-    strict: _BoundProjection
-    inclusive: _BoundProjection
-
-
-@dataclass(frozen=True)
 class _Checks:
-    """The checks of a predicate's column's partition fields, in spec order, and what is left when none decides."""
+    """The strict and inclusive projections of a predicate on each partition field of its column, in spec
+    order, and what is left when none decides."""
 
     original: Expression  # the predicate as Java's parser reads it (hex strings on binary columns as bytes)
-    fields: tuple[_FieldCheck, ...]
+    fields: tuple[tuple[_BoundProjection, _BoundProjection], ...]
 
 
 # What decides one predicate of the filter: a constant (binding folded it: a required column's null test,
@@ -112,7 +105,7 @@ def _prepare(expr: Expression, spec: PartitionSpec, schema: Schema, cs: bool) ->
 
 def _field_checks(
     pred: BoundPredicate, spec: PartitionSpec, partition_schema: Schema, struct: StructType, cs: bool
-) -> tuple[_FieldCheck, ...]:
+) -> tuple[tuple[_BoundProjection, _BoundProjection], ...]:
     source_type = pred.ref.type
     if not isinstance(source_type, PrimitiveType):
         return ()  # partition sources are primitive: no field can decide a predicate on a nested type
@@ -128,7 +121,7 @@ def _field_checks(
         return Evaluator(struct, result) if isinstance(result, BoundPredicate) else result
 
     return tuple(
-        _FieldCheck(bound(project_strict(field, source_type, pred)), bound(project_inclusive(field, source_type, pred)))
+        (bound(project_strict(field, source_type, pred)), bound(project_inclusive(field, source_type, pred)))
         for field in partition_fields_for(spec, pred.ref.field_id)
     )
 
@@ -154,10 +147,10 @@ class _ResidualVisitor(RebuildingVisitor):
         decision = self._decisions[id(pred)]
         if isinstance(decision, Expression):
             return decision
-        for check in decision.fields:
-            if self._outcome(check.strict) is TRUE:
+        for strict, inclusive in decision.fields:
+            if self._outcome(strict) is TRUE:
                 return TRUE  # every row of the partition matches
-            if self._outcome(check.inclusive) is FALSE:
+            if self._outcome(inclusive) is FALSE:
                 return FALSE  # no row of the partition can match
         return decision.original  # Java returns the original unbound predicate, not the bound one
 

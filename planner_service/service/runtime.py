@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
@@ -136,18 +136,7 @@ def credential_vendor(settings: Settings) -> CredentialVendor | None:
 
 
 def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
-    if not settings.rest_catalog_uri:
-        return None
-    return RestCatalogConfig(
-        uri=settings.rest_catalog_uri,
-        warehouse=settings.rest_catalog_warehouse,
-        prefix=settings.rest_catalog_prefix,
-        credential=settings.rest_catalog_credential,
-        token=settings.rest_catalog_token,
-        oauth2_server_uri=settings.rest_catalog_oauth2_server_uri,
-        scope=settings.rest_catalog_scope,
-        timeout_seconds=settings.rest_catalog_timeout_seconds,
-    )
+    return _section(settings, RestCatalogConfig, "rest_catalog_") if settings.rest_catalog_uri else None
 
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
@@ -174,16 +163,18 @@ def storage_properties(settings: Settings) -> dict[str, str]:
 
 
 def s3_config(settings: Settings) -> S3Config:
-    return S3Config(
-        endpoint=settings.s3_endpoint,
-        region=settings.s3_region,
-        access_key_id=settings.s3_access_key_id,
-        secret_access_key=settings.s3_secret_access_key,
-        session_token=settings.s3_session_token,
-        path_style=settings.s3_path_style,
-        connect_timeout=settings.s3_connect_timeout_seconds,
-        request_timeout=settings.s3_request_timeout_seconds,
-    )
+    return _section(settings, S3Config, "s3_", connect_timeout="s3_connect_timeout_seconds",
+                    request_timeout="s3_request_timeout_seconds")  # fmt: skip
+
+
+C = TypeVar("C")
+
+
+def _section(settings: Settings, config: type[C], prefix: str, **renamed: str) -> C:
+    """A config dataclass from its section of the settings: each field from the setting named `prefix` + its
+    name (or as `renamed` says)."""
+    names = {f.name: renamed.get(f.name, prefix + f.name) for f in fields(config)}  # type: ignore[arg-type]
+    return config(**{name: getattr(settings, setting) for name, setting in names.items()})
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:
