@@ -49,6 +49,20 @@ def applied(index: DeleteFileIndex, data: ContentFile) -> list[str]:
 # -- DeleteFileIndexTestBase: the index built from files ----------------------------------------------------
 
 
+# Java's testUnpartitionedDeletes / testPartitionedDeleteIndex, deletes eq-4, eq-6, pos-5, pos-6 (the numbers
+# are their sequence numbers): what applies to a data file of each sequence number (equality deletes to
+# older data only, position deletes to data of the same sequence number too)
+APPLIED_BY_DATA_SEQ = {
+    0: ["eq-4", "eq-6", "pos-5", "pos-6"],
+    3: ["eq-4", "eq-6", "pos-5", "pos-6"],
+    4: ["eq-6", "pos-5", "pos-6"],
+    5: ["eq-6", "pos-5", "pos-6"],
+    6: ["pos-6"],
+    7: [],
+    10: [],
+}
+
+
 def test_unpartitioned_deletes() -> None:
     """Java: testUnpartitionedDeletes. Equality deletes apply to data older than them (data seq < delete
     seq), position deletes to data as old or older (<=); an unpartitioned spec's equality deletes are
@@ -61,16 +75,7 @@ def test_unpartitioned_deletes() -> None:
     ]
     index = DeleteFileIndex({0: unpartitioned(0), 1: bucket_spec(1)}, SCHEMA, deletes)
     assert index.has_equality_deletes and not index.is_empty
-    expected = {
-        0: ["eq-4", "eq-6", "pos-5", "pos-6"],
-        3: ["eq-4", "eq-6", "pos-5", "pos-6"],
-        4: ["eq-6", "pos-5", "pos-6"],
-        5: ["eq-6", "pos-5", "pos-6"],
-        6: ["pos-6"],
-        7: [],
-        10: [],
-    }
-    for seq, want in expected.items():
+    for seq, want in APPLIED_BY_DATA_SEQ.items():
         assert applied(index, data_file("/path/to/data-unpartitioned.parquet", (), 0, seq)) == want, seq
     # FILE_A copied with spec id 1: only the global equality deletes apply
     assert applied(index, file_a(0, spec_id=1)) == ["eq-4", "eq-6"]
@@ -85,16 +90,7 @@ def test_partitioned_delete_index() -> None:
         pos_deletes("pos-6", A, 0, seq=6),
     ]
     index = DeleteFileIndex({0: SPEC, 1: unpartitioned(1)}, SCHEMA, deletes)
-    expected = {
-        0: ["eq-4", "eq-6", "pos-5", "pos-6"],
-        3: ["eq-4", "eq-6", "pos-5", "pos-6"],
-        4: ["eq-6", "pos-5", "pos-6"],
-        5: ["eq-6", "pos-5", "pos-6"],
-        6: ["pos-6"],
-        7: [],
-        10: [],
-    }
-    for seq, want in expected.items():
+    for seq, want in APPLIED_BY_DATA_SEQ.items():
         assert applied(index, file_a(seq)) == want, seq
     assert applied(index, file_b(0)) == []  # partition not in the index
     assert applied(index, data_file("/path/to/data-c.parquet", C, 0, 0)) == []
