@@ -1,14 +1,17 @@
-"""The read benchmark: the same scans of a 2.2 GB Iceberg table by Spark + Iceberg Java and by plan_and_read.
+"""The read benchmark: the same scans of real Iceberg tables by Spark + Iceberg Java and by plan_and_read.
 
-    .venv/bin/python bench/read_bench.py [--engines iceberg,ours35,ours4] [--repeat 3] [--rows 43200000]
-        [--out bench/results/reads.json] [--timeout 600]
+    .venv/bin/python bench/read_bench.py [--engines iceberg,ours35,ours4] [--shapes narrow,wide,wide_mor]
+        [--repeat 3] [--rows N] [--out bench/results/reads.json] [--timeout 900]
 
-The table (bench/make_read_table.py, built once and cached): 43.2 M rows of 7 columns written by Spark +
-Iceberg Java into a Hadoop warehouse, 30 zstd Parquet files of about 76 MB (one a day, days(ts)
-partitions), each with 5 row groups; both planners cut them at row groups into 48 ranges in 18 tasks
-(Spark partitions) of about 128 MB. One run starts `scan-planner serve --warehouse` on loopback
-(bench/service.py), then each engine in its own process, one after the other, with the same Spark
-settings (SPARK_CONF: local[2], driver memory 4g, spark.sql.shuffle.partitions 2, UI off, UTC):
+The tables (bench/make_read_table.py, built once and cached), written by Spark + Iceberg Java into one
+Hadoop warehouse, 30 zstd Parquet files each (one a day, days(ts) partitions):
+* narrow    bench.reads: 43.2 M rows of 7 flat columns, 2.29 GB;
+* wide      bench.wide: 14.4 M rows of every common type (decimals, binary, date, timestamptz, struct, list,
+            map, nullable strings), about 1.6 GB;
+* wide_mor  bench.wide_mor: the same rows less a tenth, deleted by merge-on-read position deletes.
+One run starts `scan-planner serve --warehouse` on loopback (bench/service.py), then each engine in its own
+process, one after the other, with the same Spark settings (SPARK_CONF: local[2], driver memory 4g,
+spark.sql.shuffle.partitions 2, UI off, UTC):
 
 * iceberg  Spark 3.5 + Iceberg 1.10.2 (the venv of scripts/java_env.py): spark.table() through Iceberg's
            SparkCatalog over the same warehouse; Iceberg's vectorized Parquet reader in the JVM;
@@ -16,22 +19,28 @@ settings (SPARK_CONF: local[2], driver memory 4g, spark.sql.shuffle.partitions 2
            `iceberg`, the fairest comparison);
 * ours4    plan_and_read on pyspark 4.x (this venv).
 
-Each engine times three measurements, each once as a warm-up and then --repeat times (the median is
-reported): the full scan and the selective scan (one day and one category: one file of 30 is planned,
-a tenth of its rows match) written to Spark's `noop` sink, which reads every column of every row
-without collecting anything to the driver, and count() of the selective scan. The time is the wall time
-from building the DataFrame (for ours: the /plan call and the RDD of tasks; for Spark + Iceberg: the
-analysis) to the end of the action. Planning: for ours, the /plan call as the client saw it (the
-request, the service's planning and the JSON response) and the service's own `planning-time-ms`; for
-Spark + Iceberg, Iceberg's "total planning duration (ms)", the ScanReport metric Iceberg's Spark scan
-publishes as a SQL metric of its BatchScan node (read from Spark's SQL status store after the action):
-planFiles() on the driver, without the grouping of files into tasks. The rows an action delivered are
-read from the same store (the top plan node's "number of output rows") or are count()'s answer; every
-run of every engine must deliver exactly the rows the generator put there (table.json), or the run
-fails (exit 1), as it does when a step fails or passes --timeout.
+Each engine times each shape's measurements (MEASUREMENTS), each once as a warm-up and then --repeat times
+(the median is reported), each as a user of that engine would write it:
+* full/noop        the whole table to Spark's `noop` sink, which reads every column of every row without
+                   collecting anything to the driver;
+* selective/noop   one day and one value of a string column (1 file of 30 planned, a tenth of its rows
+                   match), to `noop`;
+* selective/count  count(*) of the selective scan: Spark + Iceberg `df.where(f).count()`, ours
+                   `aggregate(spark, table, ["count(*)"], filter=f)` (Spark cannot push a projection or
+                   an aggregate into mapInArrow: aggregate() is how our users count);
+* columns/noop     two columns of every row: Spark + Iceberg `.select(a, b)`, ours `plan_and_read(columns=
+                   [a, b])`, to `noop`.
+The time is the wall time from building the DataFrame (for ours: the /plan call and the RDD of tasks; for
+Spark + Iceberg: the analysis) to the end of the action; CPU is the user + system time of the engine's
+processes (driver, JVM, Python workers; not the service). Planning: for ours, the /plan call as the
+client saw it and the service's own `planning-time-ms`; for Spark + Iceberg, Iceberg's "total planning
+duration (ms)", the ScanReport metric of its BatchScan node (read from Spark's SQL status store after the
+action). The rows an action delivered are read from the same store (the top plan node's "number of output
+rows") or are the count; every run of every engine must deliver exactly the rows the generator put
+there (<shape>.json), or the run fails (exit 1), as it does when a step fails or passes --timeout.
 
 The results: a table on stdout, with ratios (Spark + Iceberg / ours: above 1, ours is faster), and
---out as JSON. About 8 minutes on 2 cores with the table cached (plus about 3 to build it once).
+--out as JSON. About 15 minutes on 2 cores with the tables cached (plus about 10 to build them once).
 
 `read_bench.py worker ENGINE ...` is one engine's process (started by the run, in that engine's venv);
 it prints its samples as one JSON line.
@@ -51,15 +60,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from common import BENCH, REPO, load_java_env, progress, read_marker, write_json
-from make_read_table import ROWS, catalog_conf, table_dir
+from common import BENCH, REPO, load_java_env, progress, write_json
+from make_read_table import CATALOG, SHAPES, catalog_conf, parse_shapes, read_described, tables_dir
 from plan_bench import BenchError, environment, run_json
 
 MAKE_READ_TABLE = BENCH / "make_read_table.py"
 ENGINES = ("iceberg", "ours35", "ours4")
 LABELS = {"iceberg": "Spark + Iceberg Java", "ours35": "ours, pyspark 3.5", "ours4": "ours, pyspark 4"}
-# (scan, action): the scan's rows come from table.json's "scans"
-MEASUREMENTS = (("full", "noop"), ("selective", "noop"), ("selective", "count"))
+# (scan, action) by shape: the scan's filter, columns and rows come from <shape>.json's "scans"
+_EVERY = (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop"))
+MEASUREMENTS = {"narrow": _EVERY, "wide": _EVERY, "wide_mor": (("full", "noop"), ("selective", "count"))}
 SPARK_CONF = {
     "spark.driver.memory": "4g",
     "spark.sql.shuffle.partitions": "2",
@@ -73,14 +83,14 @@ SPARK_ENV_DROP = ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPAR
 Sample = dict[str, Any]
 
 
-def key(scan: str, action: str) -> str:
-    return f"{scan}/{action}"
+def key(shape: str, scan: str, action: str) -> str:
+    return f"{shape} {scan}/{action}"
 
 
 # === The worker: one engine in its own process ============================================================
 
 
-def start_spark(engine: str, described: dict[str, Any], jars: list[str]) -> Any:
+def start_spark(engine: str, warehouse: str, jars: list[str]) -> Any:
     """A local SparkSession with SPARK_CONF; for `iceberg`, Iceberg's runtime and the warehouse's catalog."""
     from pyspark.sql import SparkSession
 
@@ -89,7 +99,7 @@ def start_spark(engine: str, described: dict[str, Any], jars: list[str]) -> Any:
     conf = dict(SPARK_CONF)
     if engine == "iceberg":
         conf["spark.jars"] = ",".join(jars)
-        conf.update(catalog_conf(Path(described["warehouse"])))
+        conf.update(catalog_conf(Path(warehouse)))
     for name, value in conf.items():
         builder = builder.config(name, value)
     spark = builder.getOrCreate()
@@ -165,19 +175,13 @@ def tree_cpu_seconds() -> float:
     return sum(ticks.get(pid, 0) for pid in tree) / os.sysconf("SC_CLK_TCK")
 
 
-def run_once(spark: Any, build: Callable[[], Any], action: str, planning: Callable[[], dict[str, Any]]) -> Sample:
-    """Build the DataFrame and run the action, timed; then what it delivered and planned, from the status store."""
+def run_once(spark: Any, run: Callable[[], int | None], planning: Callable[[], dict[str, Any]]) -> Sample:
+    """Build the DataFrame and run the action (`run`: the count it returned, or None for noop), timed; then
+    what it delivered and planned, from the status store."""
     before = newest_execution_id(spark)
     cpu_before = tree_cpu_seconds()
     started = time.perf_counter()
-    df = build()
-    if action == "noop":
-        df.write.format("noop").mode("overwrite").save()
-        counted = None
-    elif action == "count":
-        counted = int(df.count())
-    else:
-        raise ValueError(f"unknown action {action!r}")
+    counted = run()
     wall_ms = (time.perf_counter() - started) * 1000
     cpu_s = tree_cpu_seconds() - cpu_before
     _, nodes = last_execution(spark, before)
@@ -196,6 +200,10 @@ def run_once(spark: Any, build: Callable[[], Any], action: str, planning: Callab
     return sample
 
 
+def _noop(df: Any) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
 def _timed_client(url: str) -> Any:
     """A PlannerClient that remembers its last /plan: the client-side time and the service's metrics."""
     from spark_client import PlannerClient
@@ -211,60 +219,64 @@ def _timed_client(url: str) -> Any:
                 "plan_client_ms": (time.perf_counter() - started) * 1000,
                 "planning_ms": metrics.get("planning-time-ms"),
                 "data_files": metrics.get("scanned-data-files"),
-                "tasks": len(plan["tasks"]),
-                "file_ranges": sum(len(task["files"]) for task in plan["tasks"]),
+                "tasks": plan["task-count"],  # inline plans list their splits; others are fetched by index
+                "file_ranges": sum(len(task["splits"]) for task in plan["tasks"]) if "tasks" in plan else None,
             }
             return plan
 
     return TimedClient(url, timeout=300.0)
 
 
-def worker(args: argparse.Namespace) -> int:
-    """One engine: every measurement, a warm-up and then --repeat timed runs; one JSON line on stdout."""
-    described = json.loads(Path(args.table_json).read_text())
-    engine = args.engine
-    started = time.monotonic()
-    spark = start_spark(engine, described, args.jars.split(",") if args.jars else [])
-    progress(engine, f"Spark {spark.version} up in {time.monotonic() - started:.1f}s")
-    filters = {name: scan["filter"] for name, scan in described["scans"].items()}
-    client = None
+def actions(spark: Any, engine: str, scan: dict[str, Any], table: str, action: str, client: Any) -> Callable[[], Any]:
+    """One measurement as a user of `engine` writes it: build the DataFrame, run the action; the count or None."""
+    row_filter, columns = scan["filter"], scan["columns"]
     if engine == "iceberg":
 
-        def build(scan: str) -> Callable[[], Any]:
-            def frame() -> Any:
-                df = spark.table(described["spark_table"])
-                return df if filters[scan] is None else df.where(filters[scan])
+        def frame() -> Any:
+            df = spark.table(f"{CATALOG}.{table}")
+            df = df if row_filter is None else df.where(row_filter)
+            return df if columns is None else df.select(*columns)
 
-            return frame
+        if action == "count":
+            return lambda: int(frame().count())
+        return lambda: _noop(frame())
 
-        def planning() -> dict[str, Any]:
+    from spark_client import aggregate, plan_and_read
+
+    if action == "count":
+        return lambda: int(aggregate(spark, table, ["count(*)"], filter=row_filter, client=client).collect()[0][0])
+    return lambda: _noop(plan_and_read(spark, table, filter=row_filter, columns=columns, client=client))
+
+
+def worker(args: argparse.Namespace) -> int:
+    """One engine: every measurement of every shape, a warm-up and then --repeat timed runs; one JSON line."""
+    tables = json.loads(Path(args.tables_json).read_text())
+    engine = args.engine
+    started = time.monotonic()
+    warehouse = next(iter(tables.values()))["warehouse"]
+    spark = start_spark(engine, warehouse, args.jars.split(",") if args.jars else [])
+    progress(engine, f"Spark {spark.version} up in {time.monotonic() - started:.1f}s")
+    client = None if engine == "iceberg" else _timed_client(args.service_url)
+
+    def planning() -> dict[str, Any]:
+        if client is None:
             return {}
-
-    else:
-        from spark_client import plan_and_read
-
-        client = _timed_client(args.service_url)
-
-        def build(scan: str) -> Callable[[], Any]:
-            def frame() -> Any:
-                return plan_and_read(spark, described["table"], filter=filters[scan], client=client)
-
-            return frame
-
-        def planning() -> dict[str, Any]:
-            return dict(client.last)
+        last, client.last = dict(client.last), {}  # aggregate() answered from metadata plans nothing
+        return last
 
     results: dict[str, Any] = {}
     try:
-        for scan, action in MEASUREMENTS:
-            name = key(scan, action)
-            warm_up = run_once(spark, build(scan), action, planning)
-            progress(engine, f"{name}: warm-up {warm_up['wall_ms'] / 1000:.2f} s, {warm_up['rows']:,} rows")
-            runs = []
-            for i in range(args.repeat):
-                runs.append(run_once(spark, build(scan), action, planning))
-                progress(engine, f"{name}: run {i + 1}/{args.repeat} {runs[-1]['wall_ms'] / 1000:.2f} s")
-            results[name] = {"warm_up": warm_up, "runs": runs}
+        for shape, described in tables.items():
+            for scan, action in MEASUREMENTS[shape]:
+                name = key(shape, scan, action)
+                run = actions(spark, engine, described["scans"][scan], described["table"], action, client)
+                warm_up = run_once(spark, run, planning)
+                progress(engine, f"{name}: warm-up {warm_up['wall_ms'] / 1000:.2f} s, {warm_up['rows']:,} rows")
+                runs = []
+                for i in range(args.repeat):
+                    runs.append(run_once(spark, run, planning))
+                    progress(engine, f"{name}: run {i + 1}/{args.repeat} {runs[-1]['wall_ms'] / 1000:.2f} s")
+                results[name] = {"warm_up": warm_up, "runs": runs}
     finally:
         if client is not None:
             client.close()
@@ -292,18 +304,19 @@ def spark_environment(java_home: str, pythonpath: str | None) -> dict[str, str]:
     return env
 
 
-def ensure_table(rows: int, java: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """table.json of the cached table; make_read_table.py builds it first (minutes) if it is not there."""
-    described = read_marker(table_dir(rows))
-    if described is None:
-        progress("read-bench", f"building the table ({rows:,} rows, minutes); cached afterwards")
-        cmd = [str(java["python"]), str(MAKE_READ_TABLE), "--rows", str(rows), "--jars", ",".join(java["jars"])]
-        described = run_json("make_read_table", cmd, spark_environment(str(java["java_home"]), None), timeout)
-    return described
+def ensure_tables(shapes: list[str], rows: int | None, java: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Each shape's description; make_read_table.py builds the missing tables first (minutes), then they are cached."""
+    directory = tables_dir(rows)
+    if all(read_described(directory, shape) is not None for shape in shapes):
+        return {shape: read_described(directory, shape) for shape in shapes}
+    progress("read-bench", f"building the tables {', '.join(shapes)} (minutes); cached afterwards")
+    cmd = [str(java["python"]), str(MAKE_READ_TABLE), "--shapes", ",".join(shapes), "--jars", ",".join(java["jars"])]
+    cmd += ["--rows", str(rows)] if rows else []
+    return run_json("make_read_table", cmd, spark_environment(str(java["java_home"]), None), timeout)
 
 
 def engine_command(
-    engine: str, java: dict[str, Any], table_json: Path, url: str, args: argparse.Namespace
+    engine: str, java: dict[str, Any], tables_json: Path, url: str, args: argparse.Namespace
 ) -> list[str]:
     """The worker's command line, in the engine's venv."""
     if engine == "iceberg":
@@ -315,28 +328,29 @@ def engine_command(
         python = str(ensure_pyspark35_env().python)
     else:
         python = sys.executable
-    cmd = [python, str(Path(__file__).resolve()), "worker", engine, "--table-json", str(table_json)]
+    cmd = [python, str(Path(__file__).resolve()), "worker", engine, "--tables-json", str(tables_json)]
     cmd += ["--service-url", url, "--repeat", str(args.repeat), "--jars", ",".join(java["jars"])]
     return cmd
 
 
-def run_engines(args: argparse.Namespace, java: dict[str, Any], described: dict[str, Any]) -> dict[str, Any]:
-    """The service on loopback over the table's warehouse, then each engine's worker, one after the other."""
+def run_engines(args: argparse.Namespace, java: dict[str, Any], tables: dict[str, Any]) -> dict[str, Any]:
+    """The service on loopback over the tables' warehouse, then each engine's worker, one after the other."""
     import tempfile
 
     from service import served
 
+    warehouse = next(iter(tables.values()))["warehouse"]
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="read-bench-") as directory:
-        table_json = Path(directory) / "table.json"
-        table_json.write_text(json.dumps(described))
+        tables_json = Path(directory) / "tables.json"
+        tables_json.write_text(json.dumps(tables))
         config = Path(directory) / "service.toml"
-        config.write_text(f"allowed_roots = [{json.dumps(described['warehouse'])}]\n")
-        with served(["--warehouse", described["warehouse"], "--config", str(config)], REPO) as service:
-            progress("read-bench", f"service up at {service.url} over {described['warehouse']}")
+        config.write_text(f"allowed_roots = [{json.dumps(warehouse)}]\n")
+        with served(["--warehouse", warehouse, "--config", str(config)], REPO) as service:
+            progress("read-bench", f"service up at {service.url} over {warehouse}")
             for engine in args.engines:
                 progress("read-bench", f"=== {LABELS[engine]}")
-                cmd = engine_command(engine, java, table_json, service.url, args)
+                cmd = engine_command(engine, java, tables_json, service.url, args)
                 pythonpath = None if engine == "iceberg" else str(REPO)
                 env = spark_environment(str(java["java_home"]), pythonpath)
                 results[engine] = run_json(engine, cmd, env, args.timeout)
@@ -344,14 +358,14 @@ def run_engines(args: argparse.Namespace, java: dict[str, Any], described: dict[
     return results
 
 
-def summarize(described: dict[str, Any], results: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def summarize(tables: dict[str, Any], results: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Medians per engine and measurement, ratios to Spark + Iceberg, and every disagreement on row counts."""
     problems = []
     summary: dict[str, Any] = {}
     for engine, result in results.items():
-        for scan, action in MEASUREMENTS:
-            name = key(scan, action)
-            expected = described["scans"][scan]["rows"]
+        for shape, scan, action in ((t, *m) for t in tables for m in MEASUREMENTS[t]):
+            name = key(shape, scan, action)
+            expected = tables[shape]["scans"][scan]["rows"]
             measured = result["measurements"][name]
             seen = sorted({s["rows"] for s in [measured["warm_up"], *measured["runs"]]})
             if seen != [expected]:
@@ -416,18 +430,26 @@ def _planning(entry: dict[str, Any]) -> str:
 
 def render(report: dict[str, Any]) -> str:
     """The table of medians and the ratios, as printed."""
-    table, summary = report["table"], report["summary"]
+    tables, summary = report["tables"], report["summary"]
     engines = [e for e in ENGINES if e in report["results"]]
     versions = {e: report["results"][e]["versions"]["spark"] for e in engines}
     lines = [
-        f"Reads of {table['table']}: {table['rows']:,} rows, {len(table['columns'])} columns, "
-        f"{table['data_files']} files, {table['data_bytes'] / 1e9:.2f} GB zstd Parquet, "
-        f"{table['row_groups']['total']} row groups; {MASTER}, driver 4g; median of {report['settings']['repeat']} "
-        "after a warm-up",
+        f"Reads on {MASTER}, driver 4g; median of {report['settings']['repeat']} after a warm-up; "
         f"{report['date']}, {report['machine']['cpus']} CPUs; load average {_load(report, 'start')} at the start, "
         f"{_load(report, 'end')} at the end",
+    ]
+    for shape, table in tables.items():
+        deletes = f", {table['delete_files']} delete files ({table['deleted_rows']:,} rows)"
+        deletes = deletes if table["delete_files"] else ""
+        lines.append(
+            f"  {shape}: {table['table']}, {table['rows']:,} rows, {len(table['columns'])} columns, "
+            f"{table['data_files']} files, {table['data_bytes'] / 1e9:.2f} GB zstd Parquet, "
+            f"{table['row_groups']['total']} row groups{deletes}; selective = {table['scans']['selective']['filter']}; "
+            f"columns = {', '.join(table['scans']['columns']['columns'])}"
+        )
+    lines += [
         "",
-        f"{'scan / action':22} {'engine':32} {'wall':>9} {'CPU':>8} {'rows/s':>9} {'planning':>18} {'share':>6} "
+        f"{'scan / action':26} {'engine':32} {'wall':>9} {'CPU':>8} {'rows/s':>9} {'planning':>18} {'share':>6} "
         f"{'files/ranges':>12} {'rows':>12}",
     ]
     for name, by_engine in summary.items():
@@ -439,7 +461,7 @@ def render(report: dict[str, Any]) -> str:
             share = f"{planning / entry['median_wall_ms']:.1%}" if planning is not None else "-"
             label = f"{LABELS[engine]} ({versions[engine]})"
             lines.append(
-                f"{name if i == 0 else '':22} {label:32} {_ms(entry['median_wall_ms']):>9} "
+                f"{name if i == 0 else '':26} {label:32} {_ms(entry['median_wall_ms']):>9} "
                 f"{entry['median_cpu_s']:>6.1f} s {_rate(entry['rows_per_s']):>9} {_planning(entry):>18} {share:>6} "
                 f"{_count(entry['data_files']) + '/' + _count(entry['file_ranges']):>12} {entry['rows']:>12,}"
             )
@@ -447,20 +469,20 @@ def render(report: dict[str, Any]) -> str:
     if "iceberg" in engines and ours:
         lines += [
             "",
-            f"{'Spark + Iceberg / ours':22} " + " ".join(f"{LABELS[e] + ': wall':>24} {'CPU':>6}" for e in ours),
+            f"{'Spark + Iceberg / ours':26} " + " ".join(f"{LABELS[e] + ': wall':>24} {'CPU':>6}" for e in ours),
         ]
         for name, by_engine in summary.items():
             cells = [
                 (by_engine[e]["ratio_iceberg_over_ours"], by_engine[e]["cpu_ratio_iceberg_over_ours"]) for e in ours
             ]
-            lines.append(f"{name:22} " + " ".join(f"{wall:>23.2f}x {cpu or 0:>5.2f}x" for wall, cpu in cells))
+            lines.append(f"{name:26} " + " ".join(f"{wall:>23.2f}x {cpu or 0:>5.2f}x" for wall, cpu in cells))
     lines += [
         "",
         "planning: ours = the /plan call seen by the client (the service's planning-time-ms); Spark + Iceberg = "
         "Iceberg's total planning duration (ScanReport, planFiles()); share = planning / wall",
         "CPU = user + system seconds of the engine's processes (driver, JVM, Python workers; not the service); "
         "files/ranges = data files and file ranges (splits) read",
-        f"selective = {table['scans']['selective']['filter']}",
+        "count: Spark + Iceberg df.where(f).count(); ours aggregate(spark, t, ['count(*)'], filter=f)",
     ]
     return "\n".join(lines)
 
@@ -479,22 +501,23 @@ def main_run(args: argparse.Namespace) -> int:
     java_env = load_java_env()
     try:
         env = java_env.ensure_java_env()
-        described = ensure_table(args.rows, env, args.timeout)
-        results = run_engines(args, env, described)
+        tables = ensure_tables(args.shapes, args.rows, env, args.timeout)
+        results = run_engines(args, env, tables)
     except (BenchError, java_env.JavaEnvError, RuntimeError) as err:
         print(f"[read-bench] error: {err}", file=sys.stderr)
         return 1
-    summary, problems = summarize(described, results)
+    summary, problems = summarize(tables, results)
     report["machine"]["load_average_at_end"] = os.getloadavg()
     report.update(
         {
             "settings": {
                 "repeat": args.repeat,
                 "engines": list(args.engines),
+                "shapes": list(args.shapes),
                 "master": MASTER,
                 "spark_conf": SPARK_CONF,
             },
-            "table": described,
+            "tables": tables,
             "results": results,
             "summary": summary,
             "problems": problems,
@@ -514,7 +537,7 @@ def main() -> int:
         parser = argparse.ArgumentParser(prog="read_bench.py worker", description="one engine's measurements")
         parser.add_argument("worker")
         parser.add_argument("engine", choices=ENGINES)
-        parser.add_argument("--table-json", required=True)
+        parser.add_argument("--tables-json", required=True)
         parser.add_argument("--service-url", required=True)
         parser.add_argument("--repeat", type=int, default=3)
         parser.add_argument("--jars", default="")
@@ -522,8 +545,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engines", type=_engines, default=ENGINES, help=f"of {','.join(ENGINES)} (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs after the warm-up (default 3)")
-    parser.add_argument("--rows", type=int, default=ROWS, help=f"rows of the table (default {ROWS:,})")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds each step may take (default 600)")
+    shapes = ",".join(SHAPES)
+    parser.add_argument("--shapes", type=parse_shapes, default=list(SHAPES), help=f"of {shapes} (default: all)")
+    parser.add_argument("--rows", type=int, help="rows of every table (default: each shape's own, see make_read_table)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds each step may take (default 900)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "reads.json", help="the JSON results")
     args = parser.parse_args()
     if args.repeat < 1:

@@ -56,6 +56,8 @@ with httpx.Client(base_url=url, timeout=10) as client:
             ok = False
         times.append((time.perf_counter() - began) * 1000)
         errors += 0 if ok else 1
+        if len(times) == 1:
+            print("ready", flush=True)  # the first check is in: the load may start
         time.sleep(0.05)
 print(json.dumps({"health_ms": times, "health_errors": errors}))
 """
@@ -64,12 +66,15 @@ print(json.dumps({"health_ms": times, "health_errors": errors}))
 @contextlib.contextmanager
 def probing(service: Service) -> Iterator[dict[str, Any]]:
     """/health every 50 ms from a process of its own (not this one, whose load clients take its GIL), and
-    the service's RSS every second, while the body runs."""
+    the service's RSS every second, while the body runs (which starts once the first check is in)."""
     out: dict[str, Any] = {"rss": []}
     stop = threading.Event()
     with tempfile.TemporaryDirectory(prefix="sturdy-") as directory:
         flag = Path(directory) / "stop"
         prober = subprocess.Popen([sys.executable, "-c", HEALTH_PROBE, service.url, str(flag)], stdout=subprocess.PIPE)
+        assert prober.stdout is not None
+        if prober.stdout.readline().strip() != b"ready":
+            raise RuntimeError(f"the /health probe of {service.url} exited before its first check")
 
         def rss() -> None:
             while not stop.wait(1.0):

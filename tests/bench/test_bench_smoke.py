@@ -9,6 +9,11 @@
   second. About 5 seconds; it needs neither Java nor the bench table.
 * bench/scale_bench.py on the same tiny table, without PyIceberg: about 35 seconds (two JVMs, two Spark
   sessions, three services).
+* bench/sturdy_bench.py on the same tiny table: 2 clients for 3 seconds, then a burst of 2 full plans.
+  About 15 seconds.
+* bench/read_bench.py on its three table shapes at 3,000 rows each (cached apart from the full-size ones),
+  every engine (Spark + Iceberg, ours on pyspark 3.5 and 4), one timed run: every engine must deliver the
+  rows the generator wrote, in every measurement. About 70 seconds (the tables' first build included).
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# read_bench.py's measurements by table shape (written out here: a change to them should change this test)
+READ_MEASUREMENTS = {
+    "narrow": (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop")),
+    "wide": (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop")),
+    "wide_mor": (("full", "noop"), ("selective", "count")),
+}
 FILES, MANIFESTS = 2000, 4
 IMPLEMENTATIONS = {"ours", "java", "java_no_pool", "pyiceberg"}
 # the scenarios' data files on the tiny table: 1% of the files by id; 1 day = 1 of the 4 manifests
@@ -94,3 +105,42 @@ def test_scale_bench_runs_and_both_drivers_get_their_partitions(tmp_path: Path) 
     assert iceberg["one"]["partitions"] >= 1 and ours["one"]["partitions"] >= 1
     assert results["service_memory"]["peak_rss_bytes"] > results["service_memory"]["idle_rss_bytes"] > 0
     assert "Spark driver to partitions, warm" in proc.stdout
+
+
+def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    out = tmp_path / "sturdy.json"
+    cmd = [sys.executable, str(REPO / "bench" / "sturdy_bench.py"), "--files", str(FILES), "--manifests"]
+    cmd += [str(MANIFESTS), "--clients", "2", "--seconds", "3", "--burst", "2", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+
+    results = json.loads(out.read_text())
+    soak, burst = results["soak"], results["burst"]
+    assert soak["errors"] == 0 and soak["requests"] > 0
+    assert soak["health"]["checks"] > 0 and soak["health"]["errors"] == 0
+    assert [a["status"] for a in burst["answers"]] == [200, 200]  # two plans fit the default admission
+    assert all(a["bytes"] > 0 for a in burst["answers"])
+    assert burst["peak_rss_mb"] > burst["idle_rss_mb"] > 0
+
+
+def test_read_bench_runs_and_every_engine_reads_every_row(tmp_path: Path) -> None:
+    """Every shape (narrow, wide, wide_mor) and measurement, each engine: the rows the generator wrote, the
+    ratios to Spark + Iceberg reported; nothing else is asserted of the figures (they are not steady)."""
+    out = tmp_path / "reads.json"
+    cmd = [sys.executable, str(REPO / "bench" / "read_bench.py"), "--rows", "3000", "--repeat", "1"]
+    cmd += ["--timeout", "600", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+
+    report = json.loads(out.read_text())
+    assert report["problems"] == []
+    tables = report["tables"]
+    assert set(tables) == {"narrow", "wide", "wide_mor"}
+    assert tables["wide_mor"]["delete_files"] > 0 and tables["wide_mor"]["rows"] < tables["wide"]["rows"] == 3000
+    expected = {f"{shape} {scan}/{action}" for shape, done in READ_MEASUREMENTS.items() for scan, action in done}
+    assert set(report["summary"]) == expected
+    for name, engines in report["summary"].items():
+        assert set(engines) == {"iceberg", "ours35", "ours4"}, name
+        for engine in ("ours35", "ours4"):
+            assert engines[engine]["ratio_iceberg_over_ours"] > 0, (name, engine)
+    assert "Spark + Iceberg / ours" in proc.stdout
