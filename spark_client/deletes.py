@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from spark_client.projection import find_by_id
-from spark_client.storage import read_range, resolve
+from spark_client.formats import DataFile, open_data_file
+from spark_client.projection import find_by_id, with_ids
+from spark_client.storage import read_range
 
 DV_MAGIC = bytes.fromhex("D1D33964")
 FILE_PATH_ID = 2147483546  # reserved field ids of a position delete file's columns (spec, "Reserved Field IDs")
@@ -109,30 +109,29 @@ class TaskDeletes:
                 out.append(self._equality[ref])
         return out
 
-    def _open(self, f: dict[str, Any]) -> pq.ParquetFile:
-        if f["file-format"] != "parquet":
-            raise NotImplementedError(f"Delete file {f['file-path']}: {f['file-format']} is not supported")
-        fs, path = resolve(f["file-path"], self._storage)
-        return pq.ParquetFile(fs.open_input_file(path))
+    def _open(self, f: dict[str, Any]) -> tuple[DataFile, pa.Schema]:
+        """A delete file and its schema with field ids (delete files always carry them)."""
+        source = open_data_file(f["file-path"], f["file-format"], self._storage)
+        return source, with_ids(source.schema, None)
 
     def _position_table(self, ref: int) -> pa.Table:
         if ref not in self._position_tables:
             f = self._files[ref]
-            pf = self._open(f)
-            names = [_column(pf.schema_arrow, i, f["file-path"]) for i in (FILE_PATH_ID, POS_ID)]
-            table = pf.read(columns=names)
+            source, schema = self._open(f)
+            names = [_column(schema, i, f["file-path"]) for i in (FILE_PATH_ID, POS_ID)]
+            table = source.read_all(names).select(names)
             self._position_tables[ref] = table.rename_columns(["file_path", "pos"])
         return self._position_tables[ref]
 
     def _read_equality(self, f: dict[str, Any]) -> EqualityDeletes:
         ids = tuple(f["equality-ids"])
-        pf = self._open(f)
-        schema = pf.schema_arrow
+        source, schema = self._open(f)
         top = sorted({_column(schema, i, f["file-path"]) for i in ids})
-        table = pf.read(columns=top)
+        table = source.read_all(top)
+        fields = [schema.field(name) for name in table.schema.names]
         columns = []
         for i in ids:
-            path = find_by_id(list(table.schema), i)
+            path = find_by_id(fields, i)
             assert path is not None  # _column found it
             column = table.column(path[0]).combine_chunks()
             for step in path[1:]:

@@ -82,7 +82,8 @@ def read_payload(
 
     data = json.loads(payload) if isinstance(payload, str) else payload
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
-    for batch in read_task(task, plan, dict(storage) if storage is not None else None, batch_size=max_rows):
+    storage_options = dict(storage) if storage is not None else None
+    for batch in read_task(task, plan, storage_options, batch_size=max_rows, columns=schema.names):
         for piece in _slices(batch, max_rows):
             yield conform_batch(to_spark_batch(piece, plan["schema"]), schema)
 

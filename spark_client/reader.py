@@ -1,58 +1,70 @@
 """Read one CombinedScanTask of a /plan response with pyarrow: what a Spark partition does on an executor.
 
-For each file scan task, in order:
-1. the Parquet row groups of its byte range (row_groups.py), less those whose statistics prove the
-   residual cannot match (pyarrow's row-group statistics, the residual translated to the file's columns);
-2. the columns the scan's schema needs, matched by field id (projection.py), plus those only the equality
-   deletes compare; identity-partition values replace their source columns;
+For each file scan task, in order, and each row range (row group, stripe, block) its byte range covers
+(formats/):
+1. the range's statistics judge the row filter (statistics.py): a range no row of which can match is
+   skipped unread; in one whose every row matches, the filter is not evaluated and the columns only it
+   reads are not read;
+2. the columns the caller wants (`columns`, by default the scan's schema), matched by field id
+   (projection.py), plus those the filter still has to evaluate and those only the equality deletes
+   compare; identity-partition values replace their source columns; when no file column is needed at all
+   (a count, a partition column) the range is not decoded: its rows are counted from its metadata;
 3. rows deleted by position deletes, deletion vectors and equality deletes dropped (deletes.py);
-4. the residual applied with Spark's semantics (residual.py).
-Batches have exactly the Arrow schema of plan["schema"] (schema.arrow_schema). The reader knows the plan
-only as JSON: it imports nothing from the planner.
+4. the filter applied with Spark's semantics (residual.py).
+Batches have exactly the Arrow schema of plan["schema"]'s fields named by `columns` (schema.arrow_schema).
+The reader knows the plan only as JSON: it imports nothing from the planner.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
 from spark_client.deletes import EqualityDeletes, TaskDeletes, equality_mask
+from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open_data_file
 from spark_client.projection import find_by_id, project_struct, with_ids
-from spark_client.residual import UnsupportedResidual, is_true, to_arrow_expression
-from spark_client.row_groups import RowGroup, row_groups_in_range
-from spark_client.schema import arrow_schema, arrow_type, fields_by_id
-from spark_client.storage import resolve
+from spark_client.residual import UnsupportedResidual, is_true, referenced_names, to_arrow_expression
+from spark_client.schema import arrow_field, arrow_type, fields_by_id
+from spark_client.statistics import ColumnStats, Verdict, judge
 from spark_client.values import iceberg_type_of, to_scalar
+
+__all__ = ["DEFAULT_BATCH_SIZE", "UnsupportedFileFormat", "read_task"]
 
 DEFAULT_BATCH_SIZE = 65_536
 
 
-class UnsupportedFileFormat(NotImplementedError):
-    """A data file this reader cannot read (Avro, ORC): the message names the file."""
-
-
 @dataclass(frozen=True)
+class _Filter:
+    """The row filter a task's files are read with: its JSON, its pyarrow form, the top-level fields it reads."""
+
+    expr: Any
+    arrow: pc.Expression
+    field_ids: frozenset[int]  # top-level fields of the scan's schema
+
+
+@dataclass
 class _Plan:
     """What every file of a plan shares: the scan's schema, its columns by name, the specs, the mapping."""
 
     schema: dict[str, Any]
-    arrow: pa.Schema
+    output: list[dict[str, Any]]  # the top-level fields to return, in the schema's order
     by_id: dict[int, dict[str, Any]]
     by_name: dict[str, tuple[list[str], int]]  # "info.a" -> (["info", "a"], field id)
     specs: dict[int, dict[str, Any]]
     name_mapping: list[dict[str, Any]] | None
     delete_files: list[dict[str, Any]]
     scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
+    _filters: dict[str, _Filter | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, plan: Mapping[str, Any]) -> _Plan:
+    def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None) -> _Plan:
         schema = plan["schema"]
         by_name: dict[str, tuple[list[str], int]] = {}
 
@@ -64,9 +76,16 @@ class _Plan:
                     names(f["type"]["fields"], path)
 
         names(schema["fields"], [])
+        if columns is None:
+            output = list(schema["fields"])
+        else:
+            unknown = [c for c in columns if c not in {f["name"] for f in schema["fields"]}]
+            if unknown:
+                raise ValueError(f"columns {unknown} are not top-level columns of the plan's schema")
+            output = [f for f in schema["fields"] if f["name"] in set(columns)]
         return cls(
             schema=schema,
-            arrow=arrow_schema(schema),
+            output=output,
             by_id=fields_by_id(schema),
             by_name=by_name,
             specs={s["spec-id"]: s for s in plan.get("partition-specs", [])},
@@ -76,7 +95,7 @@ class _Plan:
         )
 
     def column(self, name: str) -> tuple[list[str], int]:
-        """A residual's column: by its exact name, else ignoring case (a case-insensitive plan)."""
+        """A filter's column: by its exact name, else ignoring case (a case-insensitive plan)."""
         if name in self.by_name:
             return self.by_name[name]
         matches = [v for k, v in self.by_name.items() if k.lower() == name.lower()]
@@ -96,6 +115,32 @@ class _Plan:
             if f["transform"] == "identity"
         }
 
+    def row_filter(self, residual: Any) -> _Filter | None:
+        """What to apply to a file's rows. Spark applies the query's whole filter with SQL's null rules, while
+        Iceberg's residual leaves out what the partition guarantees by Iceberg's rules, under which a null
+        partition value passes `x != 'b'`; so the scan's filter is applied when it can be, else the residual
+        (kept per residual: a plan's files share a few)."""
+        key = repr(residual)
+        if key not in self._filters:
+            chosen = None
+            if not is_true(self.scan_filter):
+                # e.g. a bucket[N] term fails: the residual still holds all the planner left for the reader
+                with contextlib.suppress(UnsupportedResidual):
+                    chosen = self._filter(self.scan_filter)
+            if chosen is None and not is_true(residual):
+                chosen = self._filter(residual)
+            self._filters[key] = chosen
+        return self._filters[key]
+
+    def _filter(self, expr: Any) -> _Filter:
+        arrow = to_arrow_expression(expr, self._output_term)
+        tops = {self.by_name[self.column(n)[0][0]][1] for n in referenced_names(expr)}
+        return _Filter(expr, arrow, frozenset(tops))
+
+    def _output_term(self, name: str) -> tuple[pc.Expression, Any]:
+        path, field_id = self.column(name)
+        return pc.field(*path), self.by_id[field_id]["type"]
+
 
 def read_task(
     task: Mapping[str, Any],
@@ -103,128 +148,195 @@ def read_task(
     storage: dict[str, Any] | None = None,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
+    columns: Sequence[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The rows of one CombinedScanTask (an element of plan["tasks"]) as batches of plan["schema"]'s Arrow schema.
+    """The rows of one CombinedScanTask (an element of plan["tasks"]) as batches of plan["schema"]'s Arrow
+    schema, or of its top-level `columns` alone (in the schema's order; [] for rows without columns, e.g.
+    to count them).
 
-    `storage` configures S3 (see storage.py). Raises UnsupportedFileFormat for Avro and ORC data files.
+    `storage` configures the object stores (see storage.py). Raises UnsupportedFileFormat for a file of a
+    format this reader cannot read.
     """
-    context = _Plan.of(plan)
+    context = _Plan.of(plan, columns)
     deletes = TaskDeletes(context.delete_files, storage)
     for file_task in task["files"]:
-        yield from _read_file(file_task, context, deletes, storage, batch_size)
+        yield from _FileRead(file_task, context, deletes, storage, batch_size).batches()
 
 
-def _read_file(
-    file_task: Mapping[str, Any], plan: _Plan, deletes: TaskDeletes, storage: dict[str, Any] | None, batch_size: int
-) -> Iterator[pa.RecordBatch]:
-    data_file = file_task["data-file"]
-    location = data_file["file-path"]
-    file_format = str(data_file.get("file-format", "parquet")).lower()
-    if file_format != "parquet":
-        raise UnsupportedFileFormat(
-            f"Cannot read {location}: {file_format} data files are not supported (Parquet only)"
-        )
-    fs, path = resolve(location, storage)
-    fragment = pads.ParquetFileFormat().make_fragment(path, filesystem=fs)
-    fragment.ensure_complete_metadata()
-    file_schema = with_ids(fragment.physical_schema, plan.name_mapping)
-    raw_constants = plan.constants(data_file)
-    constants = {i: to_scalar(v, plan.by_id[i]["type"]) for i, v in raw_constants.items() if i in plan.by_id}
-    residual = file_task.get("residual-filter", True)
-    row_filter = _row_filter(plan, residual)
+class _FileRead:
+    """One file scan task: its ranges, each judged, read, projected, less its deletes, filtered."""
 
-    row_groups = row_groups_in_range(fragment.metadata, file_task["start"], file_task["length"])
-    if row_filter is not None:
-        row_groups = _prune(fragment, row_groups, residual, plan, file_schema, constants)
-    if not row_groups:
-        return
-    refs = file_task.get("delete-file-references", [])
-    positions = deletes.deleted_positions(location, refs)
-    equality = deletes.equality_deletes(refs)
+    def __init__(
+        self,
+        file_task: Mapping[str, Any],
+        plan: _Plan,
+        deletes: TaskDeletes,
+        storage: dict[str, Any] | None,
+        batch_size: int,
+    ) -> None:
+        self.task = file_task
+        self.plan = plan
+        self.deletes = deletes
+        self.storage = storage
+        self.batch_size = batch_size
+        data_file = file_task["data-file"]
+        self.location: str = data_file["file-path"]
+        self.raw_constants = plan.constants(data_file)
+        self.constants = {
+            i: to_scalar(v, plan.by_id[i]["type"]) for i, v in self.raw_constants.items() if i in plan.by_id
+        }
+        self.row_filter = plan.row_filter(file_task.get("residual-filter", True))
 
-    wanted = {f["id"] for f in plan.schema["fields"] if f["id"] not in constants}
-    wanted |= {i for d in equality for i in d.field_ids}
-    columns = [file_schema.field(p[0]).name for i in wanted if (p := find_by_id(list(file_schema), i)) is not None]
-    reader = pq.ParquetFile(fs.open_input_file(path), metadata=fragment.metadata, coerce_int96_timestamp_unit="us")
-    for group in row_groups:
-        position = group.first_row
-        batches = reader.iter_batches(
-            batch_size, row_groups=[group.index], columns=sorted(set(columns)), use_threads=False
-        )
-        for batch in batches:
-            out = _rows(batch, position, plan, file_schema, constants, raw_constants, positions, equality)
-            position += batch.num_rows
-            if row_filter is not None and out.num_rows:
-                out = _filtered(out, row_filter)
-            if out.num_rows:
-                yield out
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        data_file = self.task["data-file"]
+        source = open_data_file(self.location, data_file.get("file-format", "parquet"), self.storage)
+        ranges = source.ranges(self.task["start"], self.task["length"])
+        if not ranges:
+            return
+        file_schema = with_ids(source.schema, self.plan.name_mapping)
+        refs = self.task.get("delete-file-references", [])
+        positions = self.deletes.deleted_positions(self.location, refs)
+        equality = self.deletes.equality_deletes(refs)
+        projections: dict[bool, _Projection] = {}
+        for rows in ranges:
+            verdict = Verdict.ROWS_ALL_MATCH
+            if self.row_filter is not None:
+                verdict = judge(self.row_filter.expr, partial(self._stats, source, file_schema, rows))
+            if verdict is Verdict.ROWS_CANNOT_MATCH:
+                continue
+            filtering = verdict is Verdict.ROWS_MIGHT_MATCH
+            if filtering not in projections:
+                projections[filtering] = self._projection(file_schema, equality, filtering)
+            projection = projections[filtering]
+            deleted = None
+            if positions is not None:
+                end = rows.first_row + rows.num_rows
+                deleted = positions[np.searchsorted(positions, rows.first_row) : np.searchsorted(positions, end)]
+            position = rows.first_row
+            for batch in projection.file_batches(source, rows, self.batch_size):
+                out = projection.rows(batch, position, deleted, equality, self.raw_constants)
+                position += batch.num_rows
+                if filtering and out.num_rows:
+                    assert self.row_filter is not None
+                    out = _filtered(out, self.row_filter.arrow)
+                if out.num_rows:
+                    yield projection.output(out)
+
+    def _projection(self, file_schema: pa.Schema, equality: list[EqualityDeletes], filtering: bool) -> _Projection:
+        """What to read and build for a range: the output fields, plus the filter's when it is evaluated."""
+        wanted = {f["id"] for f in self.plan.output}
+        if filtering:
+            assert self.row_filter is not None
+            wanted |= self.row_filter.field_ids
+        fields = [f for f in self.plan.schema["fields"] if f["id"] in wanted]
+        needed = {f["id"] for f in fields if f["id"] not in self.constants}
+        needed |= {i for d in equality for i in d.field_ids}
+        columns = sorted({file_schema.field(p[0]).name for i in needed if (p := find_by_id(list(file_schema), i))})
+        return _Projection(fields, file_schema, columns, self.constants, [f["name"] for f in self.plan.output])
+
+    def _stats(self, source: DataFile, file_schema: pa.Schema, rows: RowRange, name: str) -> ColumnStats | None:
+        """A filter column's statistics over `rows`: an identity partition's value, nulls for a column the
+        file lacks, else the file's own (for a column of the scan's type: a promoted one is compared after
+        the cast, row by row)."""
+        _, field_id = self.plan.column(name)
+        typ = self.plan.by_id[field_id]["type"]
+        if not isinstance(typ, str):
+            return None
+        if field_id in self.constants:
+            return ColumnStats.constant(typ, self.constants[field_id].as_py(), rows.num_rows)
+        path = find_by_id(list(file_schema), field_id)
+        if path is None:
+            return ColumnStats.constant(typ, None, rows.num_rows)
+        names, fields = [], list(file_schema)
+        for i in path:
+            leaf = fields[i]
+            names.append(leaf.name)
+            fields = [leaf.type.field(j) for j in range(leaf.type.num_fields)] if pa.types.is_struct(leaf.type) else []
+        if leaf.type != arrow_type(typ):
+            return None
+        bounds = source.bounds(rows, names)
+        if bounds is None:
+            return None
+        return ColumnStats(typ, rows.num_rows, bounds.null_count, bounds.lower, bounds.upper)
 
 
-def _filtered(batch: pa.RecordBatch, row_filter: pc.Expression) -> pa.RecordBatch:
-    """The rows passing the filter. Through a Table: pyarrow 17's RecordBatch.filter(Expression) raises
-    IndexError when no row passes (apache/arrow#44366), and pyspark 3.5 environments often pin it."""
-    table = pa.Table.from_batches([batch]).filter(row_filter)
-    return table.combine_chunks().to_batches()[0] if table.num_rows else batch.slice(0, 0)
+class _Projection:
+    """The file columns a range is read with, and how its batches become the scan's: the working fields
+    (output plus filter), less the deleted rows; output() then keeps the output columns."""
 
+    def __init__(
+        self,
+        fields: list[dict[str, Any]],
+        file_schema: pa.Schema,
+        columns: list[str],
+        constants: dict[int, pa.Scalar],
+        output: list[str],
+    ) -> None:
+        self.fields = fields
+        self.arrow = pa.schema([arrow_field(f) for f in fields])
+        self.file_schema = file_schema
+        self.columns = columns
+        self.constants = constants
+        self.output_names = [name for name in self.arrow.names if name in set(output)]
 
-def _row_filter(plan: _Plan, residual: Any) -> pc.Expression | None:
-    """What to apply to the rows. Spark applies the query's whole filter with SQL's null rules, while
-    Iceberg's residual leaves out what the partition guarantees by Iceberg's rules, under which a null
-    partition value passes `x != 'b'`; so the scan's filter is applied when it can be, else the residual."""
-    if not is_true(plan.scan_filter):
-        try:
-            return to_arrow_expression(plan.scan_filter, lambda n: _output_term(plan, n))
-        except UnsupportedResidual:
-            pass  # e.g. a bucket[N] term: the residual still holds all the planner left for the reader
-    return None if is_true(residual) else to_arrow_expression(residual, lambda n: _output_term(plan, n))
+    def file_batches(self, source: DataFile, rows: RowRange, batch_size: int) -> Iterator[pa.RecordBatch]:
+        """The range's file columns; without any to read, its rows by count alone (no decoding)."""
+        if self.columns:
+            yield from source.read(rows, self.columns, batch_size)
+            return
+        empty = pa.record_batch({"n": pa.nulls(min(batch_size, rows.num_rows))}).select([])
+        for start in range(0, rows.num_rows, batch_size):
+            yield empty.slice(0, min(batch_size, rows.num_rows - start))
 
+    def rows(
+        self,
+        batch: pa.RecordBatch,
+        position: int,
+        deleted: np.ndarray | None,
+        equality: list[EqualityDeletes],
+        raw_constants: dict[int, Any],
+    ) -> pa.RecordBatch:
+        """One batch of file rows (starting at file position `position`) projected, less the deleted rows."""
+        n = batch.num_rows
+        file_fields = [self.file_schema.field(name) for name in batch.schema.names]
+        arrays = project_struct(batch.columns, file_fields, self.fields, n, self.constants)
+        out = pa.RecordBatch.from_arrays(arrays, schema=self.arrow) if arrays else batch.select([])
+        keep: np.ndarray | None = None
+        if deleted is not None and len(deleted):
+            mine = deleted[np.searchsorted(deleted, position) : np.searchsorted(deleted, position + n)]
+            if len(mine):
+                keep = np.ones(n, dtype=bool)
+                keep[mine - position] = False
+        for d in equality:
+            keys = [self._key(i, d, out, batch, file_fields, raw_constants) for i in d.field_ids]
+            mask = equality_mask(keys, d).to_numpy(zero_copy_only=False)
+            keep = mask if keep is None else keep & mask
+        return out if keep is None or keep.all() else out.filter(pa.array(keep))
 
-def _rows(
-    batch: pa.RecordBatch,
-    position: int,
-    plan: _Plan,
-    file_schema: pa.Schema,
-    constants: dict[int, pa.Scalar],
-    raw_constants: dict[int, Any],
-    positions: np.ndarray | None,
-    equality: list[EqualityDeletes],
-) -> pa.RecordBatch:
-    """One batch of file rows (starting at file position `position`) projected, less the deleted rows."""
-    n = batch.num_rows
-    file_fields = [file_schema.field(name) for name in batch.schema.names]
-    arrays = project_struct(batch.columns, file_fields, plan.schema["fields"], n, constants)
-    out = pa.RecordBatch.from_arrays(arrays, schema=plan.arrow) if arrays else batch.select([])
-    keep = np.ones(n, dtype=bool)
-    if positions is not None:
-        deleted = positions[np.searchsorted(positions, position) : np.searchsorted(positions, position + n)]
-        keep[deleted - position] = False
-    for d in equality:
-        keys = [_key(i, d, out, batch, file_fields, raw_constants, plan) for i in d.field_ids]
-        keep &= equality_mask(keys, d).to_numpy(zero_copy_only=False)
-    return out if keep.all() else out.filter(pa.array(keep))
+    def output(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        return batch if batch.schema.names == self.output_names else batch.select(self.output_names)
 
-
-def _key(
-    field_id: int,
-    deletes: EqualityDeletes,
-    out: pa.RecordBatch,
-    batch: pa.RecordBatch,
-    file_fields: list[pa.Field],
-    raw_constants: dict[int, Any],
-    plan: _Plan,
-) -> pa.Array:
-    """A row's value of an equality field: as projected when the scan reads it, else a partition value, the
-    file's column, or null (a column added after the file was written)."""
-    path = find_by_id(list(plan.arrow), field_id)
-    if path is not None:
-        return _walk(out.column(path[0]), path[1:])
-    delete_type = deletes.rows.column(str(field_id)).type
-    if field_id in raw_constants:
-        return pa.repeat(to_scalar(raw_constants[field_id], iceberg_type_of(delete_type)), out.num_rows)
-    path = find_by_id(file_fields, field_id)
-    if path is not None:
-        return _walk(batch.column(path[0]), path[1:])
-    return pa.nulls(out.num_rows, delete_type)
+    def _key(
+        self,
+        field_id: int,
+        deletes: EqualityDeletes,
+        out: pa.RecordBatch,
+        batch: pa.RecordBatch,
+        file_fields: list[pa.Field],
+        raw_constants: dict[int, Any],
+    ) -> pa.Array:
+        """A row's value of an equality field: as projected when the scan reads it, else a partition value, the
+        file's column, or null (a column added after the file was written)."""
+        path = find_by_id(list(self.arrow), field_id)
+        if path is not None:
+            return _walk(out.column(path[0]), path[1:])
+        delete_type = deletes.rows.column(str(field_id)).type
+        if field_id in raw_constants:
+            return pa.repeat(to_scalar(raw_constants[field_id], iceberg_type_of(delete_type)), out.num_rows)
+        path = find_by_id(file_fields, field_id)
+        if path is not None:
+            return _walk(batch.column(path[0]), path[1:])
+        return pa.nulls(out.num_rows, delete_type)
 
 
 def _walk(array: pa.Array, path: list[int]) -> pa.Array:
@@ -233,49 +345,8 @@ def _walk(array: pa.Array, path: list[int]) -> pa.Array:
     return array
 
 
-# --- The residual: over the output columns, and over the file's columns for row-group statistics ----------
-
-
-def _output_term(plan: _Plan, name: str) -> tuple[pc.Expression, Any]:
-    path, field_id = plan.column(name)
-    return pc.field(*path), plan.by_id[field_id]["type"]
-
-
-class _NotPushable(Exception):
-    """The residual cannot be judged on this file's statistics."""
-
-
-def _prune(
-    fragment: pads.ParquetFileFragment,
-    row_groups: list[RowGroup],
-    residual: Any,
-    plan: _Plan,
-    file_schema: pa.Schema,
-    constants: dict[int, pa.Scalar],
-) -> list[RowGroup]:
-    """The row groups whose statistics do not rule the residual out (pyarrow's row-group statistics)."""
-
-    def file_term(name: str) -> tuple[pc.Expression, Any]:
-        _, field_id = plan.column(name)
-        typ = plan.by_id[field_id]["type"]
-        if typ in ("float", "double") or not isinstance(typ, str):
-            raise _NotPushable  # NaN is not in Parquet's min/max, but Spark's ordering puts it above them
-        if field_id in constants:
-            return pc.scalar(constants[field_id]), typ
-        path = find_by_id(list(file_schema), field_id)
-        if path is None:
-            return pc.scalar(pa.scalar(None, arrow_type(typ))), typ
-        names, fields = [], list(file_schema)
-        for i in path:
-            names.append(fields[i].name)
-            leaf = fields[i]
-            fields = [leaf.type.field(j) for j in range(leaf.type.num_fields)] if pa.types.is_struct(leaf.type) else []
-        if leaf.type != arrow_type(typ):
-            raise _NotPushable  # a promoted column: compare after the cast, row by row
-        return pc.field(*names), typ
-
-    try:
-        kept = {rg.id for rg in fragment.subset(filter=to_arrow_expression(residual, file_term)).row_groups}
-    except (_NotPushable, UnsupportedResidual, pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        return row_groups
-    return [g for g in row_groups if g.index in kept]
+def _filtered(batch: pa.RecordBatch, row_filter: pc.Expression) -> pa.RecordBatch:
+    """The rows passing the filter. Through a Table: pyarrow 17's RecordBatch.filter(Expression) raises
+    IndexError when no row passes (apache/arrow#44366), and pyspark 3.5 environments often pin it."""
+    table = pa.Table.from_batches([batch]).filter(row_filter)
+    return table.combine_chunks().to_batches()[0] if table.num_rows else batch.slice(0, 0)

@@ -217,11 +217,12 @@ def spark_arrow_type(typ: Any) -> pa.DataType:
 
 
 def to_spark_batch(batch: pa.RecordBatch, schema: dict[str, Any]) -> pa.RecordBatch:
-    """A read_task batch with the types Spark takes: time as int64 µs, ns timestamps truncated to µs,
-    uuid as its canonical string, fixed as binary."""
-    arrays = [_to_spark(batch.column(i), f["type"]) for i, f in enumerate(schema["fields"])]
-    names = [f["name"] for f in schema["fields"]]
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    """A read_task batch (of some of `schema`'s top-level columns) with the types Spark takes: time as int64
+    µs, ns timestamps truncated to µs, uuid as its canonical string, fixed as binary."""
+    types = {f["name"]: f["type"] for f in schema["fields"]}  # the batch holds some of the schema's columns
+    names = batch.schema.names
+    return pa.RecordBatch.from_arrays([_to_spark(c, types[n]) for c, n in zip(batch.columns, names, strict=True)],
+                                      names=names)  # fmt: skip
 
 
 def _to_spark(array: pa.Array, typ: Any) -> pa.Array:

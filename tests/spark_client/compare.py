@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 # Tables whose data files spark_client refuses, by design: the reason is the error it raises.
-UNSUPPORTED = {"avro_format": "avro data files are not supported"}
+UNSUPPORTED = {"avro_format": "avro files are not supported"}
 
 
 def canonical(value: Any) -> Any:

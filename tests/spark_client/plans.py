@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from spark_client import read_task
-from spark_client.row_groups import starting_position
+from spark_client.formats.parquet import starting_position
 from spark_client.schema import arrow_schema
 
 

@@ -74,7 +74,7 @@ def test_reads_equal_spark_and_iceberg_java(
         reader = reader.option("split-size", str(case["split_size"]))
     df = reader.load(f"db.{case['table']}")
     if case["table"] == "avro_format":
-        with pytest.raises(Exception, match="avro data files are not supported"):
+        with pytest.raises(Exception, match="avro files are not supported"):
             df.collect()
         return
     assert df.schema == StructType.fromJson(json.loads(case["spark_schema"]))

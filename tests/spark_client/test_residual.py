@@ -1,4 +1,4 @@
-"""Residual filters keep the rows Spark keeps: SQL nulls, NaN ordering, transforms; and prune row groups."""
+"""Residual filters keep the rows Spark keeps: SQL nulls, NaN ordering, transforms."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from spark_client import reader
 from spark_client.residual import UnsupportedResidual, referenced_names
 from tests.spark_client.plans import field, file_task, plan, read_all, schema, write_rows
 
@@ -124,28 +122,3 @@ def test_referenced_names() -> None:
         "right": {"type": "not", "child": p("is-null", "s")},
     }
     assert referenced_names(expr) == {"ts", "s"}
-
-
-def test_row_groups_the_statistics_rule_out_are_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    s = schema(field(1, "id", "long"), field(2, "f", "double"))
-    path = write_rows(tmp_path / "g.parquet", s, {"id": list(range(100)), "f": [1.0] * 100}, row_group_size=10)
-    read_groups: list[int] = []
-    original = pq.ParquetFile.iter_batches
-
-    def spy(self: pq.ParquetFile, *args: Any, **kwargs: Any) -> Any:
-        read_groups.extend(kwargs["row_groups"])
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(reader.pq.ParquetFile, "iter_batches", spy)
-
-    def read(residual: Any) -> list[int]:
-        read_groups.clear()
-        out = read_all(plan(s, [[file_task(path, residual=residual)]])).column("id").to_pylist()
-        return sorted(out)
-
-    between = {"type": "and", "left": p("gt-eq", "id", 42), "right": p("lt", "id", 47)}
-    assert read(between) == [42, 43, 44, 45, 46] and read_groups == [4]
-    assert read(p("in", "id", values=[5, 95])) == [5, 95] and read_groups == [0, 9]
-    assert read(p("is-null", "id")) == [] and read_groups == []
-    # doubles are never judged by statistics (NaN is not in Parquet's min/max): every group is read
-    assert read(p("gt", "f", 5.0)) == [] and len(read_groups) == 10

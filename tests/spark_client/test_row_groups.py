@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_client.row_groups import row_groups_in_range, starting_position
+from spark_client.formats.parquet import row_groups_in_range, starting_position
 from tests.spark_client.plans import field, file_task, plan, read_all, schema, split_offsets, write_rows
 
 SCHEMA = schema(field(1, "id", "long", required=True), field(2, "tag", "string"))

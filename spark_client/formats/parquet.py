@@ -1,0 +1,93 @@
+"""Parquet data and delete files through pyarrow.parquet.
+
+Which row groups a task reads: a task covers the byte range [start, start + length) of its file. Iceberg's
+planner cuts Parquet files at their split offsets, which are the row groups' starting positions
+(ParquetUtil.getSplitOffsets records BlockMetaData.getStartingPos()), so a row group belongs to the one
+range its starting position lies in: the tasks of a file then read each row group exactly once, however
+the file was split. (parquet-mr, under Iceberg's Java reader, assigns a row group by its midpoint instead;
+for ranges cut at split offsets the two rules agree, and either one covers every row group exactly once
+for any cut of the file.)
+
+Files on object stores are opened with pre-buffering: the column chunks a read needs are fetched in
+coalesced ranges, concurrently, ahead of decoding (pyarrow's pre_buffer); local files are read as decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from spark_client.formats import Bounds, RowRange
+from spark_client.storage import resolve
+
+__all__ = ["ParquetFile", "row_groups_in_range", "starting_position"]
+
+
+def starting_position(row_group: pq.RowGroupMetaData) -> int:
+    """parquet-mr's ColumnChunkMetaData.getStartingPos() of the first column chunk: its dictionary page
+    when it has one before the first data page, else the first data page."""
+    chunk = row_group.column(0)
+    dictionary = chunk.dictionary_page_offset
+    if dictionary is not None and 0 < dictionary < chunk.data_page_offset:
+        return int(dictionary)
+    return int(chunk.data_page_offset)
+
+
+def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> list[RowRange]:
+    """The row groups whose starting position lies in [start, start + length), in file order."""
+    if start < 0 or length < 0:
+        raise ValueError(f"Invalid file range: start {start}, length {length}")
+    out = []
+    first_row = 0
+    for i in range(metadata.num_row_groups):
+        rg = metadata.row_group(i)
+        if start <= starting_position(rg) < start + length:
+            out.append(RowRange(i, first_row, rg.num_rows))
+        first_row += rg.num_rows
+    return out
+
+
+class ParquetFile:
+    """One Parquet file, its footer read once."""
+
+    def __init__(self, location: str, storage: dict[str, Any] | None) -> None:
+        fs, path = resolve(location, storage)
+        remote = not isinstance(fs, pafs.LocalFileSystem)
+        self.location = location
+        self._file = pq.ParquetFile(
+            fs.open_input_file(path), coerce_int96_timestamp_unit="us", pre_buffer=remote, buffer_size=0
+        )
+        self.metadata = self._file.metadata
+        self.schema: pa.Schema = self._file.schema_arrow
+        self._leaves: dict[str, int] | None = None
+
+    def ranges(self, start: int, length: int) -> list[RowRange]:
+        return row_groups_in_range(self.metadata, start, length)
+
+    def bounds(self, rows: RowRange, path: list[str]) -> Bounds | None:
+        if self._leaves is None:
+            schema = self.metadata.schema
+            self._leaves = {schema.column(i).path: i for i in range(len(schema))}
+        leaf = self._leaves.get(".".join(path))
+        if leaf is None:
+            return None
+        try:
+            stats = self.metadata.row_group(rows.index).column(leaf).statistics
+            if stats is None:
+                return None
+            nulls = stats.null_count if stats.has_null_count else None
+            if not stats.has_min_max:
+                return Bounds(nulls, None, None)
+            return Bounds(nulls, stats.min, stats.max)
+        except (ValueError, UnicodeDecodeError, pa.ArrowException):  # bounds that do not decode: not known
+            return None
+
+    def read(self, rows: RowRange, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
+        return self._file.iter_batches(batch_size, row_groups=[rows.index], columns=columns, use_threads=False)
+
+    def read_all(self, columns: list[str]) -> pa.Table:
+        return self._file.read(columns=columns, use_threads=False)
