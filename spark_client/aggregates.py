@@ -9,7 +9,10 @@ Iceberg would answer `SELECT count(*), max(ts) FROM t WHERE ...` from manifests 
 
 The service (POST /aggregate) answers from the data files' record counts and column stats when no file has
 deletes, the filter selects whole files, and the stats are present and whole; then no data file is read.
-Otherwise plan_and_read reads the rows and Spark aggregates them. Either way the DataFrame has one row, a
+Otherwise the rows are read, one Spark partition per task as plan_and_read reads them, but only the columns
+the aggregates name (and the filter's where its statistics do not decide it: COUNT(*) of row groups they
+decide is taken from the footers), and each task is aggregated where it is read (partial_aggregates.py):
+the driver combines one row per task, when aggregate() is called. Either way the DataFrame has one row, a
 column per aggregate named as given in canonical form ("count(*)", "min(id)"), of Spark's types.
 """
 
@@ -21,13 +24,18 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
-from spark_client.dataframe import plan_and_read
-from spark_client.schema import spark_ddl
+from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_for_spark, read_plan
+from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
+from spark_client.reader import DEFAULT_BATCH_SIZE
+from spark_client.schema import spark_schema, to_spark_batch
 from spark_client.values import to_scalar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 __all__ = ["aggregate", "aggregate_request"]
 
@@ -77,24 +85,122 @@ def aggregate(
     answered = result["aggregates"]
     if result["exact"]:
         log.info("aggregates of %s from metadata (%d data files, no rows read)", table, result.get("data-files", 0))
-        ddl = spark_ddl({"fields": [{**a, "required": False} for a in answered]})  # every column nullable
-        return spark.createDataFrame([tuple(to_scalar(a["value"], a["type"]).as_py() for a in answered)], ddl)
+        fields = {"fields": [{**a, "required": False} for a in answered]}  # every column nullable
+        values = [pa.array([to_scalar(a["value"], a["type"])]) for a in answered]
+        row = to_spark_batch(pa.RecordBatch.from_arrays(values, names=[a["name"] for a in answered]), fields)
+        return local_frame(spark, row, spark_schema(fields))
     reasons = "; ".join(dict.fromkeys(a["reason"] for a in answered if not a["exact"]))  # once each
     log.info("aggregates of %s read from the rows: %s", table, reasons)
-    columns = [_spark_aggregate(a["name"]) for a in answered]
-    df = plan_and_read(spark, table, service_url=service_url, storage=storage, client=client, token=token, **scan)
-    return df.agg(*columns)
+    columns = list(dict.fromkeys(c for _, c in (_parse(a["name"]) for a in answered) if c is not None))
+    body = plan_request(table, columns=columns, **scan)
+    plan, url, token = plan_for_spark(spark, body, "aggregate", client, service_url, token)
+    return read_aggregates(spark, plan, [a["name"] for a in answered], storage, url, token)
+
+
+def read_aggregates(
+    spark: SparkSession,
+    plan: Mapping[str, Any],
+    names: Sequence[str],
+    storage: Mapping[str, Any] | None,
+    service_url: str,
+    token: str | None,
+) -> DataFrame:
+    """One row: the aggregates `names` (canonical, as the service gives them back) of a plan's rows, each task
+    aggregated where it is read (partial_aggregates.py) and the partial rows combined in the driver, at
+    once; min and max of a nested column (a struct Spark orders) are left to Spark over the column's rows."""
+    aggregates = [_parse(name) for name in names]
+    paths = [() if column is None else _path(plan["schema"], column) for _, column in aggregates]
+    tops = list(dict.fromkeys(path[0] for path in paths if path))
+    read_schema = output_schema(plan["schema"], tops)
+    # the partial values' Spark types: None for a count (a long), the column's for min and max
+    types = [
+        None if op == "count" else _spark_type(read_schema, path)
+        for (op, _), path in zip(aggregates, paths, strict=True)
+    ]
+    if not all(typ is None or _is_atomic(typ) for typ in types):
+        df = read_plan(spark, plan, columns=tops, storage=storage, service_url=service_url, token=token)
+        return df.agg(*[_spark_aggregate(name) for name in names])
+    columns = [AggregateColumn(op, path) for (op, _), path in zip(aggregates, paths, strict=True)]
+    partials = PartialAggregates(columns, arrow_schema(read_schema), DEFAULT_BATCH_SIZE)
+    schema = _struct([f"p{i}" for i in range(len(names))], types)
+    rows = _collect_arrow(map_tasks(spark, plan, partials, schema, storage, service_url, token))
+    values = combine([op for op, _ in aggregates], rows)
+    row = pa.RecordBatch.from_arrays([pa.array([v], f.type) for v, f in zip(values, rows.schema, strict=True)],
+                                     names=list(names))  # fmt: skip
+    return local_frame(spark, row, _struct(names, types))
+
+
+def local_frame(spark: SparkSession, row: pa.RecordBatch, schema: StructType) -> DataFrame:
+    """A DataFrame of one row computed in the driver: on pyspark 4 a local relation made from Arrow, which
+    Spark answers without a job (a list would become an RDD, one job at every action); on 3.5 from a list."""
+    import pyspark
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        return spark.createDataFrame(pa.Table.from_batches([row]), schema)
+    return spark.createDataFrame([tuple(row.to_pylist()[0].values())], schema)
+
+
+def _collect_arrow(df: DataFrame) -> pa.Table:
+    """A DataFrame's rows as Arrow (pyspark 4's toArrow; pyspark 3.5's batches, which toPandas uses)."""
+    to_arrow = getattr(type(df), "toArrow", None)
+    if to_arrow is not None:
+        table: pa.Table = to_arrow(df)
+        return table
+    batches = type(df)._collect_as_arrow(df)  # type: ignore[attr-defined]
+    return pa.Table.from_batches(batches, schema=arrow_schema(df.schema))
+
+
+def _parse(name: str) -> tuple[str, str | None]:
+    """("count" | "min" | "max", the column or None for count(*)) of a canonical aggregate name."""
+    match = _AGGREGATE.fullmatch(name)
+    if match is None:
+        raise ValueError(f"not an aggregate: {name!r}")
+    op, column = match[1].lower(), match[2]
+    return op, None if column == "*" else column
+
+
+def _path(schema: Mapping[str, Any], column: str) -> tuple[str, ...]:
+    """The names of a (dotted) column through the plan's structs: as written, else ignoring case."""
+    for exact in (True, False):
+        fields, path = schema["fields"], []
+        for part in column.split("."):
+            found = [f for f in fields if (f["name"] == part if exact else f["name"].lower() == part.lower())]
+            if len(found) != 1:
+                break
+            path.append(found[0]["name"])
+            typ = found[0]["type"]
+            fields = typ["fields"] if isinstance(typ, dict) and typ.get("type") == "struct" else []
+        else:
+            return tuple(path)
+    raise ValueError(f"column {column!r} is not in the plan's schema")
+
+
+def _spark_type(schema: StructType, path: Sequence[str]) -> Any:
+    typ: Any = schema
+    for name in path:
+        typ = typ[name].dataType
+    return typ
+
+
+def _is_atomic(typ: Any) -> bool:
+    from pyspark.sql.types import ArrayType, MapType, StructType
+
+    return not isinstance(typ, ArrayType | MapType | StructType)
+
+
+def _struct(names: Sequence[str], types: Sequence[Any]) -> StructType:
+    """A row of aggregates: a long per count (type None), the column's Spark type per min and max."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    return StructType([StructField(n, LongType() if t is None else t) for n, t in zip(names, types, strict=True)])
 
 
 def _spark_aggregate(name: str) -> Column:
     """Spark's aggregate for a canonical name the service gave back ("count(*)", "min(info.a)")."""
     from pyspark.sql import functions as F
 
-    match = _AGGREGATE.fullmatch(name)
-    if match is None:
-        raise ValueError(f"not an aggregate: {name!r}")
-    op, column = match[1].lower(), match[2]
-    if column == "*":
+    op, column = _parse(name)
+    if column is None:
         return F.count(F.lit(1)).alias(name)
     fn = {"count": F.count, "min": F.min, "max": F.max}[op]
     return fn(F.col(column)).alias(name)

@@ -18,7 +18,15 @@ import pyarrow as pa
 
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.executors import ExecutorCheck, require_classic
-from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
+from spark_client.partitions import (
+    DEFAULT_MAX_ROWS,
+    TaskFunction,
+    fetch_task,
+    is_inline,
+    read_payload,
+    settle_worker,
+    task_payloads,
+)
 from spark_client.storage import vended_storage
 
 if TYPE_CHECKING:
@@ -26,7 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["arrow_schema", "output_schema", "plan_and_read", "read_plan"]
+__all__ = ["arrow_schema", "map_tasks", "output_schema", "plan_and_read", "plan_for_spark", "read_plan"]
 
 MAX_ROWS_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
@@ -77,13 +85,30 @@ def plan_and_read(
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
       the executors get it from the driver).
     """
-    require_classic(spark, "plan_and_read")
-    executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
                         snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
                         case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
                         start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id,
-                        limit=limit or None, parallelism=spark_parallelism(spark))  # fmt: skip
+                        limit=limit or None)  # fmt: skip
+    plan, url, token = plan_for_spark(spark, body, "plan_and_read", client, service_url, token)
+    df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
+    return df if limit is None else df.limit(limit)
+
+
+def plan_for_spark(
+    spark: SparkSession,
+    body: Mapping[str, Any],
+    what: str,
+    client: PlannerClient | None,
+    service_url: str,
+    token: str | None,
+) -> tuple[dict[str, Any], str, str | None]:
+    """The plan for a /plan body, for Spark to read (`what`: the caller's name, for errors), with the service
+    URL and token its executors use; the session checked to be classic and its executors fit first. The
+    session's parallelism joins the body (the split size adapts to it, as Spark + Iceberg's does)."""
+    require_classic(spark, what)
+    body = {**body, "parallelism": spark_parallelism(spark)}
+    executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token
@@ -92,8 +117,7 @@ def plan_and_read(
             plan = own.plan(body)
         url, token = own.service_url, own.token
     executors.finish()  # a clear error here, not a worker's traceback later
-    df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
-    return df if limit is None else df.limit(limit)
+    return plan, url, token
 
 
 def read_plan(
@@ -109,10 +133,24 @@ def read_plan(
     An inline plan's tasks travel to the executors as payloads; a plan answered by id travels as task
     indexes (the driver never holds its files), and each executor fetches its task from `service_url`
     (with `token`, when the service wants one)."""
+    schema = output_schema(plan["schema"], columns)
+    return map_tasks(spark, plan, read_payload, schema, storage, service_url, token)
+
+
+def map_tasks(
+    spark: SparkSession,
+    plan: Mapping[str, Any],
+    per_task: TaskFunction,
+    schema: StructType,
+    storage: Mapping[str, Any] | None = None,
+    service_url: str = DEFAULT_SERVICE_URL,
+    token: str | None = None,
+) -> DataFrame:
+    """A DataFrame of `schema` with one partition per task of `plan`, whose rows `per_task` makes from the
+    task's payload on an executor (read_payload: the task's rows; or, say, one row of partial aggregates)."""
     from pyspark.sql.types import StringType, StructField
     from pyspark.sql.types import StructType as SparkStruct
 
-    schema = output_schema(plan["schema"], columns)
     count = int(plan["task-count"])
     if count == 0:
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
@@ -120,40 +158,42 @@ def read_plan(
     storage_options = vended_storage(plan, storage)  # the service's vended credentials, when it sends them
     if not is_inline(plan):  # task i is partition i of a range made in the JVM: no Python RDD to pickle
         by_id = (service_url, str(plan["plan-id"]), token)
-        read = _ReadTasks(arrow_schema(schema), storage_options, max_rows, by_id)
-        return spark.range(0, count, 1, numPartitions=count).mapInArrow(read, schema)
-    read = _ReadTasks(arrow_schema(schema), storage_options, max_rows)
+        tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, by_id)
+        return spark.range(0, count, 1, numPartitions=count).mapInArrow(tasks, schema)
+    tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows)
     rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(task_payloads(plan), numSlices=count).map(
         lambda payload: (payload,)
     )
-    tasks = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
-    return tasks.mapInArrow(read, schema)
+    payloads = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
+    return payloads.mapInArrow(tasks, schema)
 
 
-class _ReadTasks:
+class _Tasks:
     """The mapInArrow function: task payloads (or, with `plan`, task indexes of that plan on that service)
-    in, the tasks' rows out (pickled to the executors)."""
+    in, each task's batches out (pickled to the executors)."""
 
     def __init__(
         self,
+        per_task: TaskFunction,
         schema: pa.Schema,
         storage: dict[str, Any] | None,
         max_rows: int,
         plan: tuple[str, str, str | None] | None = None,
     ) -> None:
+        self.per_task = per_task
         self.schema = schema
         self.storage = storage
         self.max_rows = max(1, max_rows) if max_rows > 0 else DEFAULT_MAX_ROWS
         self.plan = plan
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        settle_worker()
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                if self.plan is None:
-                    yield from read_payload(task, self.schema, self.storage, self.max_rows)
-                else:
+                if self.plan is not None:
                     url, plan_id, token = self.plan
-                    yield from read_task_by_index(url, plan_id, task, self.schema, self.storage, self.max_rows, token)
+                    task = fetch_task(url, plan_id, task, token)
+                yield from self.per_task(task, self.schema, self.storage, self.max_rows)
 
 
 def output_schema(iceberg_schema: Mapping[str, Any], columns: Sequence[str] | None = None) -> StructType:

@@ -44,7 +44,14 @@ from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClie
 from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
-from spark_client.partitions import DEFAULT_MAX_ROWS, is_inline, read_payload, read_task_by_index, task_payloads
+from spark_client.partitions import (
+    DEFAULT_MAX_ROWS,
+    is_inline,
+    read_payload,
+    read_task_by_index,
+    settle_worker,
+    task_payloads,
+)
 from spark_client.storage import vended_storage
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
@@ -136,6 +143,7 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         return [_Task((self.service_url, plan_id, i), storage) for i in range(int(plan["task-count"]))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        settle_worker()
         value: str | tuple[str, str, int] | None = partition.value
         if value is None:  # an empty plan: Spark reads one partition of nothing
             return iter(())

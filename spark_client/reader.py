@@ -4,7 +4,8 @@ For each file scan task, in order, and each row range (row group, stripe, block)
 (formats/):
 1. the range's statistics judge the row filter (statistics.py): a range no row of which can match is
    skipped unread; in one whose every row matches, the filter is not evaluated and the columns only it
-   reads are not read;
+   reads are not read; elsewhere what the statistics decide is dropped from the filter, and only the
+   columns the rest reads are read for it;
 2. the columns the caller wants (`columns`, by default the scan's schema), matched by field id
    (projection.py), plus those the filter still has to evaluate and those only the equality deletes
    compare; identity-partition values replace their source columns; when no file column is needed at all
@@ -17,7 +18,6 @@ The reader knows the plan only as JSON: it imports nothing from the planner.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,7 +32,7 @@ from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open
 from spark_client.projection import find_by_id, project_struct, with_ids
 from spark_client.residual import UnsupportedResidual, is_true, referenced_names, to_arrow_expression
 from spark_client.schema import arrow_field, arrow_type, fields_by_id
-from spark_client.statistics import ColumnStats, Verdict, judge
+from spark_client.statistics import ColumnStats, Verdict, residual
 from spark_client.values import iceberg_type_of, to_scalar
 
 __all__ = ["DEFAULT_BATCH_SIZE", "UnsupportedFileFormat", "read_task"]
@@ -61,7 +61,7 @@ class _Plan:
     name_mapping: list[dict[str, Any]] | None
     delete_files: list[dict[str, Any]]
     scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
-    _filters: dict[str, _Filter | None] = field(default_factory=dict)
+    _filters: dict[str, _Filter | None] = field(default_factory=dict)  # compiled(), by the filter's JSON
 
     @classmethod
     def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None) -> _Plan:
@@ -115,27 +115,28 @@ class _Plan:
             if f["transform"] == "identity"
         }
 
-    def row_filter(self, residual: Any) -> _Filter | None:
-        """What to apply to a file's rows. Spark applies the query's whole filter with SQL's null rules, while
-        Iceberg's residual leaves out what the partition guarantees by Iceberg's rules, under which a null
-        partition value passes `x != 'b'`; so the scan's filter is applied when it can be, else the residual
-        (kept per residual: a plan's files share a few)."""
-        key = repr(residual)
-        if key not in self._filters:
-            chosen = None
-            if not is_true(self.scan_filter):
-                # e.g. a bucket[N] term fails: the residual still holds all the planner left for the reader
-                with contextlib.suppress(UnsupportedResidual):
-                    chosen = self._filter(self.scan_filter)
-            if chosen is None and not is_true(residual):
-                chosen = self._filter(residual)
-            self._filters[key] = chosen
-        return self._filters[key]
+    def row_filter(self, residual: Any) -> Any:
+        """What to apply to a file's rows (REST JSON, None for nothing). Spark applies the query's whole filter
+        with SQL's null rules, while Iceberg's residual leaves out what the partition guarantees by Iceberg's
+        rules, under which a null partition value passes `x != 'b'`; so the scan's filter is applied when it
+        can be, else the residual."""
+        if not is_true(self.scan_filter) and self.compiled(self.scan_filter) is not None:
+            return self.scan_filter
+        return None if is_true(residual) else residual
 
-    def _filter(self, expr: Any) -> _Filter:
-        arrow = to_arrow_expression(expr, self._output_term)
-        tops = {self.by_name[self.column(n)[0][0]][1] for n in referenced_names(expr)}
-        return _Filter(expr, arrow, frozenset(tops))
+    def compiled(self, expr: Any) -> _Filter | None:
+        """A filter's pyarrow form and the fields it reads, made once per distinct filter of the plan (a
+        plan's files and row groups share a few); None when this reader cannot evaluate it (a bucket term)."""
+        key = repr(expr)
+        if key not in self._filters:
+            try:
+                arrow = to_arrow_expression(expr, self._output_term)
+            except UnsupportedResidual:
+                self._filters[key] = None
+            else:
+                tops = {self.by_name[self.column(n)[0][0]][1] for n in referenced_names(expr)}
+                self._filters[key] = _Filter(expr, arrow, frozenset(tops))
+        return self._filters[key]
 
     def _output_term(self, name: str) -> tuple[pc.Expression, Any]:
         path, field_id = self.column(name)
@@ -197,17 +198,21 @@ class _FileRead:
         refs = self.task.get("delete-file-references", [])
         positions = self.deletes.deleted_positions(self.location, refs)
         equality = self.deletes.equality_deletes(refs)
-        projections: dict[bool, _Projection] = {}
+        projections: dict[frozenset[int], _Projection] = {}
         for rows in ranges:
-            verdict = Verdict.ROWS_ALL_MATCH
+            row_filter = None
             if self.row_filter is not None:
-                verdict = judge(self.row_filter.expr, partial(self._stats, source, file_schema, rows))
-            if verdict is Verdict.ROWS_CANNOT_MATCH:
-                continue
-            filtering = verdict is Verdict.ROWS_MIGHT_MATCH
-            if filtering not in projections:
-                projections[filtering] = self._projection(file_schema, equality, filtering)
-            projection = projections[filtering]
+                verdict, left = residual(self.row_filter, partial(self._stats, source, file_schema, rows))
+                if verdict is Verdict.ROWS_CANNOT_MATCH:
+                    continue
+                if verdict is Verdict.ROWS_MIGHT_MATCH:
+                    row_filter = self.plan.compiled(left)
+                    if row_filter is None:
+                        raise UnsupportedResidual(f"Cannot evaluate the filter {left} on {self.location}")
+            reads = row_filter.field_ids if row_filter is not None else frozenset()
+            if reads not in projections:
+                projections[reads] = self._projection(file_schema, equality, reads)
+            projection = projections[reads]
             deleted = None
             if positions is not None:
                 end = rows.first_row + rows.num_rows
@@ -216,18 +221,16 @@ class _FileRead:
             for batch in projection.file_batches(source, rows, self.batch_size):
                 out = projection.rows(batch, position, deleted, equality, self.raw_constants)
                 position += batch.num_rows
-                if filtering and out.num_rows:
-                    assert self.row_filter is not None
-                    out = _filtered(out, self.row_filter.arrow)
+                if row_filter is not None and out.num_rows:
+                    out = _filtered(out, row_filter.arrow)
                 if out.num_rows:
                     yield projection.output(out)
 
-    def _projection(self, file_schema: pa.Schema, equality: list[EqualityDeletes], filtering: bool) -> _Projection:
-        """What to read and build for a range: the output fields, plus the filter's when it is evaluated."""
-        wanted = {f["id"] for f in self.plan.output}
-        if filtering:
-            assert self.row_filter is not None
-            wanted |= self.row_filter.field_ids
+    def _projection(
+        self, file_schema: pa.Schema, equality: list[EqualityDeletes], filter_fields: frozenset[int]
+    ) -> _Projection:
+        """What to read and build for a range: the output fields, plus those its filter reads."""
+        wanted = {f["id"] for f in self.plan.output} | filter_fields
         fields = [f for f in self.plan.schema["fields"] if f["id"] in wanted]
         needed = {f["id"] for f in fields if f["id"] not in self.constants}
         needed |= {i for d in equality for i in d.field_ids}

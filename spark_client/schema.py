@@ -219,6 +219,8 @@ def spark_arrow_type(typ: Any) -> pa.DataType:
 def to_spark_batch(batch: pa.RecordBatch, schema: dict[str, Any]) -> pa.RecordBatch:
     """A read_task batch (of some of `schema`'s top-level columns) with the types Spark takes: time as int64
     µs, ns timestamps truncated to µs, uuid as its canonical string, fixed as binary."""
+    if not batch.num_columns:
+        return batch  # rows without columns (counted): from_arrays would lose their number
     types = {f["name"]: f["type"] for f in schema["fields"]}  # the batch holds some of the schema's columns
     names = batch.schema.names
     return pa.RecordBatch.from_arrays([_to_spark(c, types[n]) for c, n in zip(batch.columns, names, strict=True)],

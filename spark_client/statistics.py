@@ -10,7 +10,10 @@ where both sides read the same rows, so every answer is sound). Then:
   columns read) and, with no deletes, the group's rows are counted from its metadata;
 * ROWS_MIGHT_MATCH: the rows are read and filtered.
 This reaches beyond Iceberg's readers, which prune by the inclusive question alone (Iceberg Java's
-ParquetMetricsRowGroupFilter; the all-match side is its StrictMetricsEvaluator's, over files).
+ParquetMetricsRowGroupFilter; the all-match side is its StrictMetricsEvaluator's, over files). Where some
+rows may match, the filter left for them is simplified by what the statistics decide: a predicate TRUE
+(or FALSE) of every row becomes that constant, so `day = D AND category = 'x'` over a range within day D
+leaves `category = 'x'`, and only `category` is read to evaluate it.
 
 Bounds: `lower` is at most and `upper` at least every non-null value (a truncated Parquet bound is still
 one), compared as Python values of the column's Iceberg type. What cannot be judged may be anything:
@@ -30,7 +33,7 @@ from typing import Any
 
 from spark_client.values import to_scalar
 
-__all__ = ["ColumnStats", "Verdict", "judge"]
+__all__ = ["ColumnStats", "Verdict", "judge", "residual"]
 
 _TRUE, _FALSE, _NULL = 1, 2, 4  # the values a predicate may take on a group's rows, as bits
 _ANY = _TRUE | _FALSE | _NULL
@@ -69,34 +72,52 @@ Stats = Callable[[str], ColumnStats | None]
 
 def judge(expr: Any, stats: Stats) -> Verdict:
     """Whether no row, every row, or some rows of a group make `expr` TRUE (see the module docstring)."""
-    possible = _possible(expr, stats)
+    return residual(expr, stats)[0]
+
+
+def residual(expr: Any, stats: Stats) -> tuple[Verdict, Any]:
+    """judge()'s verdict, and the filter the group's rows still need: `expr` with the predicates the
+    statistics decide replaced by true or false (True for ROWS_ALL_MATCH, False for ROWS_CANNOT_MATCH)."""
+    possible, simplified = _visit(expr, stats)
     if not possible & _TRUE:
-        return Verdict.ROWS_CANNOT_MATCH
-    return Verdict.ROWS_ALL_MATCH if possible == _TRUE else Verdict.ROWS_MIGHT_MATCH
+        return Verdict.ROWS_CANNOT_MATCH, False
+    if possible == _TRUE:
+        return Verdict.ROWS_ALL_MATCH, True
+    return Verdict.ROWS_MIGHT_MATCH, simplified
 
 
-def _possible(expr: Any, stats: Stats) -> int:
+def _visit(expr: Any, stats: Stats) -> tuple[int, Any]:
+    """The values `expr` may take on the group's rows, and `expr` simplified by what is decided."""
     if isinstance(expr, bool):
-        return _TRUE if expr else _FALSE
+        return (_TRUE if expr else _FALSE), expr
     kind = expr["type"]
     if kind in ("true", "false"):
-        return _TRUE if kind == "true" else _FALSE
+        return (_TRUE, True) if kind == "true" else (_FALSE, False)
     if kind == "literal":
-        return _TRUE if expr["value"] else _FALSE
+        return (_TRUE, True) if expr["value"] else (_FALSE, False)
     if kind in ("and", "or"):
-        table = _AND if kind == "and" else _OR
-        left, right = _possible(expr["left"], stats), _possible(expr["right"], stats)
-        return _combine(left, right, table)
+        (left, a), (right, b) = _visit(expr["left"], stats), _visit(expr["right"], stats)
+        possible = _combine(left, right, _AND if kind == "and" else _OR)
+        absorbing = kind == "or"  # x OR true is true; x AND false is false
+        if a is absorbing or b is absorbing:
+            return possible, absorbing
+        if a is (not absorbing):
+            return possible, b
+        if b is (not absorbing):
+            return possible, a
+        return possible, {**expr, "left": a, "right": b}
     if kind == "not":
-        child = _possible(expr["child"], stats)
-        return (_FALSE if child & _TRUE else 0) | (_TRUE if child & _FALSE else 0) | (child & _NULL)
+        child, c = _visit(expr["child"], stats)
+        possible = (_FALSE if child & _TRUE else 0) | (_TRUE if child & _FALSE else 0) | (child & _NULL)
+        return possible, (not c) if isinstance(c, bool) else {**expr, "child": c}
     term = expr.get("term")
     if isinstance(term, dict) and term.get("type") == "reference":
         term = term["term"]
     if not isinstance(term, str):
-        return _ANY  # a transform term
+        return _ANY, expr  # a transform term
     column = stats(term)
-    return _ANY if column is None else _predicate(kind, expr, column)
+    possible = _ANY if column is None else _predicate(kind, expr, column)
+    return possible, True if possible == _TRUE else False if possible == _FALSE else expr
 
 
 # Kleene's AND and OR on single values

@@ -88,3 +88,21 @@ def plan(
 def read_all(p: dict[str, Any], **kw: Any) -> pa.Table:
     batches = [b for task in p["tasks"] for b in read_task(task, p, **kw)]
     return pa.Table.from_batches(batches, schema=arrow_schema(p["schema"]))
+
+
+def wire(p: dict[str, Any]) -> dict[str, Any]:
+    """plan()'s expanded tasks in the /plan response's form: files and residuals written once, tasks as
+    splits (file index, start, length), the task count (what read_plan and map_tasks take)."""
+    files: list[dict[str, Any]] = []
+    residuals: list[Any] = []
+    tasks = []
+    for task in p["tasks"]:
+        splits = []
+        for f in task["files"]:
+            if f["residual-filter"] not in residuals:
+                residuals.append(f["residual-filter"])
+            files.append({"data-file": f["data-file"], "residual": residuals.index(f["residual-filter"]),
+                          "delete-file-references": f["delete-file-references"]})  # fmt: skip
+            splits.append([len(files) - 1, f["start"], f["length"]])
+        tasks.append({"splits": splits})
+    return {**p, "files": files, "residuals": residuals, "tasks": tasks, "task-count": len(tasks)}

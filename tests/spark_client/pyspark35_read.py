@@ -4,7 +4,8 @@
 
 REQUESTS_JSON is a list of {"name", "service_url", "table", "arguments"} (`arguments`: plan_and_read's
 keyword arguments, JSON values); one with "aggregates" calls spark_client.aggregate instead (its row is the
-read; result.json says whether Spark answers it without reading the table, "from_metadata": no MapInArrow).
+read; result.json says whether Spark answers it without reading the table, "from_metadata": no Spark job
+while aggregate() ran and no MapInArrow in the DataFrame's plan).
 One with "shuffle_partitions" is read with spark.sql.shuffle.partitions set so (then 2 again), and records
 the session's parallelism; one with "plan_only" builds the DataFrame and reads no rows.
 All reads share one local[2] SparkSession (UTC, no UI), one after the other. Each read's rows, collected as Arrow (what
@@ -53,9 +54,12 @@ def read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, A
 def _read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, Any]:
     table, arguments = request["table"], request["arguments"]
     if "aggregates" in request:
+        jobs = set(spark.sparkContext.statusTracker().getJobIdsForGroup())
         df = aggregate(spark, table, request["aggregates"], service_url=request["service_url"], **arguments)
         plan = df._jdf.queryExecution().executedPlan().toString()
-        answer = {"spark": spark.version, "schema": df.schema.jsonValue(), "from_metadata": "MapInArrow" not in plan}
+        # no Spark job while aggregate() ran (it reads the rows at once when it reads any), no reader left
+        read = jobs != set(spark.sparkContext.statusTracker().getJobIdsForGroup()) or "MapInArrow" in plan
+        answer = {"spark": spark.version, "schema": df.schema.jsonValue(), "from_metadata": not read}
         return {**answer, **_written(collect_arrow(df), out / f"{request['name']}.parquet")}
     with PlannerClient(request["service_url"]) as client:
         tasks = client.plan(plan_request(table, **arguments, parallelism=spark_parallelism(spark)))["task-count"]

@@ -1,6 +1,6 @@
 """spark_client.aggregate on pyspark 4 against Spark + Iceberg 1.10.2's answers (read_cases.AGGREGATE_CASES):
 the same values as Spark's aggregates over the rows in every case; answered from metadata (a local
-DataFrame: no reader in Spark's plan, no data file read) wherever Iceberg's aggregate push-down answers
+DataFrame: no Spark job, no data file read) wherever Iceberg's aggregate push-down answers
 from metadata, except where the service is knowingly stricter; otherwise read through plan_and_read."""
 
 from __future__ import annotations
@@ -19,11 +19,17 @@ from tests.spark_client.compare import snapshot_arguments
 pytest.importorskip("pyspark")
 
 
-def from_metadata(df: Any) -> bool:
-    """Whether Spark answers the DataFrame without reading the table: no MapInArrow (plan_and_read's reader,
-    PythonMapInArrow on 3.5) in its physical plan."""
+def jobs(spark: Any) -> set[int]:
+    return set(spark.sparkContext.statusTracker().getJobIdsForGroup())
+
+
+def from_metadata(spark: Any, build: Any) -> tuple[Any, bool]:
+    """The DataFrame `build()` makes, and whether no Spark job read the table for it: none while aggregate()
+    ran (it reads the rows at once when it reads any) and no reader (MapInArrow) left in its plan."""
+    before = jobs(spark)
+    df = build()
     plan: str = df._jdf.queryExecution().executedPlan().toString()
-    return "MapInArrow" not in plan
+    return df, jobs(spark) == before and "MapInArrow" not in plan
 
 
 @pytest.mark.parametrize("case_id", [c["id"] for c in AGGREGATE_CASES])
@@ -31,18 +37,24 @@ def test_aggregate_equals_spark_and_iceberg(
     spark: Any, conformance: Conformance, conformance_service: str, case_id: str
 ) -> None:
     case = conformance.aggregate(case_id)
-    df = aggregate(spark, f"db.{case['table']}", case["aggregates"], filter=case["filter"],
-                   service_url=conformance_service, **snapshot_arguments(case["snapshot"]))  # fmt: skip
+    df, metadata = from_metadata(spark, lambda: aggregate(spark, f"db.{case['table']}", case["aggregates"],
+                                 filter=case["filter"], service_url=conformance_service,
+                                 **snapshot_arguments(case["snapshot"])))  # fmt: skip
     assert df.columns == case["aggregates"]
     types = [f.dataType.simpleString() for f in df.schema.fields]
     assert spark_row_values(df) == comparable(case["read_values"], types)
-    assert from_metadata(df) == (case["pushed"] and case["stricter"] is None), case_id
+    assert metadata == (case["pushed"] and case["stricter"] is None), case_id
 
 
 def test_a_read_says_why(spark: Any, conformance_service: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="spark_client.aggregates"):
-        df = aggregate(spark, "db.mor_position_deletes", ["count(*)", "max(id)"], service_url=conformance_service)
-    assert not from_metadata(df)
+        _, metadata = from_metadata(
+            spark,
+            lambda: aggregate(
+                spark, "db.mor_position_deletes", ["count(*)", "max(id)"], service_url=conformance_service
+            ),
+        )
+    assert not metadata
     (message,) = [r.getMessage() for r in caplog.records if "read from the rows" in r.getMessage()]
     assert message.count("have delete files") == 1, message  # one reason, said once
 

@@ -21,7 +21,7 @@ from tests.spark_client.plans import field, file_task, plan, schema, write, writ
 
 S = schema(field(1, "id", "long"), field(2, "f", "double"), field(3, "region", "string"))
 IDS = list(range(100))  # 10 row groups of 10: group g holds ids 10g .. 10g + 9
-REGIONS = ["eu" if i < 50 else "us" for i in IDS]  # groups 0-4 all "eu", 5-9 all "us"
+REGIONS = ["eu" if i < 45 else "us" for i in IDS]  # groups 0-3 all "eu", 4 both, 5-9 all "us"
 
 
 def p(op: str, term: str, value: Any = None, values: list[Any] | None = None) -> dict[str, Any]:
@@ -93,16 +93,17 @@ def test_groups_no_row_of_which_can_match_are_not_read(path: str, reads: Reads) 
 
 
 def test_groups_whose_every_row_matches_do_not_read_the_filter_columns(path: str, reads: Reads) -> None:
-    """id >= 30 AND region = 'eu': groups 3 and 4 match whole, from their bounds; only `id` is read for the
-    output (`region`, a filter column alone, is not read for them), and groups 0-2 and 5-9 are skipped."""
-    out = read(path, and_(p("gt-eq", "id", 30), p("eq", "region", "eu")), columns=["id"])
-    assert out.column("id").to_pylist() == list(range(30, 50))
-    assert reads.groups() == [3, 4] and reads.columns() == {"id"}
+    """id >= 20 AND region = 'eu', reading `id`: groups 2 and 3 match whole, from their bounds, so `region`
+    (a filter column alone) is not read for them; in group 4 the bounds decide `id >= 20` but not the
+    region, so `region` is read to evaluate what is left; groups 0-1 and 5-9 are skipped."""
+    out = read(path, and_(p("gt-eq", "id", 20), p("eq", "region", "eu")), columns=["id"])
+    assert out.column("id").to_pylist() == list(range(20, 45))
+    assert reads.calls == [([2], ["id"]), ([3], ["id"]), ([4], ["id", "region"])]
     reads.clear()
-    # id >= 35: group 3 only partly matches, so the filter is evaluated there, with its column
+    # id >= 35: in group 3 the region is decided (all "eu") and the id is not: only `id` is read
     out = read(path, and_(p("gt-eq", "id", 35), p("eq", "region", "eu")), columns=["id"])
-    assert out.column("id").to_pylist() == list(range(35, 50))
-    assert reads.calls == [([3], ["id", "region"]), ([4], ["id"])]
+    assert out.column("id").to_pylist() == list(range(35, 45))
+    assert reads.calls == [([3], ["id"]), ([4], ["id", "region"])]
 
 
 def test_counting_decodes_nothing_where_the_statistics_decide(path: str, reads: Reads) -> None:

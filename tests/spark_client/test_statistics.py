@@ -18,7 +18,7 @@ import pytest
 
 from spark_client.residual import to_arrow_expression
 from spark_client.schema import arrow_type
-from spark_client.statistics import ColumnStats, Verdict, judge
+from spark_client.statistics import ColumnStats, Verdict, judge, residual
 
 ALL, NONE, SOME = Verdict.ROWS_ALL_MATCH, Verdict.ROWS_CANNOT_MATCH, Verdict.ROWS_MIGHT_MATCH
 
@@ -120,6 +120,23 @@ def test_verdicts(expr: Any, verdict: Verdict) -> None:
         assert all(kept)
     elif verdict is NONE:
         assert not any(kept)
+    # the filter left for the group keeps the same rows
+    decided, left = residual(expr, stats_of)
+    assert decided is verdict
+    assert left is True if verdict is ALL else left is False if verdict is NONE else rows_matching(left) == kept
+
+
+def test_the_residual_drops_what_the_statistics_decide() -> None:
+    """Within one day, `ts` predicates are true of every row: only the region's is left to evaluate."""
+    day = and_(p("gt-eq", "ts", "2024-01-16T00:00:00+00:00"), p("lt", "ts", "2024-01-17T00:00:00+00:00"))
+    assert residual(and_(day, p("eq", "s", "apple")), stats_of) == (SOME, p("eq", "s", "apple"))
+    assert residual(or_(p("gt", "id", 50), p("eq", "s", "apple")), stats_of) == (SOME, p("eq", "s", "apple"))
+    assert residual(not_(and_(p("gt", "id", 5), p("eq", "s", "apple"))), stats_of) == (
+        SOME,
+        not_(p("eq", "s", "apple")),
+    )
+    # a predicate that may be null is kept, whatever else is decided (NOT of it is not its opposite)
+    assert residual(and_(day, not_(p("lt", "n", 0))), stats_of) == (SOME, not_(p("lt", "n", 0)))
 
 
 def test_unknown_stats_can_be_anything() -> None:
