@@ -6,9 +6,10 @@
 `plan_and_read` (dataframe.py) plans with `PlannerClient` (client.py) and makes one Spark partition per
 CombinedScanTask; on Spark 4, `ScanPlannerDataSource` (datasource.py) is `spark.read.format("scan-planner")`.
 `aggregate(spark, table, ["count(*)", "max(ts)"])` (aggregates.py) answers from metadata where exact.
-`read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response into Arrow batches of the
-plan's schema. It needs only pyarrow (and pyroaring for deletion vectors), not pyspark, and knows the
-planner only through its JSON. Importing this package imports nothing heavy (no pyspark, no pyarrow.dataset):
+`read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response (Parquet, ORC and Avro data
+files) into Arrow batches of the plan's schema. It needs only pyarrow (pyroaring for deletion vectors,
+fastavro for Avro files), not pyspark, and knows the planner only through its JSON. Importing this package
+imports nothing heavy (no pyspark, no pyarrow.dataset):
 its names load on first use (pyspark 3.5 has no pyspark.sql.datasource), so the service can share
 spark_client.storage, the filesystems, without the reader.
 """

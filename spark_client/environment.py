@@ -24,10 +24,10 @@ from typing import Any
 __all__ = ["MAP_IN_ARROW_PACKAGES", "READER_PACKAGES", "ExecutorEnvironmentError", "WorkerChecked"]
 
 # What reading a task imports on a worker (spark_client's reader, its deletes and its client for tasks
-# fetched by id); pyroaring is for deletion vectors.
-READER_PACKAGES = ("pyarrow", "numpy", "pyroaring", "httpx", "spark_client")
+# fetched by id); pyroaring is for deletion vectors, fastavro for Avro data and delete files.
+READER_PACKAGES = ("pyarrow", "numpy", "pyroaring", "fastavro", "httpx", "spark_client")
 # ... and what pyspark's mapInArrow imports besides (plan_and_read)
-MAP_IN_ARROW_PACKAGES = ("pyarrow", "pandas", "numpy", "pyroaring", "httpx", "spark_client")
+MAP_IN_ARROW_PACKAGES = ("pyarrow", "pandas", "numpy", "pyroaring", "fastavro", "httpx", "spark_client")
 
 
 class ExecutorEnvironmentError(RuntimeError):

@@ -68,4 +68,12 @@ def open_data_file(location: str, file_format: str, storage: dict[str, Any] | No
         from spark_client.formats.parquet import ParquetFile
 
         return ParquetFile(location, storage)
-    raise UnsupportedFileFormat(f"Cannot read {location}: {kind} files are not supported (Parquet only)")
+    if kind == "orc":
+        from spark_client.formats.orc import OrcFile
+
+        return OrcFile(location, storage)
+    if kind == "avro":
+        from spark_client.formats.avro import AvroFile
+
+        return AvroFile(location, storage)
+    raise UnsupportedFileFormat(f"Cannot read {location}: {kind} files are not supported (Parquet, ORC, Avro)")

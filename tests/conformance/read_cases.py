@@ -28,7 +28,11 @@ else:  # imported by generate.py, which puts this directory on sys.path
     from cases import TABLES, and_, not_, or_, p, ts
 
 # Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
-READ_TABLES = ("all_types", "identity_types", "name_mapped", "metrics_modes", "fixed_types")
+READ_TABLES = (
+    "all_types", "identity_types", "name_mapped", "metrics_modes", "fixed_types",
+    # ORC and Avro data (and delete) files, alone and mixed with Parquet in one table
+    "orc_evolved", "avro_evolved", "mixed_formats", "mixed_v3", "orc_types", "avro_types", "orc_stripes",
+)  # fmt: skip
 # Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
 SIZED_TABLES = ("sized_files", "sized_unadapted")
 # Spark's partition counts, (table, spark.sql.shuffle.partitions, read options), in a local[2] session: the
@@ -254,9 +258,62 @@ def _splits() -> list[dict[str, Any]]:
     ]
 
 
+def _formats() -> list[dict[str, Any]]:
+    """ORC and Avro: projections (renamed, promoted, added, partition and equality columns), filters (rows
+    and partitions), the snapshots before the deletes and before the evolution, small splits."""
+    out = []
+    for table in ("orc_evolved", "avro_evolved"):
+        out += [
+            read(table, "projection", ["extra", "label", "id"]),
+            read(table, "projection-without-equality-columns", ["amount", "category"]),
+            read(table, "id-gt", spark_filter="id > 30", filter=p("gt", "id", 30)),
+            read(table, "category-eq", spark_filter="category = 'a'", filter=p("eq", "category", "a")),
+            read(table, "label-starts-with", spark_filter="label LIKE 'ban%'", filter=p("starts-with", "label", "ban")),
+            read(table, "before-the-deletes", snapshot={"kind": "id", "value": "log:1"}),
+            read(table, "split-1k", split_size=1024),
+        ]
+    for table in ("orc_types", "avro_types"):
+        out += [
+            read(table, "projection-nested", ["m", "lst", "st", "b"]),
+            read(table, "decimal-gt", spark_filter="dec9 > 10.50", filter=p("gt", "dec9", "10.50")),
+            read(table, "float-gt", spark_filter="f > 1.0", filter=p("gt", "f", 1.0)),
+            read(table, "binary-gt", spark_filter="bin > X'05FF'", filter=p("gt", "bin", "05FF")),
+            read(
+                table,
+                "timestamp-ntz-gt-eq",
+                spark_filter="ts_ntz >= TIMESTAMP_NTZ '2024-01-04 00:00:00'",
+                filter=p("gt-eq", "ts_ntz", "2024-01-04T00:00:00"),
+            ),
+        ]
+    return [
+        *out,
+        read(
+            "mixed_formats",
+            "ts-gt",
+            spark_filter="ts > TIMESTAMP '2024-01-02 12:00:00'",
+            filter=p("gt", "ts", ts("2024-01-02T12:00:00")),
+        ),
+        read("mixed_formats", "projection", ["name", "id"]),
+        read("mixed_formats", "split-1k", split_size=1024),
+        read("mixed_v3", "category-eq", spark_filter="category = 'b'", filter=p("eq", "category", "b")),
+        read("mixed_v3", "split-1k", split_size=1024),
+        read("orc_stripes", "split-16k", split_size=16 * 1024),
+        read("orc_stripes", "split-1k", split_size=1024),
+        read(
+            "orc_stripes",
+            "id-range",
+            spark_filter="id >= 1000 AND id < 1100",
+            filter=and_(p("gt-eq", "id", 1000), p("lt", "id", 1100)),
+            split_size=16 * 1024,
+        ),
+        read("avro_format", "split-1k", split_size=1024),
+        read("avro_format", "id-lt", spark_filter="id < 100", filter=p("lt", "id", 100), split_size=16 * 1024),
+    ]
+
+
 def _all_reads() -> list[dict[str, Any]]:
     reads = [read(table, "full") for table in (*TABLES, *READ_TABLES)]
-    return reads + _projections() + _filters() + _time_travel() + _splits()
+    return reads + _projections() + _filters() + _time_travel() + _splits() + _formats()
 
 
 READ_CASES: list[dict[str, Any]] = _all_reads()

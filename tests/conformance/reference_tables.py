@@ -114,10 +114,11 @@ class Writer:
         columns: Sequence[str],
         rows: Sequence[Sequence[Any]],
         partition: dict[str, Any] | None = None,
+        file_format: str = "parquet",
     ) -> None:
-        """Write a Parquet equality-delete file with Iceberg's own writer (field ids, metrics) and commit it.
-
-        The file is scoped to `partition` of spec `spec_id`; with an unpartitioned spec it is global.
+        """Write an equality-delete file (Parquet, ORC or Avro) with Iceberg's own writer (field ids, metrics)
+        and commit it. The file is scoped to `partition` of spec `spec_id`; with an unpartitioned spec it is
+        global.
         """
         jvm = self.jvm
         iceberg = jvm.org.apache.iceberg
@@ -137,10 +138,10 @@ class Writer:
                 partition_data.setField(field, value)
             directory += "/" + spec.partitionToPath(partition_data)
         self._delete_files += 1
-        output = table.io().newOutputFile(f"{directory}/eq-delete-{self._delete_files:03d}.parquet")
+        output = table.io().newOutputFile(f"{directory}/eq-delete-{self._delete_files:03d}.{file_format}")
         writer = factory.newEqDeleteWriter(
             iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(output),
-            iceberg.FileFormat.PARQUET,
+            iceberg.FileFormat.fromString(file_format),
             partition_data,
         )
         try:
@@ -327,6 +328,92 @@ def avro_format(w: Writer) -> None:
     name = "avro_format"
     w.create(name, "id bigint, payload string", properties={"write.format.default": "avro"})
     for start, end in ((0, 600), (600, 700)):
+        w.sql(f"INSERT INTO {w.ident(name)} SELECT id, sha2(CAST(id AS STRING), 256) FROM range({start}, {end}, 1, 2)")
+
+
+def _format_evolved(w: Writer, name: str, file_format: str) -> None:
+    """`file_format` data and delete files (write.format.default; delete files follow it): identity(category);
+    partition-scoped position deletes; a rename, an int -> bigint promotion and an added column; file-scoped
+    position deletes, an UPDATE; equality deletes written by Iceberg's writer in the format."""
+    t = w.ident(name)
+    properties = {**MERGE_ON_READ, "write.format.default": file_format, "write.delete.granularity": "partition"}
+    w.create(name, "id int, category string, name string, ts timestamp, amount double", "category", properties)
+    w.insert(name, std_rows(seed=200, start=0, count=40))
+    w.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    w.sql(f"ALTER TABLE {t} RENAME COLUMN name TO label")
+    w.sql(f"ALTER TABLE {t} ALTER COLUMN id TYPE bigint")
+    w.sql(f"ALTER TABLE {t} ADD COLUMN extra string")
+    w.insert(name, [(*row, f"e{row[0]}") for row in std_rows(seed=201, start=40, count=40)])
+    w.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('write.delete.granularity')")
+    w.sql(f"DELETE FROM {t} WHERE id % 5 = 1")
+    w.sql(f"UPDATE {t} SET amount = -1.0D WHERE id % 11 = 2")
+    w.commit_equality_deletes(name, 0, ["label"], [("apple-3",), ("banana-44",), ("cherry-45",), ("date-46",)],
+                              partition={"category": "a"}, file_format=file_format)  # fmt: skip
+
+
+def orc_evolved(w: Writer) -> None:
+    """ORC data and delete files (see _format_evolved)."""
+    _format_evolved(w, "orc_evolved", "orc")
+
+
+def avro_evolved(w: Writer) -> None:
+    """Avro data and delete files (see _format_evolved)."""
+    _format_evolved(w, "avro_evolved", "avro")
+
+
+def mixed_formats(w: Writer) -> None:
+    """One table, three data formats: Parquet, ORC and Avro appends (days(ts)); Avro position deletes over all
+    three, then Parquet ones, then an ORC equality delete in one day."""
+    name, t = "mixed_formats", w.ident("mixed_formats")
+    w.create(name, STD_COLUMNS, "days(ts)", MERGE_ON_READ)
+    for i, file_format in enumerate(("parquet", "orc", "avro")):
+        w.set_properties(name, {"write.format.default": file_format})
+        w.insert(name, std_rows(seed=210 + i, start=i * 30, count=30))
+    w.sql(f"DELETE FROM {t} WHERE id % 4 = 0")
+    w.set_properties(name, {"write.format.default": "parquet"})
+    w.sql(f"DELETE FROM {t} WHERE id % 9 = 1")
+    day = (dt.date(2024, 1, 2) - dt.date(1970, 1, 1)).days  # days(ts) of 2024-01-02: only its rows go
+    names = [(row[2],) for row in std_rows(seed=210, start=0, count=30)[::3]]  # every third Parquet row's name
+    names += [(row[2],) for row in std_rows(seed=211, start=30, count=30)[::3]]  # and ORC row's
+    w.commit_equality_deletes(name, 0, ["name"], names, {"ts_day": day}, file_format="orc")
+
+
+def mixed_v3(w: Writer) -> None:
+    """Format v3 over ORC and Avro data files: deletion vectors (Puffin) and an UPDATE."""
+    name, t = "mixed_v3", w.ident("mixed_v3")
+    w.create(name, STD_COLUMNS, "category", {**MERGE_ON_READ, "write.format.default": "orc"}, format_version=3)
+    w.insert(name, std_rows(seed=220, start=0, count=40))
+    w.set_properties(name, {"write.format.default": "avro"})
+    w.insert(name, std_rows(seed=221, start=40, count=40))
+    w.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
+    w.sql(f"UPDATE {t} SET amount = -1.0D WHERE id % 11 = 2")
+
+
+def _types_in(w: Writer, name: str, file_format: str) -> None:
+    """all_types' rows in another data format."""
+    w.create(name, ALL_TYPES_COLUMNS, "b", {"write.format.default": file_format})
+    floats = ("CAST('NaN' AS FLOAT)", "CAST(1.5 AS FLOAT)", "CAST('-Infinity' AS FLOAT)", "CAST(-0.0 AS FLOAT)")
+    doubles = ("CAST('NaN' AS DOUBLE)", "2.25D", "CAST('Infinity' AS DOUBLE)", "0.0D")
+    rows = [_all_types_row(i, ("TRUE", "FALSE", "NULL")[i % 3], floats[i % 4], doubles[(i + 1) % 4]) for i in range(9)]
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES {', '.join(rows)}")
+
+
+def orc_types(w: Writer) -> None:
+    """Every type of all_types, in ORC."""
+    _types_in(w, "orc_types", "orc")
+
+
+def avro_types(w: Writer) -> None:
+    """Every type of all_types, in Avro."""
+    _types_in(w, "avro_types", "avro")
+
+
+def orc_stripes(w: Writer) -> None:
+    """ORC files of many small stripes (their offsets are the split offsets); small splits cut them."""
+    name = "orc_stripes"
+    w.create(name, "id bigint, payload string", properties={"write.format.default": "orc",
+             "write.orc.stripe-size-bytes": "16384", "write.orc.block-size-bytes": "16384"})  # fmt: skip
+    for start, end in ((0, 20000), (20000, 25000)):
         w.sql(f"INSERT INTO {w.ident(name)} SELECT id, sha2(CAST(id AS STRING), 256) FROM range({start}, {end}, 1, 2)")
 
 
@@ -591,6 +678,13 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         upgrade_v3,
         row_groups,
         avro_format,
+        orc_evolved,
+        avro_evolved,
+        mixed_formats,
+        mixed_v3,
+        orc_types,
+        avro_types,
+        orc_stripes,
         many_manifests,
         snapshots,
         nested_nan,

@@ -11,9 +11,6 @@ from typing import Any
 
 import pyarrow as pa
 
-# Tables whose data files spark_client refuses, by design: the reason is the error it raises.
-UNSUPPORTED = {"avro_format": "avro files are not supported"}
-
 
 def canonical(value: Any) -> Any:
     """A hashable, NaN-equal form of a value from Arrow's to_pylist (a map's entries compare as a set)."""

@@ -2,7 +2,7 @@
 
 It borrows pyspark 3.5 from the Iceberg Java environment (scripts/java_env.py, which the conformance suite
 builds anyway) through a .pth file, and installs only what spark_client and mapInArrow need on top:
-pandas, numpy, pyarrow, httpx and pyroaring (seconds, where a second pyspark would be 300 MB). Like
+pandas, numpy, pyarrow, httpx, pyroaring and fastavro (seconds, where a second pyspark would be 300 MB). Like
 java_env it lives under $SCAN_PLANNER_CACHE/venvs, keyed by its requirements and the borrowed
 site-packages, and is built once under a file lock.
 """
@@ -21,9 +21,11 @@ from tests.conformance.reference import load_java_env
 
 # the versions of pyspark 3.5's time: it predates numpy 2 (which pyarrow >= 18 needs) and pandas 3;
 # pyroaring (deletion vectors) has BitMap64 from 1.0 and needs no numpy, so any numpy suits it
-REQUIREMENTS = ("numpy>=1.26,<2", "pandas>=2.0,<2.3", "pyarrow>=15,<18", "httpx>=0.27", "pyroaring>=1.0")
+REQUIREMENTS = (
+    "numpy>=1.26,<2", "pandas>=2.0,<2.3", "pyarrow>=15,<18", "httpx>=0.27", "pyroaring>=1.0", "fastavro>=1.9",
+)  # fmt: skip
 _PROBE = (
-    "import json, pyspark, pandas, pyarrow, httpx, pyroaring; from pyroaring import BitMap64; "
+    "import json, pyspark, pandas, pyarrow, httpx, pyroaring, fastavro; from pyroaring import BitMap64; "
     "print(json.dumps({'pyspark': pyspark.__version__, 'pyroaring': pyroaring.__version__}))"
 )
 _SITE = "import sysconfig; print(sysconfig.get_paths()['purelib'])"

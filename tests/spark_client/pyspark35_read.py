@@ -12,7 +12,7 @@ All reads share one local[2] SparkSession (UTC, no UI), one after the other. Eac
 toArrow does on pyspark 4), become OUT_DIR/<name>.parquet (pyarrow's writer, so the Arrow types survive);
 OUT_DIR/result.json records, per name, the Spark version, the DataFrame's partitions, the plan's tasks,
 Spark's schema and the seconds taken, or the error the read raised (the others still run). Needs only
-pyspark, pyarrow, pandas, httpx, pyroaring and spark_client (PYTHONPATH), as a user's 3.5 cluster would.
+pyspark, pyarrow, pandas, httpx, pyroaring, fastavro and spark_client (PYTHONPATH), as a user's 3.5 cluster would.
 """
 
 from __future__ import annotations

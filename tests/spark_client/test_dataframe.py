@@ -17,7 +17,7 @@ from spark_client.dataframe import spark_parallelism
 from tests.conformance.read_cases import PARTITION_COUNT_CASES, READ_CASES
 from tests.conformance.reference import Conformance
 from tests.plan_wire import splits
-from tests.spark_client.compare import UNSUPPORTED, assert_spark_read_matches, read_arguments, rows
+from tests.spark_client.compare import assert_spark_read_matches, read_arguments, rows
 
 pytest.importorskip("pyspark")
 
@@ -36,10 +36,6 @@ def test_read_equals_spark_and_iceberg_java(
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request(f"db.{case['table']}", **arguments, parallelism=spark_parallelism(spark)))
     assert df.rdd.getNumPartitions() == plan["task-count"]
-    if case["table"] in UNSUPPORTED:
-        with pytest.raises(Exception, match=UNSUPPORTED[case["table"]]):
-            df.collect()
-        return
     assert_spark_read_matches(case, df.schema, df.toArrow(), pq.read_table(conformance.dir / case["path"]))
 
 

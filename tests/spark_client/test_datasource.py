@@ -73,10 +73,6 @@ def test_reads_equal_spark_and_iceberg_java(
     if case["split_size"] is not None:
         reader = reader.option("split-size", str(case["split_size"]))
     df = reader.load(f"db.{case['table']}")
-    if case["table"] == "avro_format":
-        with pytest.raises(Exception, match="avro files are not supported"):
-            df.collect()
-        return
     assert df.schema == StructType.fromJson(json.loads(case["spark_schema"]))
     expected = pq.read_table(conformance.dir / case["path"])
     assert rows(df.toArrow()) == rows(expected)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +25,6 @@ from tests.aggregate_values import comparable
 from tests.conformance.read_cases import AGGREGATE_CASES, PARTITION_COUNT_CASES, READ_CASES, plain_value
 from tests.conformance.reference import REPO, Conformance
 from tests.spark_client.compare import (
-    UNSUPPORTED,
     assert_spark_read_matches,
     read_arguments,
     rows,
@@ -57,12 +55,6 @@ DEMO_READS: dict[str, dict[str, Any]] = {
     "demo/json-filter-tag": {"filter": {"type": "lt", "term": "id", "value": 120}, "ref": "first-load"},
     "demo/empty": {"filter": "id < 0"},
 }
-
-# Reads the 3.5 venv cannot do, with the error they fail with. Its pyarrow 17 (numpy < 2 holds it below 18)
-# raises IndexError from RecordBatch.filter(<Expression>) when no row of the batch passes (apache/arrow#44366,
-# fixed by apache/arrow#46057), and spark_client.reader filters each batch by the residual that way: these
-# are the reads where a whole batch fails its filter. Once the reader avoids that call, drop them from here.
-FAILS_ON_35: dict[str, str] = {}  # read id -> the error pyspark 3.5 is expected to fail with
 
 
 class Reads35:
@@ -178,11 +170,6 @@ def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
     result = reads35.result(prefix + read_id)
     assert "partitions" in result, result["error"]  # the DataFrame was built (an error here is a traceback)
     assert result["partitions"] == result["tasks"]
-    if case["table"] in UNSUPPORTED or read_id in FAILS_ON_35:
-        reason = UNSUPPORTED.get(case["table"]) or FAILS_ON_35[read_id]
-        assert "error" in result, f"{read_id} read on pyspark 3.5: no longer expected to fail with {reason!r}"
-        assert re.search(reason, result["error"]), result["error"]
-        return
     assert "error" not in result, result["error"]
     schema = StructType.fromJson(result["schema"])
     assert_spark_read_matches(case, schema, reads35.table(prefix + read_id),

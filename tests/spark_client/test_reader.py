@@ -18,12 +18,11 @@ import pytest
 
 from spark_client import read_task
 from spark_client.partitions import expand_tasks
-from spark_client.reader import UnsupportedFileFormat
 from spark_client.schema import arrow_schema
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
 from tests.plan_wire import splits
-from tests.spark_client.compare import UNSUPPORTED, normalized, rows
+from tests.spark_client.compare import normalized, rows
 
 
 def plan_request(case: dict[str, Any]) -> dict[str, Any]:
@@ -71,12 +70,6 @@ def read_plan(plan: dict[str, Any]) -> pa.Table:
 def test_read_matches_spark_and_iceberg_java(conformance: Conformance, conformance_service: str, read_id: str) -> None:
     case = conformance.read(read_id)
     plan = plan_of(conformance_service, plan_request(case))
-    if case["table"] in UNSUPPORTED:
-        with pytest.raises(UnsupportedFileFormat, match=UNSUPPORTED[case["table"]]) as err:
-            read_plan(plan)
-        assert splits(plan)[0]["data-file"]["file-path"] in str(err.value)
-        return
-
     expected = pq.read_table(conformance.dir / case["path"])
     actual = read_plan(plan).select(expected.column_names)  # Spark's order; drops columns only the filter read
     assert expected.num_rows == case["rows"]

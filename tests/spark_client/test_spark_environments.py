@@ -48,11 +48,11 @@ def test_executors_that_cannot_import_the_reader(demo_service: str, tmp_path: Pa
     python = bare / "bin" / "python"
     result = run("bare-executors", demo_service, str(python))
     assert result["error"] == "ExecutorEnvironmentError", result
-    _says_what_to_do(result["message"], python, "pyarrow, pandas, numpy, pyroaring, httpx")
+    _says_what_to_do(result["message"], python, "pyarrow, pandas, numpy, pyroaring, fastavro, httpx")
     assert result["source_error"] == "AnalysisException", result  # Spark's PYTHON_DATA_SOURCE_ERROR around ours
     assert "ExecutorEnvironmentError: " in result["source_message"], result
     assert "ModuleNotFoundError" not in result["source_message"], result
-    _says_what_to_do(result["source_message"], python, "pyarrow, numpy, pyroaring, httpx")
+    _says_what_to_do(result["source_message"], python, "pyarrow, numpy, pyroaring, fastavro, httpx")
 
 
 def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
         assert proc.returncode != 0, name
         last = proc.stderr.strip().splitlines()[-1]
         assert last.startswith("spark_client.environment.ExecutorEnvironmentError: "), proc.stderr[-2000:]
-        _says_what_to_do(last, bare / "bin" / "python", "pyarrow, numpy, pyroaring, httpx, spark_client")
+        _says_what_to_do(last, bare / "bin" / "python", "pyarrow, numpy, pyroaring, fastavro, httpx, spark_client")
 
 
 def test_spark_connect_reads_through_the_data_source(demo_service: str, demo_table: Any) -> None:
