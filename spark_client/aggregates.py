@@ -19,8 +19,10 @@ column per aggregate named as given in canonical form ("count(*)", "min(id)"), o
 from __future__ import annotations
 
 import logging
+import os
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,17 +31,23 @@ import pyarrow as pa
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_for_spark, read_plan
 from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
+from spark_client.partitions import expand_tasks, is_inline
 from spark_client.reader import DEFAULT_BATCH_SIZE
 from spark_client.schema import spark_schema, to_spark_batch
+from spark_client.storage import vended_storage
 from spark_client.values import to_scalar
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["aggregate", "aggregate_request"]
+__all__ = ["DRIVER_READ_BYTES", "aggregate", "aggregate_request", "read_aggregates"]
 
 log = logging.getLogger(__name__)
+# Scans of at most this many planned bytes are aggregated in the driver rather than by a Spark job: a job's
+# fixed cost (its stage, a Python worker per task: ~150 ms on a local session) outweighs reading the few
+# columns an aggregate needs from one 128 MiB split. 0: always a Spark job.
+DRIVER_READ_BYTES = 128 * 1024 * 1024
 _AGGREGATE = re.compile(r"\s*(count|min|max)\s*\(\s*(.*?)\s*\)\s*", re.IGNORECASE | re.DOTALL)
 
 
@@ -68,11 +76,13 @@ def aggregate(
     token: str | None = None,
     start_snapshot_id: int | None = None,
     end_snapshot_id: int | None = None,
+    driver_read_bytes: int = DRIVER_READ_BYTES,
 ) -> DataFrame:
     """One row: each of `aggregates` ("count(*)", "count(col)", "min(col)", "max(col)"; dotted names for
     nested columns) over the rows of `table` that match `filter`, at the snapshot chosen as plan_and_read
     chooses it. From metadata when the service says every aggregate is exact, else read and aggregated by
-    Spark (the log says why). The other arguments are plan_and_read's."""
+    Spark (the log says why); a scan of at most `driver_read_bytes` planned bytes (default 128 MiB) is read
+    in the driver, with no Spark job (0: always a job). The other arguments are plan_and_read's."""
     scan: dict[str, Any] = {"filter": filter, "snapshot_id": snapshot_id, "as_of": as_of, "ref": ref,
                             "case_sensitive": case_sensitive, "start_snapshot_id": start_snapshot_id,
                             "end_snapshot_id": end_snapshot_id}  # fmt: skip
@@ -94,7 +104,8 @@ def aggregate(
     columns = list(dict.fromkeys(c for _, c in (_parse(a["name"]) for a in answered) if c is not None))
     body = plan_request(table, columns=columns, **scan)
     plan, url, token = plan_for_spark(spark, body, "aggregate", client, service_url, token)
-    return read_aggregates(spark, plan, [a["name"] for a in answered], storage, url, token)
+    names = [a["name"] for a in answered]
+    return read_aggregates(spark, plan, names, storage, url, token, driver_read_bytes=driver_read_bytes)
 
 
 def read_aggregates(
@@ -104,10 +115,13 @@ def read_aggregates(
     storage: Mapping[str, Any] | None,
     service_url: str,
     token: str | None,
+    *,
+    driver_read_bytes: int = DRIVER_READ_BYTES,
 ) -> DataFrame:
     """One row: the aggregates `names` (canonical, as the service gives them back) of a plan's rows, each task
     aggregated where it is read (partial_aggregates.py) and the partial rows combined in the driver, at
-    once; min and max of a nested column (a struct Spark orders) are left to Spark over the column's rows."""
+    once; min and max of a nested column (a struct Spark orders) are left to Spark over the column's rows.
+    A plan of at most `driver_read_bytes` (its tasks' sizes) is read in the driver, a thread a task."""
     aggregates = [_parse(name) for name in names]
     paths = [() if column is None else _path(plan["schema"], column) for _, column in aggregates]
     tops = list(dict.fromkeys(path[0] for path in paths if path))
@@ -122,8 +136,12 @@ def read_aggregates(
         return df.agg(*[_spark_aggregate(name) for name in names])
     columns = [AggregateColumn(op, path) for (op, _), path in zip(aggregates, paths, strict=True)]
     partials = PartialAggregates(columns, arrow_schema(read_schema), DEFAULT_BATCH_SIZE)
-    schema = _struct([f"p{i}" for i in range(len(names))], types)
-    rows = _collect_arrow(map_tasks(spark, plan, partials, schema, storage, service_url, token))
+    planned = sum(int(t.get("size-bytes", 0)) for t in plan["tasks"]) if is_inline(plan) else None
+    if planned is not None and driver_read_bytes > 0 and planned <= driver_read_bytes:
+        rows = _in_driver(plan, partials, vended_storage(plan, storage))
+    else:
+        schema = _struct([f"p{i}" for i in range(len(names))], types)
+        rows = _collect_arrow(map_tasks(spark, plan, partials, schema, storage, service_url, token))
     values = combine([op for op, _ in aggregates], rows)
     row = pa.RecordBatch.from_arrays([pa.array([v], f.type) for v, f in zip(values, rows.schema, strict=True)],
                                      names=list(names))  # fmt: skip
@@ -138,6 +156,19 @@ def local_frame(spark: SparkSession, row: pa.RecordBatch, schema: StructType) ->
     if int(pyspark.__version__.split(".")[0]) >= 4:
         return spark.createDataFrame(pa.Table.from_batches([row]), schema)
     return spark.createDataFrame([tuple(row.to_pylist()[0].values())], schema)
+
+
+def _in_driver(plan: Mapping[str, Any], partials: PartialAggregates, storage: Mapping[str, Any] | None) -> pa.Table:
+    """The partial rows of a small inline plan, its tasks read in this process (pyarrow decodes without the
+    GIL: a thread a task, up to the cores) instead of a Spark job, whose fixed cost is more than theirs."""
+    payloads = expand_tasks(plan)
+    if not payloads:
+        return partials.schema.empty_table()
+    with ThreadPoolExecutor(
+        min(len(payloads), os.cpu_count() or 1), thread_name_prefix="scan-planner-aggregate"
+    ) as pool:
+        rows = list(pool.map(lambda payload: next(iter(partials(payload, partials.schema, storage, 0))), payloads))
+    return pa.Table.from_batches(rows, schema=partials.schema)
 
 
 def _collect_arrow(df: DataFrame) -> pa.Table:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from spark_client import aggregate
+from spark_client.aggregates import DRIVER_READ_BYTES
 from tests.aggregate_values import comparable, spark_row_values
 from tests.conformance.read_cases import AGGREGATE_CASES
 from tests.conformance.reference import Conformance
@@ -32,29 +33,43 @@ def from_metadata(spark: Any, build: Any) -> tuple[Any, bool]:
     return df, jobs(spark) == before and "MapInArrow" not in plan
 
 
+@pytest.mark.parametrize("driver_read_bytes", [0, DRIVER_READ_BYTES], ids=["spark-job", "in-driver"])
 @pytest.mark.parametrize("case_id", [c["id"] for c in AGGREGATE_CASES])
 def test_aggregate_equals_spark_and_iceberg(
-    spark: Any, conformance: Conformance, conformance_service: str, case_id: str
+    spark: Any,
+    conformance: Conformance,
+    conformance_service: str,
+    case_id: str,
+    driver_read_bytes: int,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """Read by a Spark job (driver_read_bytes=0) or, as these small tables are by default, in the driver:
+    Spark + Iceberg's values either way; from metadata exactly where it answers so (the log says which)."""
     case = conformance.aggregate(case_id)
-    df, metadata = from_metadata(spark, lambda: aggregate(spark, f"db.{case['table']}", case["aggregates"],
-                                 filter=case["filter"], service_url=conformance_service,
-                                 **snapshot_arguments(case["snapshot"])))  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="spark_client.aggregates"):
+        arguments = {"filter": case["filter"], "driver_read_bytes": driver_read_bytes,
+                     **snapshot_arguments(case["snapshot"])}  # fmt: skip
+        df, no_job = from_metadata(spark, lambda: aggregate(spark, f"db.{case['table']}", case["aggregates"],
+                                   service_url=conformance_service, **arguments))  # fmt: skip
     assert df.columns == case["aggregates"]
     types = [f.dataType.simpleString() for f in df.schema.fields]
     assert spark_row_values(df) == comparable(case["read_values"], types)
+    metadata = any("from metadata" in r.getMessage() for r in caplog.records)
     assert metadata == (case["pushed"] and case["stricter"] is None), case_id
+    assert no_job == (metadata or driver_read_bytes > 0), case_id  # the driver reads small tables itself
 
 
 def test_a_read_says_why(spark: Any, conformance_service: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="spark_client.aggregates"):
-        _, metadata = from_metadata(
+        read = lambda: aggregate(  # noqa: E731
             spark,
-            lambda: aggregate(
-                spark, "db.mor_position_deletes", ["count(*)", "max(id)"], service_url=conformance_service
-            ),
+            "db.mor_position_deletes",
+            ["count(*)", "max(id)"],
+            service_url=conformance_service,
+            driver_read_bytes=0,
         )
-    assert not metadata
+        _, no_job = from_metadata(spark, read)
+    assert not no_job
     (message,) = [r.getMessage() for r in caplog.records if "read from the rows" in r.getMessage()]
     assert message.count("have delete files") == 1, message  # one reason, said once
 

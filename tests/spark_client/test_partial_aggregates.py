@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_client.aggregates import read_aggregates
+from spark_client.aggregates import DRIVER_READ_BYTES, read_aggregates
 from spark_client.schema import arrow_schema, spark_schema
 from tests.spark_client.plans import field, file_task, plan, schema, wire, write
 
@@ -52,11 +52,13 @@ def plain(values: list[Any]) -> list[Any]:
     return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in values]
 
 
-def test_partials_combine_to_sparks_aggregates(spark: Any, files: list[str]) -> None:
+@pytest.mark.parametrize("driver_read_bytes", [0, DRIVER_READ_BYTES], ids=["spark-job", "in-driver"])
+def test_partials_combine_to_sparks_aggregates(spark: Any, files: list[str], driver_read_bytes: int) -> None:
     from pyspark.sql import functions as F
 
     p = wire(plan(S, [[file_task(f)] for f in files]))
-    ours = read_aggregates(spark, p, NAMES, None, "http://unused", None).collect()[0]
+    ours = read_aggregates(spark, p, NAMES, None, "http://unused", None, driver_read_bytes=driver_read_bytes)
+    ours = ours.collect()[0]
     whole = pa.concat_tables([rows(columns) for columns in FILES])
     as_rows = [tuple(row.values()) for row in whole.to_pylist()]  # (not pandas: it makes null doubles NaN)
     reference = spark.createDataFrame(as_rows, spark_schema(S)).agg(

@@ -39,7 +39,8 @@ pytest.importorskip("pyspark")
 HERE = Path(__file__).resolve().parent
 CONFORMANCE = "conformance/"  # the prefix of a conformance read's name (then the case id, "<table>/<name>")
 BY_ID = "by-id/"  # the same reads with every task fetched by its executor (inline-task-limit 0)
-AGGREGATE = "aggregate/"  # spark_client.aggregate of the conformance aggregate cases
+AGGREGATE = "aggregate/"  # spark_client.aggregate of the conformance aggregate cases, by a Spark job
+AGGREGATE_IN_DRIVER = "aggregate-in-driver/"  # ... read in the driver (small plans, by default)
 PARTITIONS = "partitions/"  # PARTITION_COUNT_CASES by index: planned in a session of those shuffle partitions
 LIMITED, WHOLE = "limit/many_manifests", "limit-whole/many_manifests"  # plan_and_read(limit=) and without
 SMALL_SPLITS = {"split-size": 1024}  # a task per file
@@ -120,10 +121,12 @@ def reads35(
     requests += [_request(VENDED + name, vending_services[name], VENDED_TABLE, arguments)
                  for name, arguments in VENDED_READS.items()]  # fmt: skip
     requests += [
-        {**_request(AGGREGATE + c["id"], conformance_service, f"db.{c['table']}",
-                    {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"])}),
+        {**_request(prefix + c["id"], conformance_service, f"db.{c['table']}",
+                    {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"]),
+                     **arguments}),
          "aggregates": c["aggregates"]}
         for c in AGGREGATE_CASES
+        for prefix, arguments in ((AGGREGATE, {"driver_read_bytes": 0}), (AGGREGATE_IN_DRIVER, {}))
     ]  # fmt: skip
     requests += [
         {**_request(f"{PARTITIONS}{i}", conformance_service, f"db.{table}", {"options": options or None}),
@@ -192,6 +195,11 @@ def test_aggregate_equals_spark_and_iceberg_on_pyspark_35(
     types = [f.dataType.simpleString() for f in fields]
     assert comparable([plain_value(v) for v in row.values()], types) == comparable(case["read_values"], types)
     assert result["from_metadata"] == (case["pushed"] and case["stricter"] is None), case_id
+    in_driver = reads35.result(AGGREGATE_IN_DRIVER + case_id)
+    assert "error" not in in_driver, in_driver["error"]
+    assert in_driver["from_metadata"]  # no Spark job: answered from metadata, or read in the driver
+    (row,) = reads35.table(AGGREGATE_IN_DRIVER + case_id).to_pylist()
+    assert comparable([plain_value(v) for v in row.values()], types) == comparable(case["read_values"], types)
 
 
 def test_a_limit_reads_its_rows_from_fewer_tasks_on_pyspark_35(reads35: Reads35, conformance: Conformance) -> None:
