@@ -14,6 +14,8 @@
 * bench/read_bench.py on its three table shapes at 3,000 rows each (cached apart from the full-size ones),
   every engine (Spark + Iceberg, ours on pyspark 3.5 and 4), one timed run: every engine must deliver the
   rows the generator wrote, in every measurement. About 70 seconds (the tables' first build included).
+* bench/read_ways.py on the same 3,000-row tables: both ways of a count and a projection, one run each.
+  About 20 seconds.
 """
 
 from __future__ import annotations
@@ -144,3 +146,17 @@ def test_read_bench_runs_and_every_engine_reads_every_row(tmp_path: Path) -> Non
         for engine in ("ours35", "ours4"):
             assert engines[engine]["ratio_iceberg_over_ours"] > 0, (name, engine)
     assert "Spark + Iceberg / ours" in proc.stdout
+
+
+def test_read_ways_runs_and_both_ways_agree(tmp_path: Path) -> None:
+    out = tmp_path / "ways.json"
+    cmd = [sys.executable, str(REPO / "bench" / "read_ways.py"), "--rows", "3000", "--repeat", "1", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+
+    results = json.loads(out.read_text())["results"]
+    assert set(results) == {"narrow", "wide"}
+    for ways in results.values():
+        assert set(ways) == {"count, naive", "count, aggregate()", "columns, naive", "columns, columns="}
+        assert ways["count, naive"]["rows"] == ways["count, aggregate()"]["rows"] > 0
+        assert all(way["wall_s"] > 0 for way in ways.values())

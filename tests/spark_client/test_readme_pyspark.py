@@ -33,7 +33,7 @@ def blocks(language: str) -> list[str]:
 
 def test_the_python_examples_run(spark: Any, demo_service: str) -> None:
     examples = blocks("python")
-    assert len(examples) == 3 and all(DEMO_URL in e for e in examples)
+    assert len(examples) == 4 and all(DEMO_URL in e for e in examples)
     namespace: dict[str, Any] = {}
     out = io.StringIO()
     try:
