@@ -9,13 +9,13 @@ whatever the format keeps them as, so that projection.py matches columns one way
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
 
-__all__ = ["Bounds", "DataFile", "RowRange", "UnsupportedFileFormat", "open_data_file"]
+__all__ = ["Bounds", "DataFile", "RowRange", "UnsupportedFileFormat", "open_data_file", "ranges_at"]
 
 
 class UnsupportedFileFormat(NotImplementedError):
@@ -29,6 +29,20 @@ class RowRange:
     index: int  # in the file's order
     first_row: int  # the file position of its first row (what position deletes and DVs count)
     num_rows: int
+
+
+def ranges_at(units: Iterable[tuple[int, int]], start: int, length: int) -> list[RowRange]:
+    """Of a file's row ranges, given in file order as (the byte position that places it, its rows), those
+    whose position lies in [start, start + length): each belongs to exactly one range of any cut of the file
+    (what the position is differs by format: a row group's or stripe's start, an Avro block's sync marker)."""
+    if start < 0 or length < 0:
+        raise ValueError(f"Invalid file range: start {start}, length {length}")
+    out, first_row = [], 0
+    for index, (position, rows) in enumerate(units):
+        if start <= position < start + length and rows:
+            out.append(RowRange(index, first_row, rows))
+        first_row += rows
+    return out
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
-from spark_client.formats import Bounds, RowRange
+from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
 from spark_client.storage import resolve
 
@@ -55,14 +55,7 @@ class AvroFile:
             raise UnsupportedAvroSchema(f"Cannot read the Avro file {location}: {exc}") from None
 
     def ranges(self, start: int, length: int) -> list[RowRange]:
-        if start < 0 or length < 0:
-            raise ValueError(f"Invalid file range: start {start}, length {length}")
-        out, first_row = [], 0
-        for i, (sync, rows) in enumerate(self._blocks):
-            if start <= sync < start + length and rows:
-                out.append(RowRange(i, first_row, rows))
-            first_row += rows
-        return out
+        return ranges_at(self._blocks, start, length)
 
     def bounds(self, rows: RowRange, path: list[str]) -> Bounds | None:
         return None

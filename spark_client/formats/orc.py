@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from spark_client.formats import Bounds, RowRange
+from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
 from spark_client.storage import resolve
 
@@ -44,14 +44,7 @@ class OrcFile:
         self._stripes = stripe_offsets(self._file.reader.serialized_file_tail(), location)
 
     def ranges(self, start: int, length: int) -> list[RowRange]:
-        if start < 0 or length < 0:
-            raise ValueError(f"Invalid file range: start {start}, length {length}")
-        out, first_row = [], 0
-        for i, (offset, rows) in enumerate(self._stripes):
-            if start <= offset < start + length:
-                out.append(RowRange(i, first_row, rows))
-            first_row += rows
-        return out
+        return ranges_at(self._stripes, start, length)
 
     def bounds(self, rows: RowRange, path: list[str]) -> Bounds | None:
         return None

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from spark_client.formats import Bounds, RowRange
+from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.storage import resolve
 
 __all__ = ["ParquetFile", "row_groups_in_range", "starting_position"]
@@ -39,16 +39,8 @@ def starting_position(row_group: pq.RowGroupMetaData) -> int:
 
 def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> list[RowRange]:
     """The row groups whose starting position lies in [start, start + length), in file order."""
-    if start < 0 or length < 0:
-        raise ValueError(f"Invalid file range: start {start}, length {length}")
-    out = []
-    first_row = 0
-    for i in range(metadata.num_row_groups):
-        rg = metadata.row_group(i)
-        if start <= starting_position(rg) < start + length:
-            out.append(RowRange(i, first_row, rg.num_rows))
-        first_row += rg.num_rows
-    return out
+    groups = (metadata.row_group(i) for i in range(metadata.num_row_groups))
+    return ranges_at(((starting_position(rg), rg.num_rows) for rg in groups), start, length)
 
 
 class ParquetFile:

@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 from spark_client.residual import UnsupportedResidual, referenced_names
+from tests.conformance.cases import p, transform
 from tests.spark_client.plans import field, file_task, plan, read_all, schema, write_rows
 
 S = schema(field(1, "id", "long"), field(2, "f", "double"), field(3, "s", "string"), field(4, "ts", "timestamptz"))
@@ -29,15 +30,6 @@ def path(tmp_path: Path) -> str:
 
 def ids(path: str, residual: Any) -> list[int]:
     return sorted(read_all(plan(S, [[file_task(path, residual=residual)]])).column("id").to_pylist())
-
-
-def p(op: str, term: Any, value: Any = None, values: list[Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": op, "term": term}
-    if value is not None:
-        out["value"] = value
-    if values is not None:
-        out["values"] = values
-    return out
 
 
 NAN_CASES = [
@@ -82,10 +74,6 @@ NULL_CASES = [
 @pytest.mark.parametrize(("residual", "expected"), NULL_CASES, ids=[str(c[0]) for c in NULL_CASES])
 def test_nulls_follow_sql(path: str, residual: Any, expected: list[int]) -> None:
     assert ids(path, residual) == expected
-
-
-def transform(name: str, term: str) -> dict[str, Any]:
-    return {"type": "transform", "transform": name, "term": term}
 
 
 TRANSFORM_CASES = [

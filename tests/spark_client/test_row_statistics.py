@@ -17,24 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_client import read_task
+from tests.conformance.cases import and_, p
 from tests.spark_client.plans import field, file_task, plan, schema, write, write_rows
 
 S = schema(field(1, "id", "long"), field(2, "f", "double"), field(3, "region", "string"))
 IDS = list(range(100))  # 10 row groups of 10: group g holds ids 10g .. 10g + 9
 REGIONS = ["eu" if i < 45 else "us" for i in IDS]  # groups 0-3 all "eu", 4 both, 5-9 all "us"
-
-
-def p(op: str, term: str, value: Any = None, values: list[Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": op, "term": term}
-    if value is not None:
-        out["value"] = value
-    if values is not None:
-        out["values"] = values
-    return out
-
-
-def and_(left: Any, right: Any) -> dict[str, Any]:
-    return {"type": "and", "left": left, "right": right}
 
 
 @pytest.fixture

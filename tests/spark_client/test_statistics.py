@@ -19,29 +19,9 @@ import pytest
 from spark_client.residual import to_arrow_expression
 from spark_client.schema import arrow_type
 from spark_client.statistics import ColumnStats, Verdict, judge, residual
+from tests.conformance.cases import and_, not_, or_, p
 
 ALL, NONE, SOME = Verdict.ROWS_ALL_MATCH, Verdict.ROWS_CANNOT_MATCH, Verdict.ROWS_MIGHT_MATCH
-
-
-def p(op: str, term: Any, value: Any = None, values: list[Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": op, "term": term}
-    if value is not None:
-        out["value"] = value
-    if values is not None:
-        out["values"] = values
-    return out
-
-
-def not_(child: Any) -> dict[str, Any]:
-    return {"type": "not", "child": child}
-
-
-def and_(left: Any, right: Any) -> dict[str, Any]:
-    return {"type": "and", "left": left, "right": right}
-
-
-def or_(left: Any, right: Any) -> dict[str, Any]:
-    return {"type": "or", "left": left, "right": right}
 
 
 # A group of rows per column: its Iceberg type and its values (None: null); stats are taken from them.
