@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from planner_service.errors import BadRequestError
-from planner_service.io.fileio import MAX_FILE_BYTES
+from planner_service.io.fileio import MAX_FILE_BYTES, MAX_INFLATED_BYTES
 from planner_service.io.roots import absolute
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -58,6 +58,7 @@ class Settings(BaseSettings):
     # storage
     allowed_roots: list[str] = Field(default_factory=list)
     max_file_bytes: int = MAX_FILE_BYTES  # the most one read of a metadata file, manifest list or manifest takes
+    max_inflated_bytes: int = Field(default=MAX_INFLATED_BYTES, gt=0)  # ... and the most its Avro blocks inflate to
     s3_endpoint: str | None = None
     s3_region: str | None = None
     s3_access_key_id: str | None = None

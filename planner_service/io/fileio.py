@@ -32,6 +32,10 @@ class UnreadableFile(CorruptMetadataError):
 T = TypeVar("T")
 PARSED_CACHE_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings: max_file_bytes)
+# The most the blocks of one Avro file (a manifest list, a manifest) may inflate to, in all (settings:
+# max_inflated_bytes): Iceberg writes manifests of 8 MiB (commit.manifest.target-size-bytes), about 40 MiB
+# inflated, so 256 MiB leaves room for six times that; a compression bomb is stopped there.
+MAX_INFLATED_BYTES = 256 * 1024 * 1024
 MAX_SCOPED_PREFIXES = 1024  # storage configurations kept by prefix (and filesystems by configuration)
 
 
@@ -48,13 +52,16 @@ class FileIO:
         roots: Roots | None = None,
         max_bytes: int = MAX_FILE_BYTES,
         properties: Mapping[str, str] | None = None,
+        max_inflated: int = MAX_INFLATED_BYTES,
     ) -> None:
         """`s3`: S3's settings; `properties`: the other stores' as Iceberg's storage properties (gcs.*,
-        adls.*, as spark_client.storage takes them)."""
+        adls.*, as spark_client.storage takes them); `max_inflated`: the most the blocks of one Avro file
+        read through it may inflate to (its readers' limit)."""
         self._s3_config = s3 or S3Config()
         self._properties = dict(properties or {})
         self.roots = roots or Roots.everywhere()
         self.max_bytes = max_bytes
+        self.max_inflated = max_inflated
         self._local = pafs.LocalFileSystem()
         self._s3: dict[S3Config, pafs.S3FileSystem] = {}  # a filesystem per configuration in use
         self._scoped: dict[Location, dict[str, str]] = {}  # storage properties for reads under a prefix (vended)

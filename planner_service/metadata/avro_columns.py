@@ -25,6 +25,7 @@ import pyarrow as pa
 from isal import isal_zlib
 
 from planner_service import _kernels
+from planner_service.io.fileio import MAX_INFLATED_BYTES
 
 FieldPath = tuple[int, ...]
 
@@ -65,8 +66,10 @@ class Container:
         return sum(count for _, count in self.blocks)
 
 
-def read_container(data: bytes) -> Container:
-    """Parse an Avro object container file and decompress its blocks (null, deflate, snappy, zstandard)."""
+def read_container(data: bytes, max_inflated: int = MAX_INFLATED_BYTES) -> Container:
+    """Parse an Avro object container file and decompress its blocks (null, deflate, snappy, zstandard), all
+    of them together into at most `max_inflated` bytes: a block that would inflate past what is left is
+    refused as it inflates (a compression bomb costs the limit, not what it claims)."""
     try:
         header, _, framed = _kernels.avro_framing(data)
     except ValueError as exc:
@@ -76,7 +79,17 @@ def read_container(data: bytes) -> Container:
         raise AvroError("the header has no valid avro.schema")
     decompress = _decompressor(meta.get("avro.codec", "null"))
     view = memoryview(data)
-    return Container(meta, [(decompress(view[start : start + size]), count) for count, start, size in framed])
+    blocks, left = [], max_inflated
+    for count, start, size in framed:
+        try:
+            block = decompress(view[start : start + size], left)
+        except _TooLarge:
+            raise AvroError(
+                f"its blocks inflate past {max_inflated:,} bytes (the max_inflated_bytes setting)"
+            ) from None
+        left -= len(block)
+        blocks.append((block, count))
+    return Container(meta, blocks)
 
 
 @functools.lru_cache(maxsize=256)
@@ -354,39 +367,72 @@ def _unpack(bitmap: bytes, length: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
     return np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=length, bitorder="little").astype(bool)
 
 
+class _TooLarge(Exception):
+    """A block inflates past what is left of its file's limit."""
+
+
 def _decompressor(codec: str) -> Any:
+    """(block, the most bytes it may inflate to) -> its bytes, for the file's codec."""
     if codec == "null":
-        return bytes
+        return _stored
     if codec == "deflate":
         return _inflate
     if codec == "zstandard":
-        import zstandard
-
-        return lambda block: zstandard.ZstdDecompressor().decompressobj().decompress(block)
+        return _unzstd
     if codec == "snappy":
         return _unsnappy
     raise AvroError(f"an unsupported codec {codec!r} (null, deflate, snappy and zstandard are)")
 
 
-def _inflate(block: bytes) -> bytes:
-    """Raw deflate, by ISA-L (about 1.5x zlib's speed here), into a buffer sized for manifests' usual
-    ratio (about 4x) so that it seldom grows."""
+def _stored(block: memoryview, limit: int) -> bytes:
+    if len(block) > limit:
+        raise _TooLarge
+    return bytes(block)
+
+
+def _inflate(block: memoryview, limit: int) -> bytes:
+    """Raw deflate, by ISA-L (about 1.5x zlib's speed here), stopped one byte past `limit`."""
     try:
-        return isal_zlib.decompress(block, -15, max(16384, 6 * len(block)))
+        inflater = isal_zlib.decompressobj(-15)
+        out = inflater.decompress(block, limit + 1)
     except Exception as exc:  # isal_zlib.error, which its stubs do not type as an exception class
         raise AvroError(f"a block does not inflate: {exc}") from None
+    if len(out) > limit or inflater.unconsumed_tail:
+        raise _TooLarge
+    if not inflater.eof:
+        raise AvroError("a block does not inflate: its deflate stream ends early")
+    return bytes(out)
 
 
-def _unsnappy(block: bytes) -> bytes:
+def _unzstd(block: memoryview, limit: int) -> bytes:
+    """Zstandard frames, read through a stream so that a frame claiming any size costs at most `limit`."""
+    import zstandard
+
+    chunks, total = [], 0
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(bytes(block), read_across_frames=True) as reader:
+            while chunk := reader.read(min(1 << 20, limit + 1 - total)):
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    raise _TooLarge
+    except zstandard.ZstdError as exc:
+        raise AvroError(f"a block does not decompress: {exc}") from None
+    return b"".join(chunks)
+
+
+def _unsnappy(block: memoryview, limit: int) -> bytes:
     """Snappy blocks end with the CRC-32 of the uncompressed data (big-endian); the compressed data starts
-    with the uncompressed length as a varint."""
-    body, crc = block[:-4], block[-4:]
+    with the uncompressed length as a varint, checked against `limit` before anything is allocated."""
+    body, crc = bytes(block[:-4]), bytes(block[-4:])
     length = shift = 0
     for byte in body[:5]:
         length |= (byte & 0x7F) << shift
         shift += 7
         if not byte & 0x80:
             break
+    if length > limit:
+        raise _TooLarge
     try:
         out = pa.decompress(body, decompressed_size=length, codec="snappy", asbytes=True)
     except (pa.ArrowException, ValueError) as exc:

@@ -3,24 +3,7 @@
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
-
-import fastavro
-
-from planner_service.errors import CorruptMetadataError
-
-
-def read_header(data: bytes, location: str) -> tuple[dict[str, Any], dict[str, str]]:
-    """The writer schema (raw JSON, with field ids) and the file's key-value metadata."""
-    try:
-        reader = fastavro.reader(io.BytesIO(data))
-        meta = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in reader.metadata.items()}
-        schema = json.loads(meta["avro.schema"])
-    except Exception as exc:  # fastavro raises many kinds on garbage input
-        raise CorruptMetadataError(f"Cannot read Avro file {location}: {type(exc).__name__}: {exc}") from None
-    return schema, meta
 
 
 def names_by_field_id(record_schema: dict[str, Any]) -> dict[int, str]:

@@ -21,6 +21,7 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.io.fileio import MAX_INFLATED_BYTES
 from planner_service.metadata.avro_columns import (
     AvroError,
     Container,
@@ -84,9 +85,11 @@ class ManifestBlocks:
         return self.manifest.partition_spec_id, self.container.schema_text
 
 
-def read_manifest(data: bytes, manifest: ManifestFile, location: str) -> ManifestBlocks:
+def read_manifest(
+    data: bytes, manifest: ManifestFile, location: str, max_inflated: int = MAX_INFLATED_BYTES
+) -> ManifestBlocks:
     try:
-        return ManifestBlocks(manifest, location, read_container(data))
+        return ManifestBlocks(manifest, location, read_container(data, max_inflated))
     except AvroError as exc:
         raise CorruptMetadataError(f"Cannot read manifest {location}: {exc}") from None
 

@@ -9,7 +9,9 @@ from typing import Any
 import fastavro
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.metadata.avro_schema import names_by_field_id, read_header, record_of
+from planner_service.io.fileio import MAX_INFLATED_BYTES
+from planner_service.metadata.avro_columns import AvroError, Container, read_container
+from planner_service.metadata.avro_schema import names_by_field_id, record_of
 
 # ManifestContent: what a manifest lists (spec: manifest_file.content), not a file's (content_file.py)
 DATA_MANIFEST, DELETE_MANIFEST = 0, 1
@@ -50,21 +52,39 @@ class ManifestFile:
         return added or existing
 
 
-def read_manifest_list(data: bytes, location: str) -> list[ManifestFile]:
-    schema, _ = read_header(data, location)
+def read_manifest_list(data: bytes, location: str, max_inflated: int = MAX_INFLATED_BYTES) -> list[ManifestFile]:
+    """The manifest list's ManifestFiles. Its blocks inflate into at most `max_inflated` bytes in all, and
+    each must hold exactly the records it declares (avro_columns.read_container, then record by record)."""
+    try:
+        container = read_container(data, max_inflated)
+        schema = container.schema
+        records = _records(container, fastavro.parse_schema(schema))
+    except (AvroError, ValueError) as exc:
+        raise CorruptMetadataError(f"Cannot decode manifest list {location}: {exc}") from None
+    except Exception as exc:  # fastavro raises many kinds on garbage input
+        raise CorruptMetadataError(f"Cannot decode manifest list {location}: {type(exc).__name__}: {exc}") from None
     names = names_by_field_id(schema)
     summary_names: dict[int, str] = {}
     if 507 in names:
         part_field = next(f for f in schema["fields"] if f["name"] == names[507])
         summary_names = _summary_names(part_field["type"])
     try:
-        records: list[Any] = list(fastavro.reader(io.BytesIO(data)))
-    except Exception as exc:
-        raise CorruptMetadataError(f"Cannot decode manifest list {location}: {type(exc).__name__}: {exc}") from None
-    try:
         return [_manifest_file(r, names, summary_names) for r in records]
     except (KeyError, TypeError) as exc:
         raise CorruptMetadataError(f"Invalid manifest list {location}: missing or bad field {exc}") from None
+
+
+def _records(container: Container, schema: Any) -> list[Any]:
+    """Each block's records: as many as it declares (each takes a byte at least), and nothing left after."""
+    out: list[Any] = []
+    for block, count in container.blocks:
+        if count < 0 or count > len(block):
+            raise AvroError(f"a block of {len(block):,} bytes declares {count:,} records")
+        stream = io.BytesIO(block)
+        out.extend(fastavro.schemaless_reader(stream, schema, None) for _ in range(count))
+        if stream.tell() != len(block):
+            raise AvroError(f"a block's records end {len(block) - stream.tell():,} bytes before the block does")
+    return out
 
 
 def _summary_names(part_type: object) -> dict[int, str]:

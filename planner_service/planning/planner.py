@@ -147,7 +147,9 @@ class ScanPlanner:
         location = snapshot.manifest_list
         if location is None:
             return [_v1_manifest(path, snapshot.snapshot_id) for path in snapshot.v1_manifests]
-        return self._manifest_lists.get_or_load(location, lambda: read_manifest_list(self._read(location), location))
+        return self._manifest_lists.get_or_load(
+            location, lambda: read_manifest_list(self._read(location), location, self.io.max_inflated)
+        )
 
     def _delete_files(
         self, manifests: list[ManifestFile], row_filter: RowFilter, metrics: ScanMetrics, cancel: Cancellation
@@ -266,7 +268,10 @@ class ScanPlanner:
 
     def _by_shape(self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]]) -> list[T]:
         """`decode` applied to the manifests read, those of one shape together, results in their order."""
-        read = [read_manifest(self._read(m.manifest_path, m.manifest_length), m, m.manifest_path) for m in manifests]
+        read = [
+            read_manifest(self._read(m.manifest_path, m.manifest_length), m, m.manifest_path, self.io.max_inflated)
+            for m in manifests
+        ]
         shapes: dict[tuple[int, str], list[int]] = {}
         for i, blocks in enumerate(read):
             shapes.setdefault(blocks.shape, []).append(i)

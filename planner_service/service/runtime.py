@@ -141,7 +141,8 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
     """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
-    return FileIO(s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings))
+    return FileIO(s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings),
+                  settings.max_inflated_bytes)  # fmt: skip
 
 
 def storage_properties(settings: Settings) -> dict[str, str]:
