@@ -42,6 +42,11 @@ def parse_location(location: str) -> Location:
     `abfs[s]://container@account.dfs.core.windows.net/k` (wasb[s]: with .blob.) and `hdfs://nn:port/p`."""
     if not location:
         raise BadRequestError("Empty location")
+    control = next((c for c in location if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if control is not None:  # a NUL would end the path at the OS (or fail in it); none belongs in a location
+        raise BadRequestError(
+            f"Invalid location {location[:300]!r}: it holds the control character U+{ord(control):04X}"
+        )
     scheme, sep, rest = location.partition(":")
     if not sep or "/" in scheme or len(scheme) == 1:  # a plain path (or a Windows drive)
         return Location("file", posixpath.normpath(location))

@@ -96,6 +96,15 @@ def test_every_form_of_an_outside_location_is_refused_before_a_read(site: Site, 
     assert client.get("/health").json()["status"] == "ok"
 
 
+def test_control_characters_in_a_location_are_a_bad_request(site: Site, client: httpx.Client) -> None:
+    """A NUL (which the OS would cut the path at) or another control character, inside the roots or not."""
+    for location in (f"{site.warehouse}/db/x\0y.metadata.json", f"{site.warehouse}/db/\x01.json", "s3://b/k\n"):
+        response = client.post("/plan", json={"metadata-location": location})
+        assert response.status_code == 400, f"{location!r}: {response.status_code} {response.text[:300]}"
+        assert "control character" in response.json()["error"]["message"]
+    assert client.get("/health").json()["status"] == "ok"
+
+
 def test_refusals_do_not_tell_whether_a_file_exists(client: httpx.Client) -> None:
     answers = set()
     for location in ("/etc/passwd", "/etc/no-such-file", "/etc", "/root/.bashrc"):

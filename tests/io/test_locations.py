@@ -33,3 +33,9 @@ def test_bad_locations_are_rejected_with_the_location(text: str) -> None:
     with pytest.raises(BadRequestError) as err:
         parse_location(text)
     assert text in err.value.message or not text
+
+
+@pytest.mark.parametrize("location", ["/data/t/x\0y.json", "s3://b/k\x01", "file:///a\nb", "gs://b/\x7fk", "/a\tb"])
+def test_control_characters_are_refused_naming_the_location(location: str) -> None:
+    with pytest.raises(BadRequestError, match=r"Invalid location .* holds the control character U\+00"):
+        parse_location(location)
