@@ -54,19 +54,18 @@ class HadoopCatalog:
         return load_table_directory(self.io, location, str(identifier))
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
-        out: list[tuple[str, ...]] = []
-        for name in self.io.list_names(self.warehouse):
-            if not self._is_table(join(self.warehouse, name)):
-                out.append((name,))
-        return out
+        """As Java's HadoopCatalog lists them: the warehouse's directories that are not tables (a README or
+        any other file beside them is no namespace)."""
+        names = self.io.list_names(self.warehouse, directories_only=True)
+        return [(name,) for name in names if not self._is_table(join(self.warehouse, name))]
 
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        """The namespace directory's subdirectories that hold table metadata (HadoopCatalog.isTableDir)."""
         location = join(self.warehouse, *namespace)
-        if not self.io.exists(location):
+        if not self.io.is_directory(location):
             raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
-        return [
-            TableIdentifier(namespace, n) for n in self.io.list_names(location) if self._is_table(join(location, n))
-        ]
+        names = self.io.list_names(location, directories_only=True)
+        return [TableIdentifier(namespace, n) for n in names if self._is_table(join(location, n))]
 
     def _is_table(self, location: str) -> bool:
         """A directory with table metadata; a link that leads outside the roots is not listed."""

@@ -103,22 +103,30 @@ class FileIO:
         return bytes(data)
 
     def exists(self, location: str) -> bool:
-        loc = self.roots.check(location)
-        try:
-            fs, path = self._fs(loc)
-            return fs.get_file_info(path).type != pafs.FileType.NotFound
-        except OSError as exc:
-            raise StorageError(f"Cannot stat {location}: {_reason(exc, loc)}") from None
+        return self._info(location).type != pafs.FileType.NotFound
 
-    def list_names(self, location: str) -> list[str]:
-        """Base names directly under a directory; empty if it does not exist."""
+    def is_directory(self, location: str) -> bool:
+        """A directory (on an object store: a prefix with objects under it)."""
+        return self._info(location).type == pafs.FileType.Directory
+
+    def list_names(self, location: str, directories_only: bool = False) -> list[str]:
+        """Base names directly under a directory (only its subdirectories, with `directories_only`); empty
+        if it does not exist."""
         loc = self.roots.check(location)
         try:
             fs, path = self._fs(loc)
             infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         except OSError as exc:
             raise StorageError(f"Cannot list {location}: {_reason(exc, loc)}") from None
-        return sorted(i.base_name for i in infos)
+        return sorted(i.base_name for i in infos if not directories_only or i.type == pafs.FileType.Directory)
+
+    def _info(self, location: str) -> pafs.FileInfo:
+        loc = self.roots.check(location)
+        try:
+            fs, path = self._fs(loc)
+            return fs.get_file_info(path)
+        except OSError as exc:
+            raise StorageError(f"Cannot stat {location}: {_reason(exc, loc)}") from None
 
     def use_storage_properties(self, prefix: str, properties: Mapping[str, str]) -> None:
         """Reads under `prefix` use these storage properties (Iceberg's keys, e.g. a catalog's vended

@@ -65,6 +65,21 @@ def test_warehouse_catalog(tmp_path: Path) -> None:
         catalog.list_tables(("nope",))
 
 
+def test_only_directories_are_namespaces_and_tables(tmp_path: Path) -> None:
+    """As Java's HadoopCatalog lists a warehouse (isNamespace / isTableDir: directories only): regular files
+    beside the namespaces, or beside the tables, are neither, and a file is no namespace to list."""
+    _table(tmp_path / "db" / "events", [1], hint=1)
+    (tmp_path / "README.md").write_text("# the warehouse\n")
+    (tmp_path / "tables.json").write_text("{}")
+    (tmp_path / "db" / "notes.txt").write_text("not a table")
+    (tmp_path / "db" / "empty").mkdir()  # a directory without metadata: not a table
+    catalog = HadoopCatalog(FileIO(), str(tmp_path))
+    assert catalog.list_namespaces() == [("db",)]
+    assert catalog.list_tables(("db",)) == [TableIdentifier(("db",), "events")]
+    with pytest.raises(NoSuchNamespaceError, match="README"):
+        catalog.list_tables(("README.md",))
+
+
 def test_corrupt_metadata_names_the_file(tmp_path: Path) -> None:
     t = _table(tmp_path / "t", [1], hint=1)
     (t / "metadata" / "v1.metadata.json").write_text("{not json")
