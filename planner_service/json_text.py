@@ -25,6 +25,20 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
     return (text + "\n" if indent else text).encode()
 
 
+MAX_PARSED_DEPTH = 1024  # orjson's limit, checked while parsing: nothing recurses over a deeper value
+
+
+def parse_json(data: bytes | str) -> Any:
+    """Parsed JSON, nested at most MAX_PARSED_DEPTH levels (ValueError otherwise, as for any bad JSON):
+    metadata files, catalog answers and requests are parsed so, never by a parser that recurses unbounded."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise ValueError(f"the JSON nests deeper than {MAX_PARSED_DEPTH:,} levels") from None
+        raise
+
+
 def without_nulls(fields: dict[str, Any]) -> dict[str, Any]:
     """`fields` less the keys whose value is None: the optional fields of a JSON object, in their order."""
     return {key: value for key, value in fields.items() if value is not None}

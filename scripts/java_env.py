@@ -32,7 +32,8 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-REQUIREMENTS = ("pyspark==3.5.*", "snowpark-connect-deps-iceberg==1.0.3")
+# fastavro: tests/hostile/java_verdicts.py rewrites the Avro files Iceberg Java wrote
+REQUIREMENTS = ("pyspark==3.5.*", "snowpark-connect-deps-iceberg==1.0.3", "fastavro==1.13.*")
 RUNTIME_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 # The Jackson artifacts Iceberg's runtime jar bundles (relocated) and references.
 JACKSON_ARTIFACTS = ("jackson-annotations", "jackson-core", "jackson-databind", "jackson-datatype-jsr310")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.metadata.json_fields import get_array, get_int, get_string, require_object
 from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, StructType
 
 PARTITION_DATA_ID_START = 1000  # v1 specs carry no field ids: Iceberg assigns 1000, 1001, ...
@@ -40,14 +41,19 @@ class Transform:
         return self.name in ("identity", "truncate", "year", "month", "day", "hour")
 
 
+_WIDTH_PROBLEMS = {"bucket": "Invalid number of buckets", "truncate": "Invalid truncate width"}
+
+
 def parse_transform(text: str) -> Transform:
     """A transform by its name (Java Transforms.fromString); a bucket count or truncate width must be a
-    positive int (ValueError otherwise)."""
+    positive int (ValueError otherwise, with Java's message)."""
     name = text.strip().lower()
     for kind, pattern in (("bucket", _BUCKET), ("truncate", _TRUNCATE)):
         if m := pattern.fullmatch(name):
             digits = m.group(1).lstrip("0")
-            if not digits or len(digits) > 10 or int(digits) > MAX_TRANSFORM_WIDTH:
+            if not digits:
+                raise ValueError(f"{_WIDTH_PROBLEMS[kind]}: 0 (must be > 0)")
+            if len(digits) > 10 or int(digits) > MAX_TRANSFORM_WIDTH:
                 raise ValueError(f"Invalid {kind} width in {text.strip()[:40]!r}: must be 1 to {MAX_TRANSFORM_WIDTH}")
             return Transform(kind, int(digits))
     if name in ("identity", "year", "month", "day", "hour", "void"):
@@ -92,23 +98,28 @@ class PartitionSpec:
         return {"spec-id": self.spec_id, "fields": [f.to_json() for f in self.fields]}
 
 
-def parse_partition_spec(obj: dict[str, Any] | list[Any], spec_id: int = 0) -> PartitionSpec:
-    raw_fields = obj if isinstance(obj, list) else obj.get("fields", [])
-    if isinstance(obj, dict):
-        spec_id = int(obj.get("spec-id", spec_id))
+def parse_partition_spec(obj: Any, spec_id: int = 0) -> PartitionSpec:
+    """A spec from its JSON object, or (v1) from its list of fields; checked as Java's PartitionSpecParser
+    checks it: names used once; transform widths. What a transform may take is checked against the schema
+    (metadata_checks.check_spec)."""
+    if isinstance(obj, list):
+        raw_fields = obj
+    else:
+        node = require_object(obj, "Cannot parse partition spec from non-object")
+        spec_id = get_int("spec-id", node) if "spec-id" in node else spec_id
+        raw_fields = get_array("fields", node, "partition spec fields")
     fields = []
-    try:
-        for pos, f in enumerate(raw_fields):
-            fields.append(
-                PartitionField(
-                    source_id=int(f["source-id"]),
-                    field_id=int(f.get("field-id", PARTITION_DATA_ID_START + pos)),
-                    name=str(f["name"]),
-                    transform=parse_transform(str(f["transform"])),
-                )
-            )
-    except KeyError as exc:
-        raise CorruptMetadataError(f"Invalid partition field, missing {exc}") from None
-    except ValueError as exc:
-        raise CorruptMetadataError(f"Invalid partition field: {exc}") from None
+    names: set[str] = set()
+    for pos, raw in enumerate(raw_fields):
+        f = require_object(raw, "Cannot parse partition field from non-object")
+        name, transform = get_string("name", f), get_string("transform", f)
+        if name in names:
+            raise CorruptMetadataError(f"Cannot use partition name more than once: {name}")
+        names.add(name)
+        try:
+            parsed = parse_transform(transform)
+        except ValueError as exc:
+            raise CorruptMetadataError(str(exc)) from None
+        field_id = get_int("field-id", f) if "field-id" in f else PARTITION_DATA_ID_START + pos
+        fields.append(PartitionField(get_int("source-id", f), field_id, name, parsed))
     return PartitionSpec(spec_id, tuple(fields))

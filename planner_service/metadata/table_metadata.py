@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import gzip
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.json_text import without_nulls
+from planner_service.json_text import parse_json, without_nulls
+from planner_service.metadata.json_fields import (
+    get_array,
+    get_int,
+    get_int_or_none,
+    get_long,
+    get_long_or_none,
+    get_object,
+    get_string,
+    get_string_map,
+    get_string_or_none,
+    quoting_values,
+    require_object,
+)
+from planner_service.metadata.metadata_checks import check_table_metadata
 from planner_service.metadata.partitioning import PartitionSpec, parse_partition_spec
 from planner_service.metadata.types import Schema, parse_schema
 
 log = logging.getLogger(__name__)
 
 MAIN_BRANCH = "main"
+MAX_FORMAT_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -47,9 +61,28 @@ class SnapshotRef:
     name: str
     snapshot_id: int
     type: str  # "branch" | "tag"
+    min_snapshots_to_keep: int | None = None
+    max_snapshot_age_ms: int | None = None
+    max_ref_age_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"snapshot-id": self.snapshot_id, "type": self.type}
+        return without_nulls({
+            "snapshot-id": self.snapshot_id, "type": self.type, "min-snapshots-to-keep": self.min_snapshots_to_keep,
+            "max-snapshot-age-ms": self.max_snapshot_age_ms, "max-ref-age-ms": self.max_ref_age_ms,
+        })  # fmt: skip
+
+    def java_string(self) -> str:
+        """Java's SnapshotRef.toString, for messages that read like Iceberg's."""
+
+        def text(value: int | None) -> str:
+            return "null" if value is None else str(value)
+
+        return (
+            f"SnapshotRef{{snapshotId={self.snapshot_id}, type={self.type.upper()}, "
+            f"minSnapshotsToKeep={text(self.min_snapshots_to_keep)}, "
+            f"maxSnapshotAgeMs={text(self.max_snapshot_age_ms)}, "
+            f"maxRefAgeMs={text(self.max_ref_age_ms)}}}"
+        )
 
 
 @dataclass(frozen=True)
@@ -76,15 +109,12 @@ class TableMetadata:
     refs: dict[str, SnapshotRef]
     default_sort_order_id: int
     sort_orders: tuple[dict[str, Any], ...] = ()
+    metadata_log: tuple[tuple[int, str], ...] = ()  # (timestamp-ms, metadata-file)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def schema(self) -> Schema:
         return self.schemas[self.current_schema_id]
-
-    @property
-    def spec(self) -> PartitionSpec:
-        return self.specs[self.default_spec_id]
 
     @property
     def current_snapshot(self) -> Snapshot | None:
@@ -96,92 +126,154 @@ def parse_table_metadata(data: bytes, location: str = "<memory>") -> TableMetada
     try:
         if data[:2] == b"\x1f\x8b":
             data = gzip.decompress(data)
-        obj = json.loads(data)
+        obj = parse_json(data)
     except (OSError, ValueError) as exc:
         raise CorruptMetadataError(f"Cannot parse table metadata {location}: {exc}") from None
     return table_metadata_from_json(obj, location)
 
 
 def table_metadata_from_json(obj: Any, location: str = "<memory>") -> TableMetadata:
-    """Table metadata from its parsed JSON (a REST catalog's LoadTable gives it so)."""
-    if not isinstance(obj, dict):
-        raise CorruptMetadataError(f"Table metadata {location} is not a JSON object")
+    """Table metadata from its parsed JSON (a REST catalog's LoadTable gives it so), checked as Iceberg Java's
+    TableMetadataParser and TableMetadata check it, with Java's messages after the file's location."""
     try:
-        return _from_json(obj)
+        metadata = _from_json(require_object(obj, "Cannot parse metadata from a non-object"))
+        check_table_metadata(metadata)
     except CorruptMetadataError as exc:
         raise CorruptMetadataError(f"Invalid table metadata {location}: {exc.message}") from None
-    except KeyError as exc:
-        raise CorruptMetadataError(f"Invalid table metadata {location}: missing field {exc}") from None
-    except (TypeError, ValueError) as exc:  # the message would quote the file: it goes to the log only
-        log.warning("invalid table metadata", extra={"location": location, "error": f"{type(exc).__name__}: {exc}"})
-        problem = "a field holds a value of the wrong type"
-        raise CorruptMetadataError(f"Invalid table metadata {location}: {problem}") from None
+    return metadata
 
 
 def _from_json(obj: dict[str, Any]) -> TableMetadata:
-    version = int(obj["format-version"])
-    if version not in (1, 2, 3):
-        raise CorruptMetadataError(f"Unsupported format version {version}")
+    version = get_int("format-version", obj)
+    if not 1 <= version <= MAX_FORMAT_VERSION:
+        raise CorruptMetadataError(f"Cannot read unsupported version {version}")
+    table_uuid = get_string_or_none("table-uuid", obj)
+    location = get_string("location", obj)
+    with quoting_values():  # it is table metadata: messages may quote its values, as Java's do
+        return _parse_fields(obj, version, table_uuid, location)
+
+
+def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, location: str) -> TableMetadata:
+    last_sequence_number = get_long("last-sequence-number", obj) if version > 1 else 0
+    get_int("last-column-id", obj)
 
     if "schemas" in obj:
-        schemas = {s.schema_id: s for s in (parse_schema(s) for s in obj["schemas"])}
-        current_schema_id = int(obj["current-schema-id"])
-    else:  # v1 with a single schema
-        single = parse_schema(obj["schema"])
+        schema_list = [parse_schema(s) for s in get_array("schemas", obj, "schemas")]
+        current_schema_id = get_int("current-schema-id", obj)
+        if not any(s.schema_id == current_schema_id for s in schema_list):
+            raise CorruptMetadataError(f"Cannot find schema with current-schema-id={current_schema_id} from schemas")
+        schemas = {s.schema_id: s for s in schema_list}
+    else:
+        _v1_only("schemas", version)
+        single = parse_schema(obj.get("schema"))
         schemas, current_schema_id = {single.schema_id: single}, single.schema_id
 
     if "partition-specs" in obj:
-        specs = {p.spec_id: p for p in (parse_partition_spec(s) for s in obj["partition-specs"])}
-        default_spec_id = int(obj["default-spec-id"])
+        spec_list = [parse_partition_spec(s) for s in get_array("partition-specs", obj, "partition specs")]
+        specs = {p.spec_id: p for p in spec_list}
+        default_spec_id = get_int("default-spec-id", obj)
     else:  # v1 with a single spec, as a list of fields
-        single_spec = parse_partition_spec(obj["partition-spec"], 0)
-        specs, default_spec_id = {0: single_spec}, 0
+        _v1_only("partition-specs", version)
+        specs, default_spec_id = {0: parse_partition_spec(get_array("partition-spec", obj), 0)}, 0
+    if version > 1 and get_int_or_none("last-partition-id", obj) is None:
+        _v1_only("last-partition-id", version)
 
-    snapshots = {s.snapshot_id: s for s in (_snapshot(s) for s in obj.get("snapshots") or [])}
-    current = obj.get("current-snapshot-id")
-    current = None if current is None or int(current) == -1 else int(current)
+    if "sort-orders" in obj:
+        orders = get_array("sort-orders", obj, "sort orders")
+        sort_orders = tuple(require_object(o, "Cannot parse sort order from non-object") for o in orders)
+        default_sort_order_id = get_int("default-sort-order-id", obj)
+    else:
+        _v1_only("sort-orders", version)
+        sort_orders, default_sort_order_id = (), 0
 
-    refs = {
-        name: SnapshotRef(name, int(r["snapshot-id"]), str(r.get("type", "branch")).lower())
-        for name, r in (obj.get("refs") or {}).items()
-    }
+    properties = get_string_map("properties", obj)
+    current = get_long_or_none("current-snapshot-id", obj)
+    current = None if current == -1 else current
+    last_updated_ms = get_long("last-updated-ms", obj)
+    refs = {name: _ref(name, r) for name, r in get_object("refs", obj, "refs").items()} if "refs" in obj else {}
     if current is not None and MAIN_BRANCH not in refs:
         refs[MAIN_BRANCH] = SnapshotRef(MAIN_BRANCH, current, "branch")
+    snapshot_list = [_snapshot(s) for s in get_array("snapshots", obj, "snapshots")] if "snapshots" in obj else []
+    snapshot_log = tuple(
+        SnapshotLogEntry(get_long("timestamp-ms", e), get_long("snapshot-id", e))
+        for e in _objects("snapshot-log", obj, "snapshot log entry")
+    )
+    metadata_log = tuple(
+        (get_long("timestamp-ms", e), get_string("metadata-file", e))
+        for e in _objects("metadata-log", obj, "metadata log entry")
+    )
+    if version >= 3:
+        get_long("next-row-id", obj)
 
     return TableMetadata(
         format_version=version,
-        table_uuid=obj.get("table-uuid"),
-        location=str(obj["location"]),
-        last_sequence_number=int(obj.get("last-sequence-number", 0)),
-        last_updated_ms=int(obj.get("last-updated-ms", 0)),
+        table_uuid=table_uuid,
+        location=location,
+        last_sequence_number=last_sequence_number,
+        last_updated_ms=last_updated_ms,
         current_schema_id=current_schema_id,
         schemas=schemas,
         default_spec_id=default_spec_id,
         specs=specs,
-        properties={str(k): str(v) for k, v in (obj.get("properties") or {}).items()},
+        properties=properties,
         current_snapshot_id=current,
-        snapshots=snapshots,
-        snapshot_log=tuple(
-            SnapshotLogEntry(int(e["timestamp-ms"]), int(e["snapshot-id"])) for e in obj.get("snapshot-log") or []
-        ),
+        snapshots={s.snapshot_id: s for s in snapshot_list},
+        snapshot_log=snapshot_log,
         refs=refs,
-        default_sort_order_id=int(obj.get("default-sort-order-id", 0)),
-        sort_orders=tuple(obj.get("sort-orders") or ()),
+        default_sort_order_id=default_sort_order_id,
+        sort_orders=sort_orders,
+        metadata_log=metadata_log,
         raw=obj,
     )
 
 
-def _snapshot(obj: dict[str, Any]) -> Snapshot:
-    parent = obj.get("parent-snapshot-id")
-    schema_id = obj.get("schema-id")
+def _v1_only(key: str, version: int) -> None:
+    if version > 1:
+        raise CorruptMetadataError(f"{key} must exist in format v{version}")
+
+
+def _objects(key: str, obj: dict[str, Any], what: str) -> list[dict[str, Any]]:
+    """The objects of an optional array."""
+    items = get_array(key, obj) if obj.get(key) is not None else []
+    return [require_object(item, f"Cannot parse {what} from non-object") for item in items]
+
+
+def _ref(name: str, obj: Any) -> SnapshotRef:
+    node = require_object(obj, "Cannot parse snapshot ref from non-object")
+    snapshot_id = get_long("snapshot-id", node)
+    kind = get_string("type", node).lower()
+    if kind not in ("branch", "tag"):
+        raise CorruptMetadataError(f"Invalid snapshot ref type: {get_string('type', node)[:40]}")
+    return SnapshotRef(
+        name, snapshot_id, kind, get_int_or_none("min-snapshots-to-keep", node),
+        get_long_or_none("max-snapshot-age-ms", node), get_long_or_none("max-ref-age-ms", node),
+    )  # fmt: skip
+
+
+def _snapshot(obj: Any) -> Snapshot:
+    node = require_object(obj, "Cannot parse snapshot from non-object")
+    snapshot_id = get_long("snapshot-id", node)
+    parent = get_long_or_none("parent-snapshot-id", node)
+    sequence_number = get_long_or_none("sequence-number", node)
+    timestamp_ms = get_long("timestamp-ms", node)
+    summary = get_string_map("summary", node)
+    if "summary" in node and "operation" not in summary:
+        raise CorruptMetadataError("Cannot parse missing string: operation")
+    manifest_list = get_string_or_none("manifest-list", node)
+    v1_manifests: tuple[str, ...] = ()
+    if manifest_list is None:
+        manifests = get_array("manifests", node)
+        if not all(isinstance(m, str) for m in manifests):
+            raise CorruptMetadataError(f"Cannot parse manifests from non-array of strings: {manifests!r:.100}")
+        v1_manifests = tuple(manifests)
     return Snapshot(
-        snapshot_id=int(obj["snapshot-id"]),
-        parent_snapshot_id=None if parent is None else int(parent),
-        sequence_number=int(obj.get("sequence-number", 0)),
-        timestamp_ms=int(obj["timestamp-ms"]),
-        manifest_list=obj.get("manifest-list"),
-        summary={str(k): str(v) for k, v in (obj.get("summary") or {}).items()},
-        schema_id=None if schema_id is None else int(schema_id),
-        first_row_id=obj.get("first-row-id"),
-        v1_manifests=tuple(obj.get("manifests") or ()),
+        snapshot_id=snapshot_id,
+        parent_snapshot_id=parent,
+        sequence_number=sequence_number or 0,
+        timestamp_ms=timestamp_ms,
+        manifest_list=manifest_list,
+        summary=summary,
+        schema_id=get_int_or_none("schema-id", node),
+        first_row_id=get_long_or_none("first-row-id", node),
+        v1_manifests=v1_manifests,
     )

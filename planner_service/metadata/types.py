@@ -9,9 +9,14 @@ from typing import Any
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.json_text import without_nulls
+from planner_service.metadata.json_fields import echo, get_array, get_bool, get_int, get_string, require_object
 
 _FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
-_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+MAX_DECIMAL_PRECISION = 38
+# Nesting of struct, list and map types a schema may have, checked before anything recurses over a type.
+# Java's limit is Jackson's 1,000 levels of JSON: 330 structs (three levels each), or 990 lists.
+MAX_TYPE_DEPTH = 330
 
 PRIMITIVE_NAMES = frozenset(
     {
@@ -209,25 +214,25 @@ def _walk(
         yield from _walk(typ.value, (*path, "value"), value_short, typ.value_id)
 
 
-def parse_type(obj: Any) -> IcebergType:
-    """Parse a type from its table-metadata JSON form."""
+def parse_type(obj: Any, depth: int = 0) -> IcebergType:
+    """Parse a type from its table-metadata JSON form, as Java's SchemaParser does (with its messages)."""
+    if depth > MAX_TYPE_DEPTH:
+        raise CorruptMetadataError(f"Type nests deeper than {MAX_TYPE_DEPTH} levels of structs, lists and maps")
     if isinstance(obj, str):
         return parse_primitive(obj)
     if isinstance(obj, dict):
         kind = obj.get("type")
-        try:
-            if kind == "struct":
-                return StructType(tuple(_parse_field(f) for f in obj["fields"]))
-            if kind == "list":
-                return ListType(obj["element-id"], parse_type(obj["element"]), bool(obj["element-required"]))
-            if kind == "map":
-                return MapType(
-                    obj["key-id"], parse_type(obj["key"]), obj["value-id"], parse_type(obj["value"]),
-                    bool(obj["value-required"]),
-                )  # fmt: skip
-        except KeyError as exc:
-            raise CorruptMetadataError(f"Invalid {kind} type, missing {exc}") from None
-    raise CorruptMetadataError("Cannot parse a type: expected a type name or a struct, list or map object")
+        if kind == "struct":
+            fields = get_array("fields", obj, "struct fields")
+            return StructType(tuple(_parse_field(f, depth + 1) for f in fields))
+        if kind == "list":
+            element = parse_type(obj.get("element"), depth + 1)
+            return ListType(get_int("element-id", obj), element, get_bool("element-required", obj))
+        if kind == "map":
+            key, value = parse_type(obj.get("key"), depth + 1), parse_type(obj.get("value"), depth + 1)
+            key_id, value_id = get_int("key-id", obj), get_int("value-id", obj)
+            return MapType(key_id, key, value_id, value, get_bool("value-required", obj))
+    raise CorruptMetadataError(f"Cannot parse type from json: {echo(obj)}")
 
 
 def parse_primitive(text: str) -> PrimitiveType:
@@ -238,32 +243,80 @@ def parse_primitive(text: str) -> PrimitiveType:
         return PrimitiveType(f"fixed[{m.group(1)}]", length=int(m.group(1)))
     if m := _DECIMAL.fullmatch(name):
         p, s = int(m.group(1)), int(m.group(2))
+        if p > MAX_DECIMAL_PRECISION:
+            raise CorruptMetadataError(f"Decimals with precision larger than 38 are not supported: {p}")
         return PrimitiveType(f"decimal({p}, {s})", precision=p, scale=s)
     if name.startswith(("geometry", "geography")):
         return PrimitiveType(name)
-    raise CorruptMetadataError(f"Unknown primitive type: {text!r}")
+    raise CorruptMetadataError(f"Cannot parse type string to primitive: {text[:_NAME_ECHO]}")
 
 
-def _parse_field(obj: dict[str, Any]) -> NestedField:
-    try:
-        return NestedField(
-            field_id=int(obj["id"]),
-            name=str(obj["name"]),
-            type=parse_type(obj["type"]),
-            required=bool(obj["required"]),
-            doc=obj.get("doc"),
-            initial_default=obj.get("initial-default"),
-            write_default=obj.get("write-default"),
-        )
-    except KeyError as exc:
-        raise CorruptMetadataError(f"Invalid struct field, missing {exc}") from None
+_NAME_ECHO = 100
 
 
-def parse_schema(obj: dict[str, Any]) -> Schema:
-    struct = parse_type({**obj, "type": "struct"})
-    assert isinstance(struct, StructType)
-    return Schema(
-        schema_id=int(obj.get("schema-id", 0)),
-        struct=struct,
-        identifier_field_ids=tuple(obj.get("identifier-field-ids") or ()),
+def _parse_field(obj: Any, depth: int) -> NestedField:
+    node = require_object(obj, "Cannot parse struct field from non-object")
+    field_id, name = get_int("id", node), get_string("name", node)
+    typ = parse_type(node.get("type"), depth)
+    return NestedField(
+        field_id=field_id,
+        name=name,
+        type=typ,
+        required=get_bool("required", node),
+        doc=node.get("doc"),
+        initial_default=node.get("initial-default"),
+        write_default=node.get("write-default"),
     )
+
+
+def parse_schema(obj: Any) -> Schema:
+    """A schema, checked as Java's Schema checks one: unique field ids, unique full names, identifier fields
+    that exist and are required primitives outside lists and maps."""
+    node = require_object(obj, "Cannot parse schema from non-object")
+    struct = parse_type({**node, "type": "struct"})
+    assert isinstance(struct, StructType)
+    schema_id = get_int("schema-id", node) if "schema-id" in node else 0
+    identifiers = node.get("identifier-field-ids") or []
+    if not isinstance(identifiers, list) or not all(type(i) is int for i in identifiers):
+        raise CorruptMetadataError(f"Cannot parse identifier-field-ids from non-array of ints: {echo(identifiers)}")
+    _check_ids_and_names(struct)
+    schema = Schema(schema_id=schema_id, struct=struct, identifier_field_ids=tuple(identifiers))
+    for field_id in identifiers:
+        _check_identifier(schema, field_id)
+    return schema
+
+
+def _check_ids_and_names(struct: StructType) -> None:
+    names: dict[int, str] = {}
+    ids: dict[str, int] = {}
+    for path, _, fld, _ in _walk(struct, (), (), None):
+        full = ".".join(path)
+        if fld.field_id in names:
+            raise CorruptMetadataError(
+                f"Multiple entries with same key: {fld.field_id}={names[fld.field_id]} and {fld.field_id}={full}"
+            )
+        if full in ids:
+            problem = f"multiple fields for name {full}: {ids[full]} and {fld.field_id}"
+            raise CorruptMetadataError(f"Invalid schema: {problem}")
+        names[fld.field_id], ids[full] = full, fld.field_id
+
+
+def _check_identifier(schema: Schema, field_id: int) -> None:
+    fld = schema.find_field(field_id)
+    if fld is None:
+        raise CorruptMetadataError(f"Cannot add fieldId {field_id} as an identifier field: field does not exist")
+    problem = None
+    if not isinstance(fld.type, PrimitiveType):
+        problem = "not a primitive type field"
+    elif not fld.required:
+        problem = "not a required field"
+    elif fld.type.name in ("float", "double"):
+        problem = "must not be float or double field"
+    else:
+        for parent in schema.ancestors(field_id):
+            if not isinstance(parent.type, StructType):
+                problem = f"must not be nested in {java_type_string(parent.type)}"
+            elif not parent.required:
+                problem = f"must not be nested in an optional field {parent.name}"
+    if problem is not None:
+        raise CorruptMetadataError(f"Cannot add field {fld.name} as an identifier field: {problem}")

@@ -219,7 +219,7 @@ def test_projection_and_pretty(client: httpx.Client) -> None:
             b'{"table": "db.unpartitioned", "filter": {"type": "eq", "term": {"type": "transform", "transform": '
             b'"bucket[0]", "term": "id"}, "value": 1}}',
             400,
-            "Invalid bucket width",
+            "Invalid number of buckets: 0",
         ),
         (b'{"table": "db.unpartitioned", "colour": 1}', 400, "colour: unknown field"),
         (b'{"table": "db.unpartitioned", "filter": "id <"}', 400, "Invalid filter at line 1"),

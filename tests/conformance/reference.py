@@ -79,9 +79,9 @@ class Conformance:
         return next(a for a in self.expected["aggregates"] if a["id"] == case_id)
 
 
-def generator_digest() -> str:
+def generator_digest(files: tuple[Path, ...] = GENERATOR_FILES) -> str:
     digest = hashlib.sha256()
-    for path in GENERATOR_FILES:
+    for path in files:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
@@ -106,15 +106,18 @@ def _generator_environment(java_home: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in drop}, "JAVA_HOME": java_home}
 
 
-def generate(config: pytest.Config, java_env: ModuleType, target: Path) -> None:
-    """Build the Java environment, then run generate.py into `target`, streaming its output."""
+def generate(
+    config: pytest.Config, java_env: ModuleType, target: Path, script: Path = GENERATE, marker: str = "expected.json"
+) -> None:
+    """Build the Java environment, then run `script` (generate.py) into `target`, streaming its output; the
+    script writes `marker` last."""
     with _uncaptured(config):
         try:
             env = java_env.ensure_java_env()
         except java_env.JavaEnvError as err:
             pytest.fail(f"setting up Iceberg Java failed: {err}", pytrace=False)
-        cmd = [env["python"], str(GENERATE), "--out", str(target), "--jars", ",".join(env["jars"])]
-        print(f"\n[conformance] building the Iceberg Java reference in {target}", file=sys.stderr, flush=True)
+        cmd = [env["python"], str(script), "--out", str(target), "--jars", ",".join(env["jars"])]
+        print(f"\n[conformance] running {script.name} with Iceberg Java into {target}", file=sys.stderr, flush=True)
         tail: deque[str] = deque(maxlen=_TAIL_LINES)
         proc = subprocess.Popen(
             cmd,
@@ -129,8 +132,8 @@ def generate(config: pytest.Config, java_env: ModuleType, target: Path) -> None:
             sys.stderr.write(line)
             sys.stderr.flush()
         returncode = proc.wait()
-    if returncode != 0 or not (target / "expected.json").exists():
-        pytest.fail(f"generate.py failed (exit {returncode}): {' '.join(cmd)}\n" + "".join(tail), pytrace=False)
+    if returncode != 0 or not (target / marker).exists():
+        pytest.fail(f"{script.name} failed (exit {returncode}): {' '.join(cmd)}\n" + "".join(tail), pytrace=False)
 
 
 def load_or_build(config: pytest.Config) -> Conformance:

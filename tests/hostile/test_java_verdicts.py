@@ -1,0 +1,137 @@
+"""Every hostile variant of a table Iceberg Java wrote (variants.py), planned through the service on loopback and
+held to what Iceberg Java 1.10.2 does with it (java_verdicts.py, cached by the content of its inputs):
+
+- what Java refuses to load, we refuse with a 422 naming the metadata file and carrying Java's message (but
+  for the few cases in OUR_MESSAGES, where Java's says less or we refuse for another reason first);
+- what Java refuses to plan (a broken manifest list or manifest), we refuse with a 422 naming the file;
+- what Java plans, we plan the same: the same data files with the same delete files, the same splits. Where
+  Java plans from a record that cannot be right (a negative length or count, an empty path, an unknown content
+  code: Java skips the manifest, or plans a file "") we refuse with a 422 naming the file and the field:
+  STRICTER says why, case by case.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conformance import reference
+from tests.conftest import running_service
+from tests.hostile.variants import CASES
+from tests.plan_wire import splits
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "java_verdicts.py"
+INPUTS = (SCRIPT, HERE / "variants.py", reference.GENERATE, reference.JAVA_ENV)
+
+# Java refuses these for a reason its message does not say (Jackson's nesting limit: "Failed to read
+# file"), or for another reason than ours (format v4 is Java 1.10's work in progress; version 0 trips a
+# sequence number check first; a duplicate id's message lists names in a Java HashMap's order), or quotes
+# a value of a file not yet known to be table metadata, which ours does not (it could be any file under the
+# roots): ours must say this.
+OUR_MESSAGES = {
+    "metadata_not_object": "Cannot parse metadata from a non-object: an array",
+    "format_version_text": "Cannot parse to an integer value: format-version: a string",
+    "metadata_cut": "Cannot parse table metadata",
+    "deep_struct_3000": "nests deeper than",
+    "deep_list_3000": "nests deeper than",
+    "deep_json_200000": "nests deeper than",
+    "format_version_0": "Cannot read unsupported version 0",
+    "format_version_4": "Cannot read unsupported version 4",
+    "field_id_duplicate": "Multiple entries with same key: 1=id and 1=s",
+    "nested_field_id_duplicate": "Multiple entries with same key: 1=id and 1=nested.a",
+}
+
+# What Java plans and we refuse, and the words our 422 must hold.
+STRICTER = {
+    "list_length_negative": "manifest_length -1",
+    "list_counts_negative": "added_files_count -5",
+    "list_sequence_negative": "sequence_number -3",
+    "list_min_sequence_over": "min_sequence_number",
+    "manifest_content_unknown": "content 9",
+    "manifest_content_deletes": "content 1",
+    "manifest_path_empty": "an empty file_path",
+    "manifest_record_count_negative": "record_count -1",
+    "manifest_size_negative": "file_size_in_bytes -1",
+    "manifest_sequence_negative": "sequence_number -1",
+}
+
+
+@pytest.fixture(scope="module")
+def verdicts(request: pytest.FixtureRequest) -> dict[str, Any]:
+    java_env = reference.load_java_env()
+    target = java_env.cache_root() / "hostile" / reference.generator_digest(INPUTS)
+    if not (target / "verdicts.json").exists():
+        with java_env.file_lock(target.with_name(target.name + ".lock")):
+            if not (target / "verdicts.json").exists():
+                reference.generate(request.config, java_env, target, SCRIPT, "verdicts.json")
+    return {"dir": target, **json.loads((target / "verdicts.json").read_text())}
+
+
+@pytest.fixture(scope="module")
+def service(verdicts: dict[str, Any]) -> Iterator[str]:
+    with running_service("--warehouse", str(verdicts["dir"] / "warehouse")) as url:
+        yield url
+
+
+def _plan(url: str, name: str) -> httpx.Response:
+    with httpx.Client(base_url=url, timeout=60) as client:
+        return client.post("/plan", json={"table": f"hostile.{name}"})
+
+
+def _planned(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(files, splits) of an inline plan, in the shape java_verdicts.py records Java's."""
+    deletes = body.get("delete-files") or []
+    out = []
+    for s in splits(body):
+        refs = s["delete-file-references"]
+        out.append({"path": s["data-file"]["file-path"], "start": s["start"], "length": s["length"],
+                    "deletes": sorted(deletes[i]["file-path"] for i in refs)})  # fmt: skip
+    out.sort(key=lambda t: (t["path"], t["start"]))
+    files = {t["path"]: t["deletes"] for t in out}
+    return [{"path": p, "deletes": d} for p, d in sorted(files.items())], out
+
+
+def _java_files(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"path": f["path"], "deletes": f["deletes"]} for f in verdict["files"]]
+
+
+def test_every_case_has_a_verdict(verdicts: dict[str, Any]) -> None:
+    assert set(verdicts["verdicts"]) == set(CASES)
+    assert verdicts["verdicts"]["intact"]["stage"] == "planned" and len(verdicts["verdicts"]["intact"]["files"]) > 3
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_planned_as_java_plans_it_or_refused_as_java_refuses_it(
+    verdicts: dict[str, Any], service: str, name: str
+) -> None:
+    verdict = verdicts["verdicts"][name]
+    response = _plan(service, name)
+    assert response.status_code < 500, response.text
+    table_dir = verdicts["dir"] / "warehouse" / "hostile" / name
+    if verdict["stage"] == "planned" and name not in STRICTER:
+        assert response.status_code == 200, response.text
+        files, tasks = _planned(response.json())
+        assert files == _java_files(verdict)
+        assert tasks == verdict["tasks"]
+        return
+    assert response.status_code == 422, response.text
+    message = response.json()["error"]["message"]
+    assert str(table_dir) in message or str(verdicts["base"]) in message, message  # names the file
+    if name in STRICTER:
+        assert STRICTER[name] in message
+    elif verdict["stage"] == "load":
+        assert OUR_MESSAGES.get(name, verdict["error"]["message"]) in message
+
+
+def test_the_service_is_healthy_after_all_of_them(service: str) -> None:
+    for name in CASES:
+        _plan(service, name)
+    with httpx.Client(base_url=service, timeout=10) as client:
+        assert client.get("/health").status_code == 200
+        assert client.post("/plan", json={"table": "hostile.intact"}).status_code == 200
