@@ -38,6 +38,7 @@ from planner_service.errors import (
     UpstreamCatalogError,
 )
 from planner_service.io.fileio import FileIO
+from planner_service.json_text import parse_json
 from planner_service.metadata.table_metadata import table_metadata_from_json
 
 log = logging.getLogger(__name__)
@@ -203,9 +204,11 @@ class RestCatalog:
             return {}
         if status == 200:
             try:
-                body = response.json()
-            except ValueError:
-                body = None
+                body = parse_json(response.content)
+            except ValueError as exc:
+                raise UpstreamCatalogError(
+                    f"The REST catalog at {self.uri} answered {method} /{path} with no JSON object: {exc}"
+                ) from None
             if not isinstance(body, dict):
                 raise UpstreamCatalogError(f"The REST catalog at {self.uri} answered {method} /{path} with no object")
             return body
@@ -257,7 +260,7 @@ class RestCatalog:
                 f"{_upstream_message(response)}; check rest_catalog_credential"
             )
         try:
-            body = response.json()
+            body = parse_json(response.content)
             token = str(body["access_token"])
             expires_in = float(body.get("expires_in") or 3600)
         except (ValueError, KeyError, TypeError):
@@ -285,7 +288,7 @@ def _namespace(levels: tuple[str, ...]) -> str:
 def _upstream_message(response: httpx.Response) -> str:
     """What the catalog said: the REST ErrorModel's message, an OAuth error's description, or the reason."""
     try:
-        body = response.json()
+        body = parse_json(response.content)
     except ValueError:
         return response.reason_phrase
     if isinstance(body, dict):

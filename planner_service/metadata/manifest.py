@@ -34,6 +34,7 @@ from planner_service.metadata.avro_columns import (
     read_container,
 )
 from planner_service.metadata.conversions import decimal_of
+from planner_service.metadata.entry_checks import entry_problem
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
 
@@ -206,6 +207,12 @@ def _live(
     # Inheritance (spec "Manifest Entry Fields", Java InheritableMetadataFactory): a null snapshot id takes
     # the manifest's; a null sequence number takes the manifest's when the entry is ADDED or the manifest is v1.
     status_of, _ = numpy_of(status.cast(pa.int32()))
+    problem = entry_problem(columns, status_of, manifest_of_row, [m.manifest.content for m in manifests])
+    if problem is not None:
+        row, what = problem
+        index = int(manifest_of_row[row])
+        entry = row - int(np.searchsorted(manifest_of_row, index))
+        raise CorruptMetadataError(f"Invalid manifest {manifests[index].location}: entry {entry} has {what}")
     seq = np.fromiter((m.manifest.sequence_number for m in manifests), np.int64, len(manifests))[manifest_of_row]
     inherit = (status_of == ADDED) | (seq == 0)
     for name, target in (("sequence_number", "data_sequence_number"), ("file_sequence_number", "file_sequence_number")):

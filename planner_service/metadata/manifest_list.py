@@ -69,9 +69,46 @@ def read_manifest_list(data: bytes, location: str, max_inflated: int = MAX_INFLA
         part_field = next(f for f in schema["fields"] if f["name"] == names[507])
         summary_names = _summary_names(part_field["type"])
     try:
-        return [_manifest_file(r, names, summary_names) for r in records]
-    except (KeyError, TypeError) as exc:
+        manifests = [_manifest_file(r, names, summary_names) for r in records]
+    except (KeyError, TypeError, ValueError) as exc:
         raise CorruptMetadataError(f"Invalid manifest list {location}: missing or bad field {exc}") from None
+    for m in manifests:
+        problem = manifest_problem(m)
+        if problem is not None:
+            raise CorruptMetadataError(f"Invalid manifest list {location}: {problem}")
+    return manifests
+
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_INTS = ("partition_spec_id", "added_files_count", "existing_files_count", "deleted_files_count")
+_COUNTS = ("added_files_count", "existing_files_count", "deleted_files_count", "added_rows_count",
+           "existing_rows_count", "deleted_rows_count")  # fmt: skip
+
+
+def manifest_problem(m: ManifestFile) -> str | None:
+    """What makes a manifest list's record impossible, or None: an empty path, a negative length, count or
+    sequence number, a minimum sequence number above the manifest's own, an unknown content code. Java
+    reads such records as they are (a negative added_files_count makes it skip the manifest's new files)."""
+    if not m.manifest_path:
+        return "a record has an empty manifest_path"
+    named = f"manifest {m.manifest_path} has"
+    if m.content not in (DATA_MANIFEST, DELETE_MANIFEST):
+        return f"{named} content {m.content}, neither data (0) nor deletes (1)"
+    if m.manifest_length < 0:
+        return f"{named} manifest_length {m.manifest_length}"
+    for name in _INTS:  # Avro ints: fastavro reads any varint, Java refuses one past 32 bits
+        value = getattr(m, name)
+        if value is not None and not _INT_MIN <= value <= _INT_MAX:
+            return f"{named} {name} {value}, out of an int's range"
+    for name in _COUNTS:
+        value = getattr(m, name)
+        if value is not None and value < 0:
+            return f"{named} {name} {value}"
+    if m.sequence_number < 0 or m.min_sequence_number < 0:
+        return f"{named} sequence_number {m.sequence_number}, min_sequence_number {m.min_sequence_number}"
+    if m.min_sequence_number > m.sequence_number:
+        return f"{named} min_sequence_number {m.min_sequence_number} above its sequence_number {m.sequence_number}"
+    return None
 
 
 def _records(container: Container, schema: Any) -> list[Any]:
@@ -114,8 +151,11 @@ def _manifest_file(rec: dict[str, Any], names: dict[int, str], summary_names: di
             )
             for p in parts
         )
+    path = get(500)
+    if not isinstance(path, str):
+        raise TypeError("manifest_path")
     return ManifestFile(
-        manifest_path=str(get(500)),
+        manifest_path=path,
         manifest_length=int(get(501)),
         partition_spec_id=int(get(502) or 0),
         content=int(get(517) or DATA_MANIFEST),

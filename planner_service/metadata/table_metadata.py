@@ -165,8 +165,8 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
         schemas = {s.schema_id: s for s in schema_list}
     else:
         _v1_only("schemas", version)
-        single = parse_schema(obj.get("schema"))
-        schemas, current_schema_id = {single.schema_id: single}, single.schema_id
+        schema_list = [parse_schema(obj.get("schema"))]
+        schemas, current_schema_id = {schema_list[0].schema_id: schema_list[0]}, schema_list[0].schema_id
 
     if "partition-specs" in obj:
         spec_list = [parse_partition_spec(s) for s in get_array("partition-specs", obj, "partition specs")]
@@ -174,7 +174,8 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
         default_spec_id = get_int("default-spec-id", obj)
     else:  # v1 with a single spec, as a list of fields
         _v1_only("partition-specs", version)
-        specs, default_spec_id = {0: parse_partition_spec(get_array("partition-spec", obj), 0)}, 0
+        spec_list = [parse_partition_spec(get_array("partition-spec", obj), 0)]
+        specs, default_spec_id = {0: spec_list[0]}, 0
     if version > 1 and get_int_or_none("last-partition-id", obj) is None:
         _v1_only("last-partition-id", version)
 
@@ -204,6 +205,12 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
     )
     if version >= 3:
         get_long("next-row-id", obj)
+    _check_statistics(obj)
+    for what, ids in (("schemas", [s.schema_id for s in schema_list]),
+                      ("partition specs", [s.spec_id for s in spec_list]),
+                      ("sort orders", [get_int("order-id", o) for o in sort_orders]),
+                      ("snapshots", [s.snapshot_id for s in snapshot_list])):  # fmt: skip
+        _check_unique(what, ids)
 
     return TableMetadata(
         format_version=version,
@@ -225,6 +232,35 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
         metadata_log=metadata_log,
         raw=obj,
     )
+
+
+def _check_unique(what: str, ids: list[int]) -> None:
+    """Java indexes these by id in an ImmutableMap, which refuses a duplicate key."""
+    seen: set[int] = set()
+    for i in ids:
+        if i in seen:
+            raise CorruptMetadataError(f"Multiple entries with same key: {what} with id {i}")
+        seen.add(i)
+
+
+def _check_statistics(obj: dict[str, Any]) -> None:
+    """Table and partition statistics files, read as Java's (Partition)StatisticsFileParser reads them,
+    although planning does not use them: Java refuses the table without them."""
+    for key, what in (("statistics", "statistics files"), ("partition-statistics", "partition statistics files")):
+        if obj.get(key) is None:
+            continue
+        for entry in get_array(key, obj, what):
+            node = require_object(entry, f"Cannot parse {what[:-1]} from non-object")
+            get_long("snapshot-id", node)
+            get_string("statistics-path", node)
+            get_long("file-size-in-bytes", node)
+            if key == "statistics":
+                get_long("file-footer-size-in-bytes", node)
+                for blob in get_array("blob-metadata", node):
+                    blob_node = require_object(blob, "Cannot parse blob metadata from non-object")
+                    get_string("type", blob_node)
+                    get_long("snapshot-id", blob_node)
+                    get_long("sequence-number", blob_node)
 
 
 def _v1_only(key: str, version: int) -> None:

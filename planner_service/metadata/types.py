@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.expressions.nesting import depth_of, ensure_recursion_headroom
 from planner_service.json_text import without_nulls
 from planner_service.metadata.json_fields import echo, get_array, get_bool, get_int, get_string, require_object
 
@@ -214,22 +215,43 @@ def _walk(
         yield from _walk(typ.value, (*path, "value"), value_short, typ.value_id)
 
 
-def parse_type(obj: Any, depth: int = 0) -> IcebergType:
-    """Parse a type from its table-metadata JSON form, as Java's SchemaParser does (with its messages)."""
+def parse_type(obj: Any) -> IcebergType:
+    """Parse a type from its table-metadata JSON form, as Java's SchemaParser does (with its messages). Its
+    nesting is measured first, without recursion: deeper than MAX_TYPE_DEPTH is an error, and what recursing
+    over a type may take (the parse, then every walk over the schema) has headroom."""
+    depth = depth_of(obj, _json_type_children, lambda node: isinstance(node, dict), MAX_TYPE_DEPTH)
     if depth > MAX_TYPE_DEPTH:
-        raise CorruptMetadataError(f"Type nests deeper than {MAX_TYPE_DEPTH} levels of structs, lists and maps")
+        raise CorruptMetadataError(f"A type nests deeper than {MAX_TYPE_DEPTH} levels of structs, lists and maps")
+    ensure_recursion_headroom()
+    return _parse_type(obj)
+
+
+def _json_type_children(node: Any) -> list[Any]:
+    if not isinstance(node, dict):
+        return []
+    kind = node.get("type")
+    if kind == "struct" and isinstance(node.get("fields"), list):
+        return [f.get("type") for f in node["fields"] if isinstance(f, dict)]
+    if kind == "list":
+        return [node.get("element")]
+    if kind == "map":
+        return [node.get("key"), node.get("value")]
+    return []
+
+
+def _parse_type(obj: Any) -> IcebergType:
     if isinstance(obj, str):
         return parse_primitive(obj)
     if isinstance(obj, dict):
         kind = obj.get("type")
         if kind == "struct":
             fields = get_array("fields", obj, "struct fields")
-            return StructType(tuple(_parse_field(f, depth + 1) for f in fields))
+            return StructType(tuple(_parse_field(f) for f in fields))
         if kind == "list":
-            element = parse_type(obj.get("element"), depth + 1)
+            element = _parse_type(obj.get("element"))
             return ListType(get_int("element-id", obj), element, get_bool("element-required", obj))
         if kind == "map":
-            key, value = parse_type(obj.get("key"), depth + 1), parse_type(obj.get("value"), depth + 1)
+            key, value = _parse_type(obj.get("key")), _parse_type(obj.get("value"))
             key_id, value_id = get_int("key-id", obj), get_int("value-id", obj)
             return MapType(key_id, key, value_id, value, get_bool("value-required", obj))
     raise CorruptMetadataError(f"Cannot parse type from json: {echo(obj)}")
@@ -254,10 +276,10 @@ def parse_primitive(text: str) -> PrimitiveType:
 _NAME_ECHO = 100
 
 
-def _parse_field(obj: Any, depth: int) -> NestedField:
+def _parse_field(obj: Any) -> NestedField:
     node = require_object(obj, "Cannot parse struct field from non-object")
     field_id, name = get_int("id", node), get_string("name", node)
-    typ = parse_type(node.get("type"), depth)
+    typ = _parse_type(node.get("type"))
     return NestedField(
         field_id=field_id,
         name=name,

@@ -41,9 +41,14 @@ def hashset_capacity(n: int) -> int:
 
 
 def hashset_order(items: Sequence[T], path: Callable[[T], str]) -> list[T]:
-    cap = hashset_capacity(len(items))
+    cap = hashset_capacity(len(items))  # HashSet(Collection) sizes itself by the collection, duplicates too
     buckets: dict[int, list[T]] = {}
+    seen: set[str] = set()
     for item in items:
-        h = (31 + java_string_hash(path(item))) & _MASK
+        key = path(item)
+        if key in seen:  # equal by path (GenericManifestFile.equals): the set keeps the first
+            continue
+        seen.add(key)
+        h = (31 + java_string_hash(key)) & _MASK
         buckets.setdefault((h ^ (h >> 16)) & (cap - 1), []).append(item)
     return [item for b in sorted(buckets) for item in buckets[b]]

@@ -21,7 +21,7 @@ from planner_service.allocator import release_free_memory
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable
 from planner_service.deletes.index import DeleteFileIndex
-from planner_service.errors import MissingFileError
+from planner_service.errors import CorruptMetadataError, MissingFileError
 from planner_service.expressions.expression import TRUE
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.content_file import EQUALITY_DELETES, ContentFile
@@ -89,6 +89,7 @@ class ScanPlanner:
             else:  # BaseIncrementalAppendScan: the appends' own data manifests, their added entries, no deletes
                 added_in = frozenset(s.snapshot_id for s in chosen.appends)
                 manifests = self._appended_manifests(chosen.appends, added_in)
+        _check_specs(manifests, table)
         data_manifests = [m for m in manifests if m.content == DATA_MANIFEST]
         delete_manifests = [m for m in manifests if m.content == DELETE_MANIFEST]
         metrics.total_data_manifests, metrics.total_delete_manifests = len(data_manifests), len(delete_manifests)
@@ -320,6 +321,16 @@ def _cut_at_rows(files: FileTasks, min_rows: int, metrics: ScanMetrics) -> FileT
     metrics.scanned_data_files = len(rows)
     metrics.total_file_size_bytes = int(files.index.ints("file_size_in_bytes")[rows].sum())
     return replace(files, rows=rows, residual_id=files.residual_id[: last + 1])
+
+
+def _check_specs(manifests: list[ManifestFile], table: LoadedTable) -> None:
+    """Every manifest's partition spec is one of the table's (Java fails on a null spec otherwise)."""
+    for m in manifests:
+        if m.partition_spec_id not in table.metadata.specs:
+            raise CorruptMetadataError(
+                f"Manifest {m.manifest_path} has partition_spec_id {m.partition_spec_id}, a spec that table "
+                f"metadata {table.metadata_location} does not have"
+            )
 
 
 def _v1_manifest(path: str, snapshot_id: int) -> ManifestFile:

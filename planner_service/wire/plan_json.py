@@ -17,7 +17,6 @@ Python dict per file or per task.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,7 +26,7 @@ import polars as pl
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
-from planner_service.json_text import dumps
+from planner_service.json_text import dumps, parse_json
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTasks
 from planner_service.splitting.combine import CombinedTasks
@@ -191,9 +190,9 @@ def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
 
 def _name_mapping(properties: dict[str, str]) -> Any:
     try:
-        return json.loads(properties[NAME_MAPPING])
-    except ValueError:
-        raise CorruptMetadataError(f"Table property {NAME_MAPPING} is not valid JSON") from None
+        return parse_json(properties[NAME_MAPPING])
+    except ValueError as exc:
+        raise CorruptMetadataError(f"Table property {NAME_MAPPING} is not valid JSON: {exc}") from None
 
 
 def metrics_to_json(m: ScanMetrics, task_count: int) -> dict[str, Any]:

@@ -34,9 +34,13 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "conformance"))
 
 from generate import default_jars, java_exception, java_iter, start_spark  # noqa: E402
+from mutations import fuzz_cases  # noqa: E402
 from variants import CASES, Case, current_snapshot  # noqa: E402
 
 NAMESPACE = "hostile"
+FUZZ_NAMESPACE = "fuzz"
+FUZZ_SEED = 1
+FUZZ_COUNT = 300  # the suite's share of mutations (tests/hostile/fuzz_run.py runs as many as asked)
 VERDICTS_VERSION = 1
 
 
@@ -51,18 +55,18 @@ def write_base(spark: Any) -> None:
         CREATE TABLE {table} (
             id bigint NOT NULL, s string, d decimal(9, 2), ts timestamp,
             nested struct<a: int, b: array<int>>, m map<string, int>)
-        USING iceberg PARTITIONED BY (bucket(4, id), truncate(2, s), days(ts))
+        USING iceberg PARTITIONED BY (bucket(2, id), truncate(2, s), days(ts))
         TBLPROPERTIES ('format-version' = '2', 'write.delete.mode' = 'merge-on-read',
                        'write.update.mode' = 'merge-on-read')""")
-    for batch in range(3):
+    for batch in range(3):  # 8 rows a batch in 2 buckets of one day: files of several rows
         rows = ", ".join(
-            f"({batch * 10 + i}, 's{batch}{i}', {batch}.{i}5, TIMESTAMP '2026-0{batch + 1}-0{i + 1} 12:00:00', "
+            f"({batch * 10 + i}, 's{batch}{i}', {batch}.{i}5, TIMESTAMP '2026-0{batch + 1}-01 1{i}:00:00', "
             f"named_struct('a', {i}, 'b', array({i}, {batch})), map('k{i}', {batch}))"
-            for i in range(4)
+            for i in range(8)
         )
         spark.sql(f"INSERT INTO {table} VALUES {rows}")
     spark.sql(f"ALTER TABLE {table} CREATE TAG t1")
-    spark.sql(f"DELETE FROM {table} WHERE id = 12")
+    spark.sql(f"DELETE FROM {table} WHERE id % 8 = 1")  # position deletes
     spark.sql(f"ALTER TABLE {table} CREATE BRANCH b1")
     spark.sql(f"INSERT INTO {table} VALUES (99, 'zz', 9.99, TIMESTAMP '2026-05-05 05:05:05', null, null)")
 
@@ -92,7 +96,7 @@ def write_case(base: dict[str, Any], case: Case, table_dir: Path) -> None:
     meta_dir = table_dir / "metadata"
     meta_dir.mkdir(parents=True)
     meta = copy.deepcopy(base)
-    if case.target.startswith("manifest"):
+    if case.target != "metadata":
         snapshot = current_snapshot(meta)
         source_list = Path(snapshot["manifest-list"])
         target_list = meta_dir / f"list-{case.name}.avro"
@@ -102,10 +106,11 @@ def write_case(base: dict[str, Any], case: Case, table_dir: Path) -> None:
         elif case.target == "manifest-list-bytes":
             target_list.write_bytes(case.mutate(source_list.read_bytes()))
         else:
-            first = next(r for r in records if r["content"] == 0 and r["added_files_count"])
+            content = 1 if case.target.startswith("delete-") else 0
+            first = next(r for r in records if r["content"] == content and r["added_files_count"])
             source = Path(first["manifest_path"])
             target = meta_dir / f"manifest-{case.name}.avro"
-            if case.target == "manifest":
+            if case.target in ("manifest", "delete-manifest"):
                 m_schema, m_codec, entries, m_extra = read_avro(source)
                 length = write_avro(target, m_schema, m_codec, case.mutate(entries), m_extra)
             else:
@@ -151,7 +156,20 @@ def verdict(jvm: Any, conf: Any, location: Path) -> dict[str, Any]:
         tasks = [task_json(t) for c in java_iter(table.newScan().planTasks()) for t in java_iter(c.files())]
     except (Py4JJavaError, CapturedException) as err:
         return {"stage": "plan", "error": error_json(err)}
+    except RuntimeError as err:  # a Java iterator whose hasNext() said yes and whose next() then threw
+        return {"stage": "plan", "error": {"class": "java.util.NoSuchElementException", "message": str(err),
+                                           "cause": None}}  # fmt: skip
     return {"stage": "planned", "error": None, "files": sorted(files, key=_key), "tasks": sorted(tasks, key=_key)}
+
+
+def fuzz_verdict(jvm: Any, conf: Any, base: dict[str, Any], case: Case, table_dir: Path) -> dict[str, Any]:
+    """Java's verdict on a mutation, or "unwritable" when the mutated records do not fit the file's schema."""
+    try:
+        write_case(base, case, table_dir)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, StopIteration) as exc:
+        shutil.rmtree(table_dir, ignore_errors=True)
+        return {"stage": "unwritable", "error": {"class": type(exc).__name__, "message": str(exc)[:200]}}
+    return verdict(jvm, conf, table_dir)
 
 
 def _key(task: dict[str, Any]) -> tuple[str, int]:
@@ -162,6 +180,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="output directory (its warehouse/ is replaced)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
+    parser.add_argument("--fuzz-seed", type=int, default=FUZZ_SEED, help="the fuzzer's seed")
+    parser.add_argument("--fuzz-count", type=int, default=FUZZ_COUNT, help="how many mutations to write")
+    parser.add_argument("--fuzz-start", type=int, default=0, help="the number of the first mutation")
+    parser.add_argument("--fuzz-only", action="store_true", help="only the mutations, not the variants")
     args = parser.parse_args()
     out: Path = args.out.resolve()
     warehouse = out / "warehouse"
@@ -179,15 +201,20 @@ def main() -> int:
         log(f"base table written in {time.monotonic() - started:.0f}s")
         conf = spark.sparkContext._jsc.hadoopConfiguration()
         verdicts = {}
-        for name, case in CASES.items():
+        for name, case in ({} if args.fuzz_only else CASES).items():
             write_case(base, case, warehouse / NAMESPACE / name)
             verdicts[name] = verdict(jvm, conf, warehouse / NAMESPACE / name)
             error = verdicts[name]["error"]
             log(f"{name}: " + (f"{verdicts[name]['stage']}: {error['class']}: {error['message'][:160]}"
                                if error else f"{len(verdicts[name]['files'])} files"))  # fmt: skip
+        fuzz = {}
+        for i, case in enumerate(fuzz_cases(args.fuzz_seed, args.fuzz_count, args.fuzz_start)):
+            fuzz[case.name] = fuzz_verdict(jvm, conf, base, case, warehouse / FUZZ_NAMESPACE / case.name)
+            if i % 500 == 499:
+                log(f"fuzz: {i + 1} of {args.fuzz_count} mutations judged")
     finally:
         spark.stop()
-    result = {"version": VERDICTS_VERSION, "base": str(base_dir), "verdicts": verdicts}
+    result = {"version": VERDICTS_VERSION, "base": str(base_dir), "verdicts": verdicts, "fuzz": fuzz}
     tmp = out / "verdicts.json.tmp"
     tmp.write_text(json.dumps(result, indent=1))
     os.replace(tmp, out / "verdicts.json")

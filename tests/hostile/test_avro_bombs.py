@@ -26,6 +26,7 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from tests.conftest import running_service
+from tests.hostile.fuzzing import peak_rss_mb, service_pid
 
 MIB = 1024 * 1024
 LIMIT = 32 * MIB  # the service's max_inflated_bytes in these tests
@@ -132,7 +133,7 @@ def hostile_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
             planted[f"demo.{kind.replace('-', '_')}"] = str(target)
     env = {"SCAN_PLANNER_MAX_INFLATED_BYTES": str(LIMIT)}
     with running_service("--catalog-uri", str(db), "--catalog-name", "hostile", env=env) as url:
-        yield url, _pid_of(url), planted
+        yield url, service_pid(url), planted
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -158,26 +159,6 @@ def _fix_manifest_length(manifest_list: Path, manifest: Path, length: int) -> No
         ]
     with manifest_list.open("wb") as f:
         fastavro.writer(f, schema, records, codec=codec)
-
-
-def _pid_of(url: str) -> int:
-    port = url.rsplit(":", 1)[1]
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if b"serve" in argv and port.encode() in argv:
-                return int(entry.name)
-    raise RuntimeError(f"no service process on port {port}")
-
-
-def _rss_mb(pid: int, field: str = "VmRSS") -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no {field} for {pid}")
 
 
 @pytest.mark.parametrize(
@@ -211,10 +192,10 @@ def test_memory_stays_bounded_through_every_bomb_at_once(hostile_tables: tuple[s
     from concurrent.futures import ThreadPoolExecutor
 
     url, pid, planted = hostile_tables
-    before = _rss_mb(pid, "VmHWM")
+    before = peak_rss_mb(pid, "VmHWM")
     with ThreadPoolExecutor(len(planted)) as pool, httpx.Client(base_url=url, timeout=60) as client:
         statuses = list(pool.map(lambda t: client.post("/plan", json={"table": t}).status_code, [*planted] * 2))
     assert set(statuses) <= {422, 503}, statuses  # 503: admission asked some to come back
-    grown = _rss_mb(pid, "VmHWM") - before
+    grown = peak_rss_mb(pid, "VmHWM") - before
     assert grown < 8 * LIMIT / MIB, f"peak RSS grew by {grown:.0f} MB"
     assert os.path.exists(f"/proc/{pid}")  # still serving
