@@ -13,7 +13,7 @@ import itertools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import orjson
@@ -37,6 +37,7 @@ from planner_service.metadata.conversions import decimal_of
 from planner_service.metadata.entry_checks import entry_problem
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
+from planner_service.metadata.manifest_schema import schema_problem
 
 EXISTING, ADDED, DELETED = 0, 1, 2
 
@@ -90,9 +91,13 @@ def read_manifest(
     data: bytes, manifest: ManifestFile, location: str, max_inflated: int = MAX_INFLATED_BYTES
 ) -> ManifestBlocks:
     try:
-        return ManifestBlocks(manifest, location, read_container(data, max_inflated))
+        container = read_container(data, max_inflated)
     except AvroError as exc:
         raise CorruptMetadataError(f"Cannot read manifest {location}: {exc}") from None
+    problem = schema_problem(container.schema_text)
+    if problem is not None:
+        raise CorruptMetadataError(f"Cannot read manifest {location}: its Avro schema {problem}")
+    return ManifestBlocks(manifest, location, container)
 
 
 def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -> list[FileIndex]:
@@ -207,12 +212,9 @@ def _live(
     # Inheritance (spec "Manifest Entry Fields", Java InheritableMetadataFactory): a null snapshot id takes
     # the manifest's; a null sequence number takes the manifest's when the entry is ADDED or the manifest is v1.
     status_of, _ = numpy_of(status.cast(pa.int32()))
-    problem = entry_problem(columns, status_of, manifest_of_row, [m.manifest.content for m in manifests])
+    problem = entry_problem(columns, status_of)
     if problem is not None:
-        row, what = problem
-        index = int(manifest_of_row[row])
-        entry = row - int(np.searchsorted(manifest_of_row, index))
-        raise CorruptMetadataError(f"Invalid manifest {manifests[index].location}: entry {entry} has {what}")
+        _refuse(manifests, manifest_of_row, *problem)
     seq = np.fromiter((m.manifest.sequence_number for m in manifests), np.int64, len(manifests))[manifest_of_row]
     inherit = (status_of == ADDED) | (seq == 0)
     for name, target in (("sequence_number", "data_sequence_number"), ("file_sequence_number", "file_sequence_number")):
@@ -220,6 +222,9 @@ def _live(
         if missing is not None:
             values = np.where(missing & inherit, seq, values)
             missing = missing & ~inherit
+            if name == "sequence_number" and (missing & (status_of != DELETED)).any():  # Java: a null pointer
+                row = int(np.flatnonzero(missing & (status_of != DELETED))[0])
+                _refuse(manifests, manifest_of_row, row, f"status {int(status_of[row])} and no sequence_number")
         columns[target] = numpy_array(values, missing)
     snapshots = [m.manifest.added_snapshot_id for m in manifests]
     values, missing = numpy_of(columns["snapshot_id"].cast(pa.int64()))
@@ -239,6 +244,13 @@ def _live(
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)
     return frame, pl.Series("partition", partition), manifest_of_row
+
+
+def _refuse(manifests: Sequence[ManifestBlocks], rows_of: np.ndarray[Any, Any], row: int, what: str) -> NoReturn:
+    """Fail naming the manifest that holds row `row` (`rows_of`: each row's manifest) and its entry."""
+    index = int(rows_of[row])
+    entry = row - int(np.searchsorted(rows_of, index))
+    raise CorruptMetadataError(f"Invalid manifest {manifests[index].location}: entry {entry} has {what}")
 
 
 def _partition_values(schema_text: str) -> tuple[PartitionValue | None, ...]:

@@ -117,10 +117,7 @@ def _check_sort_order(order: dict[str, Any], schema: Schema) -> None:
     for raw in order.get("fields") or []:
         if not isinstance(raw, dict):
             continue
-        try:
-            transform = parse_transform(get_string("transform", raw))
-        except ValueError as exc:
-            raise CorruptMetadataError(str(exc)) from None
+        transform = parse_transform(get_string("transform", raw))  # parse_sort_order checked it
         source_id = get_int("source-id", raw)
         if transform.name != "void" and schema.find_field(source_id) is None:
             direction = str(raw.get("direction", "asc")).upper()

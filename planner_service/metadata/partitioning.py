@@ -11,6 +11,9 @@ from planner_service.metadata.json_fields import get_array, get_int, get_string,
 from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, StructType
 
 PARTITION_DATA_ID_START = 1000  # v1 specs carry no field ids: Iceberg assigns 1000, 1001, ...
+# The ids of a manifest entry's own fields (manifest_entry 0-4, data_file 100-146 with their map and list
+# parts): a partition field with one of them clashes with it in the manifest's schema (Java refuses).
+MANIFEST_FIELD_IDS = frozenset({*range(5), *range(100, 147)})
 
 MAX_TRANSFORM_WIDTH = 2**31 - 1  # a Java int
 _BUCKET = re.compile(r"bucket\[\s*(\d+)\s*\]")
@@ -110,6 +113,11 @@ def parse_partition_spec(obj: Any, spec_id: int = 0) -> PartitionSpec:
         raw_fields = get_array("fields", node, "partition spec fields")
     fields = []
     names: set[str] = set()
+    without_ids = sum(1 for raw in raw_fields if isinstance(raw, dict) and "field-id" not in raw)
+    if 0 < without_ids < len(raw_fields):
+        raise CorruptMetadataError(
+            f"Cannot parse spec with missing field IDs: {without_ids} missing of {len(raw_fields)} fields."
+        )
     for pos, raw in enumerate(raw_fields):
         f = require_object(raw, "Cannot parse partition field from non-object")
         name, transform = get_string("name", f), get_string("transform", f)
@@ -122,4 +130,11 @@ def parse_partition_spec(obj: Any, spec_id: int = 0) -> PartitionSpec:
             raise CorruptMetadataError(str(exc)) from None
         field_id = get_int("field-id", f) if "field-id" in f else PARTITION_DATA_ID_START + pos
         fields.append(PartitionField(get_int("source-id", f), field_id, name, parsed))
+    ids = [f.field_id for f in fields]
+    for field_id in ids:
+        if ids.count(field_id) > 1 or field_id in MANIFEST_FIELD_IDS:
+            raise CorruptMetadataError(
+                f"Multiple entries with same key: partition field id {field_id} is used twice in a manifest's "
+                f"schema (partition fields take ids of their own, from {PARTITION_DATA_ID_START})"
+            )
     return PartitionSpec(spec_id, tuple(fields))

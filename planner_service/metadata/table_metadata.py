@@ -10,6 +10,7 @@ from typing import Any
 from planner_service.errors import CorruptMetadataError
 from planner_service.json_text import parse_json, without_nulls
 from planner_service.metadata.json_fields import (
+    echo,
     get_array,
     get_int,
     get_int_or_none,
@@ -24,6 +25,7 @@ from planner_service.metadata.json_fields import (
 )
 from planner_service.metadata.metadata_checks import check_table_metadata
 from planner_service.metadata.partitioning import PartitionSpec, parse_partition_spec
+from planner_service.metadata.sort_orders import parse_sort_order
 from planner_service.metadata.types import Schema, parse_schema
 
 log = logging.getLogger(__name__)
@@ -181,7 +183,7 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
 
     if "sort-orders" in obj:
         orders = get_array("sort-orders", obj, "sort orders")
-        sort_orders = tuple(require_object(o, "Cannot parse sort order from non-object") for o in orders)
+        sort_orders = tuple(parse_sort_order(o) for o in orders)
         default_sort_order_id = get_int("default-sort-order-id", obj)
     else:
         _v1_only("sort-orders", version)
@@ -247,8 +249,10 @@ def _check_statistics(obj: dict[str, Any]) -> None:
     """Table and partition statistics files, read as Java's (Partition)StatisticsFileParser reads them,
     although planning does not use them: Java refuses the table without them."""
     for key, what in (("statistics", "statistics files"), ("partition-statistics", "partition statistics files")):
-        if obj.get(key) is None:
+        if key not in obj:
             continue
+        if not isinstance(obj[key], list):  # null too: Java reads the key when it is there
+            raise CorruptMetadataError(f"Cannot parse {what} from non-array: {echo(obj[key])}")
         for entry in get_array(key, obj, what):
             node = require_object(entry, f"Cannot parse {what[:-1]} from non-object")
             get_long("snapshot-id", node)

@@ -295,8 +295,9 @@ def parse_schema(obj: Any) -> Schema:
     """A schema, checked as Java's Schema checks one: unique field ids, unique full names, identifier fields
     that exist and are required primitives outside lists and maps."""
     node = require_object(obj, "Cannot parse schema from non-object")
-    struct = parse_type({**node, "type": "struct"})
-    assert isinstance(struct, StructType)
+    struct = parse_type(node)
+    if not isinstance(struct, StructType):
+        raise CorruptMetadataError(f"Cannot parse type from json: {echo(node)}")
     schema_id = get_int("schema-id", node) if "schema-id" in node else 0
     identifiers = node.get("identifier-field-ids") or []
     if not isinstance(identifiers, list) or not all(type(i) is int for i in identifiers):

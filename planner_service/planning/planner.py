@@ -34,6 +34,7 @@ from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import adapted_to_parallelism, resolve_split_options
+from planner_service.planning.partition_checks import check_partitions
 from planner_service.planning.projection import project_schema
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
@@ -106,6 +107,13 @@ class ScanPlanner:
             )  # fmt: skip
             if request.min_rows is not None:
                 files = _cut_at_rows(files, request.min_rows, metrics)
+            files.index.memo(  # once per index and table metadata: a cached index is not checked again
+                f"partitions checked for {table.metadata_location}",
+                lambda: check_partitions(files.index.partitions, meta.specs, meta.schema,
+                                         partial(_file_with, files.index)),
+            )  # fmt: skip
+            check_partitions([(d.spec_id, d.partition) for d in deletes], meta.specs, meta.schema,
+                             lambda p: next(d.path for d in deletes if (d.spec_id, d.partition) == p))  # fmt: skip
         cancel.check()
         combined = None
         if request.combine:
@@ -216,7 +224,7 @@ class ScanPlanner:
     def _index(self, manifests: list[ManifestFile], cancel: Cancellation, with_stats: bool = True) -> FileIndex:
         """The live entries of `manifests`, in their order, as one index (kept for the same manifests);
         with their column statistics or, when not `with_stats`, perhaps without."""
-        key = hashlib.sha1("\n".join(m.manifest_path for m in manifests).encode()).hexdigest()
+        key = hashlib.sha1("\n".join(f"{m.content}:{_decoded_key(m)}" for m in manifests).encode()).hexdigest()
         complete = self._indexes.get(f"{key}+stats")
         if complete is not None:
             return complete
@@ -224,7 +232,7 @@ class ScanPlanner:
             self._indexes.discard(key)
         return self._indexes.get_or_load(
             f"{key}+stats" if with_stats else key,
-            lambda: FileIndex.concat(self._live_entries(manifests, with_stats, cancel)),
+            lambda: FileIndex.concat(_of_their_content(manifests, self._live_entries(manifests, with_stats, cancel))),
         )
 
     # -- I/O ------------------------------------------------------------------------------------------
@@ -234,7 +242,7 @@ class ScanPlanner:
         and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
         manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
         of its columns shared) and replaces itself in the cache."""
-        found = [self._manifests.get(m.manifest_path) for m in manifests]
+        found = [self._manifests.get(_decoded_key(m)) for m in manifests]
         missing = [i for i, index in enumerate(found) if index is None]
         lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
         for work, wanted in (
@@ -250,7 +258,7 @@ class ScanPlanner:
                         pending.cancel()
                     cancel.check()
                 for i, index in zip(chunk, future.result(), strict=True):
-                    self._manifests.put(manifests[i].manifest_path, index)
+                    self._manifests.put(_decoded_key(manifests[i]), index)
                     found[i] = index
         if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
             release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
@@ -321,6 +329,35 @@ def _cut_at_rows(files: FileTasks, min_rows: int, metrics: ScanMetrics) -> FileT
     metrics.scanned_data_files = len(rows)
     metrics.total_file_size_bytes = int(files.index.ints("file_size_in_bytes")[rows].sum())
     return replace(files, rows=rows, residual_id=files.residual_id[: last + 1])
+
+
+def _decoded_key(m: ManifestFile) -> str:
+    """A decoded manifest's cache key: its path, and what its entries inherit from the manifest list's record
+    (the same file listed with another sequence number or snapshot decodes to other entries)."""
+    return f"{m.manifest_path}\0{m.sequence_number}\0{m.added_snapshot_id}"
+
+
+def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -> list[FileIndex]:
+    """The indexes, once each manifest is found to hold only what its manifest list says it holds: data files
+    in a data manifest, delete files in a delete manifest (Java plans a delete file listed in a data manifest
+    as data, and fails on a data file in a delete manifest)."""
+    for m, index in zip(manifests, indexes, strict=True):
+        content = index.ints("content")
+        wrong = content != 0 if m.content == DATA_MANIFEST else content == 0
+        if wrong.any():
+            entry = int(np.flatnonzero(wrong)[0])
+            kind = "data" if m.content == DATA_MANIFEST else "delete"
+            raise CorruptMetadataError(
+                f"Invalid manifest {m.manifest_path}: live entry {entry} has content {int(content[entry])}, "
+                f"which a {kind} manifest cannot hold"
+            )
+    return indexes
+
+
+def _file_with(index: FileIndex, partition: tuple[int, tuple[Any, ...]]) -> str:
+    """The path of the first file of `index` in `partition`."""
+    row = int(np.flatnonzero(index.partition_id == index.partitions.index(partition))[0])
+    return str(index.frame.get_column("file_path")[row])
 
 
 def _check_specs(manifests: list[ManifestFile], table: LoadedTable) -> None:

@@ -57,6 +57,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7, help="the fuzzer's seed (the suite uses 1)")
     parser.add_argument("--chunk", type=int, default=2_000, help="mutations per Java run and service")
     parser.add_argument("--deadline", type=float, default=30.0, help="seconds a plan may take")
+    parser.add_argument("--keep", action="store_true", help="keep the chunks that have findings")
     args = parser.parse_args()
     env = java_env()
     started = time.monotonic()
@@ -66,16 +67,22 @@ def main() -> int:
     for start in range(0, args.count, args.chunk):
         count = min(args.chunk, args.count - start)
         scratch = Path(tempfile.mkdtemp(prefix="fuzz-chunk-"))
+        found: dict[str, str] = {}
+        outcomes: collections.Counter[str] = collections.Counter()
         try:
             verdicts = judge_chunk(env, args.seed, start, count, scratch)
             judged = {n: v for n, v in verdicts["fuzz"].items() if v["stage"] != "unwritable"}  # type: ignore[attr-defined]
             totals["unwritable"] += count - len(judged)
             limit = {"SCAN_PLANNER_MAX_INFLATED_BYTES": str(LIMIT_MIB * 1024 * 1024)}
-            with running_service("--warehouse", str(scratch / "warehouse"), env=limit) as url:
+            log_path = scratch / "service.log"
+            with running_service("--warehouse", str(scratch / "warehouse"), env=limit, log_path=log_path) as url:
                 found, outcomes = plan_all(url, judged, args.deadline)
                 peak = max(peak, peak_rss_mb(service_pid(url), "VmHWM"))
         finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if not (args.keep and found):
+                shutil.rmtree(scratch, ignore_errors=True)
+        if args.keep and found:
+            log(f"kept {scratch} (findings)")
         findings.update(found)
         totals.update(outcomes)
         log(f"{start + count} of {args.count} mutations in {time.monotonic() - started:.0f}s: "

@@ -28,6 +28,9 @@ def plan_all(
             except httpx.TimeoutException:
                 findings[name] = f"no answer within {deadline_seconds:.0f} s"
                 continue
+            except httpx.HTTPError as exc:  # e.g. a streamed answer cut short
+                findings[name] = f"the answer broke off: {type(exc).__name__}: {exc}"
+                continue
             try:
                 body = response.json()
             except ValueError:

@@ -25,9 +25,9 @@ from tests.hostile.verdicts import java_files, load_verdicts, planned
 
 # Java refuses these for a reason its message does not say (Jackson's nesting limit: "Failed to read
 # file"), or for another reason than ours (format v4 is Java 1.10's work in progress; version 0 trips a
-# sequence number check first; a duplicate id's message lists names in a Java HashMap's order), or quotes
-# a value of a file not yet known to be table metadata, which ours does not (it could be any file under the
-# roots): ours must say this.
+# sequence number check first; a duplicate id's message lists names in a Java HashMap's order, or prints
+# whole Java objects), or quotes a value of a file not yet known to be table metadata, which ours does not
+# (it could be any file under the roots), or more of it than ours (200 characters): ours must say this.
 OUR_MESSAGES = {
     "metadata_not_object": "Cannot parse metadata from a non-object: an array",
     "format_version_text": "Cannot parse to an integer value: format-version: a string",
@@ -38,6 +38,8 @@ OUR_MESSAGES = {
     "format_version_0": "Cannot read unsupported version 0",
     "format_version_4": "Cannot read unsupported version 4",
     "field_id_duplicate": "Multiple entries with same key: 1=id and 1=s",
+    "snapshot_ids_twice": "Multiple entries with same key: snapshots with id",
+    "schema_type_not_struct": "Cannot parse type from json: ",
     "nested_field_id_duplicate": "Multiple entries with same key: 1=id and 1=nested.a",
 }
 
@@ -53,6 +55,7 @@ STRICTER = {
     "manifest_record_count_negative": "record_count -1",
     "manifest_size_negative": "file_size_in_bytes -1",
     "manifest_sequence_negative": "sequence_number -1",
+    "partition_source_of_another_type": "s_trunc (decimal(9, 2)) cannot hold: a str value",
 }
 
 

@@ -28,7 +28,8 @@ class Case:
     """`target`: "metadata" (mutate takes and returns the metadata.json object, or returns its text),
     "manifest-list" or "manifest" (mutate takes the file's records and returns new ones, written with the
     file's own schema and codec), or "manifest-list-bytes" / "manifest-bytes" (mutate takes and returns the
-    file's bytes). Manifest cases change the first data manifest of the current snapshot."""
+    file's bytes). Manifest cases change the first data manifest of the current snapshot, "delete-manifest"
+    and "delete-manifest-bytes" cases its first delete manifest."""
 
     name: str
     target: str
@@ -200,6 +201,18 @@ def _old_schema_with_duplicate_ids(meta: Json) -> None:
     meta["schemas"].insert(0, old)
 
 
+def _spec_field_without_id(meta: Json) -> None:
+    del default_spec(meta)["fields"][0]["field-id"]
+
+
+def _first_sort_field(meta: Json) -> None:
+    meta["sort-orders"].append({"order-id": 1, "fields": [[1]]})
+
+
+def _duplicate_snapshot(meta: Json) -> None:
+    meta["snapshots"].append(json.loads(json.dumps(meta["snapshots"][0])))
+
+
 def _no_manifest_list(meta: Json) -> None:
     del current_snapshot(meta)["manifest-list"]
 
@@ -278,6 +291,19 @@ METADATA_CASES = [
     Case("snapshot_id_too_big", "metadata", _set(("current-snapshot-id",), 2**70)),
     Case("properties_not_strings", "metadata", _set(("properties",), {"a": {"b": 1}})),
     Case("metadata_not_object", "metadata", _text(lambda meta: "[1, 2]")),
+    # found by the fuzzer (mutations.py), kept here with Java's verdicts
+    Case(
+        "partition_source_of_another_type",
+        "metadata",
+        _with(lambda m: partition_field(m, "truncate").__setitem__("source-id", field(m, "d")["id"])),
+    ),
+    Case("spec_field_without_id", "metadata", _with(_spec_field_without_id)),
+    Case("sort_field_not_object", "metadata", _with(_first_sort_field)),
+    Case("schema_type_not_struct", "metadata", _set((current_schema, "type"), "identity")),
+    Case("statistics_null", "metadata", _set(("statistics",), None)),
+    Case("partition_field_id_of_status", "metadata", _set((lambda m: partition_field(m, "day"), "field-id"), 0)),
+    Case("partition_field_ids_twice", "metadata", _set((lambda m: partition_field(m, "day"), "field-id"), 1000)),
+    Case("snapshot_ids_twice", "metadata", _with(_duplicate_snapshot)),
     Case("metadata_cut", "metadata", _text(lambda meta: json.dumps(meta)[:200])),
     Case("deep_struct_60", "metadata", _with_deep_field(nested_structs, 60)),
     Case("deep_struct_300", "metadata", _with_deep_field(nested_structs, 300)),
@@ -316,6 +342,18 @@ def _flip(data: bytes) -> bytes:
     return data[:middle] + bytes([data[middle] ^ 0x5A]) + data[middle + 1 :]
 
 
+def _replace(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    return lambda data: data.replace(old, new, 1)
+
+
+def _twice(records: Records) -> Records:
+    return [*records, records[0]]
+
+
+def _existing_without_sequence(record: dict[str, Any]) -> None:
+    record.update(status=0, sequence_number=None, file_sequence_number=None)
+
+
 def _min_over(record: dict[str, Any]) -> None:
     record["min_sequence_number"] = record["sequence_number"] + 10
 
@@ -334,6 +372,13 @@ MANIFEST_CASES = [
     Case("list_sequence_negative", "manifest-list", _first(lambda r: r.__setitem__("sequence_number", -3))),
     Case("list_min_sequence_over", "manifest-list", _first(_min_over)),
     Case("list_cut", "manifest-list-bytes", _cut),
+    Case("list_manifest_twice", "manifest-list", _twice),
+    Case("list_data_manifest_as_deletes", "manifest-list", _first(lambda r: r.__setitem__("content", 1))),
+    Case("list_count_past_int", "manifest-list", _first(lambda r: r.__setitem__("existing_files_count", 2**62))),
+    Case("manifest_existing_without_sequence", "manifest", _first(_existing_without_sequence)),
+    Case("manifest_map_not_a_map", "manifest-bytes", _replace(b'"logicalType":"map"', b'"logicalVype":"map"')),
+    Case("manifest_field_without_name", "manifest-bytes", _replace(b'{"name":"value"', b'{"naee":"value"')),
+    Case("deletes_equality_without_ids", "delete-manifest", _first_file("content", 2)),
     Case("list_flipped", "manifest-list-bytes", _flip),
     Case("manifest_status_unknown", "manifest", _first(lambda r: r.__setitem__("status", 7))),
     Case("manifest_content_unknown", "manifest", _first_file("content", 9)),

@@ -62,12 +62,16 @@ def judge(verdict: dict[str, Any], status: int, body: dict[str, Any]) -> str | N
     if verdict["stage"] != "planned":
         java = verdict["error"]
         return f"planned what Java refuses to {verdict['stage']} ({java['class']}: {java['message'][:200]})"
-    files, tasks = planned(body)
-    if files != java_files(verdict):
+    files, tasks = (sorted(items, key=_canonical) for items in planned(body))
+    if files != sorted(java_files(verdict), key=_canonical):
         return f"planned other files than Java: {_difference(files, java_files(verdict))}"
-    if tasks != verdict["tasks"]:
+    if tasks != sorted(verdict["tasks"], key=_canonical):
         return f"split differently from Java: {_difference(tasks, verdict['tasks'])}"
     return None
+
+
+def _canonical(item: dict[str, Any]) -> str:
+    return json.dumps(item, sort_keys=True)
 
 
 def _difference(ours: list[dict[str, Any]], java: list[dict[str, Any]]) -> str:
