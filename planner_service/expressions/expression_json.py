@@ -32,17 +32,11 @@ from planner_service.expressions.expression import (
     or_,
 )
 from planner_service.expressions.literals import Literal, literal_from_json_value
-from planner_service.expressions.nesting import (
-    MAX_FILTER_DEPTH,
-    depth_of,
-    ensure_recursion_headroom,
-    is_json_container,
-    json_children,
-    too_deep,
-)
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH, too_deep
 from planner_service.expressions.visitor import ExpressionVisitor, visit
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.partitioning import parse_transform
+from planner_service.nesting import depth_of, ensure_recursion_headroom, is_json_container, json_children
 
 _OPS = {op.value: op for op in Op}
 

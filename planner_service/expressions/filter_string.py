@@ -34,9 +34,10 @@ from planner_service.expressions.expression import (
     predicate,
 )
 from planner_service.expressions.literals import Literal, convert, parse_decimal
-from planner_service.expressions.nesting import MAX_FILTER_DEPTH, depth_of, ensure_recursion_headroom, too_deep
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH, too_deep
 from planner_service.metadata.partitioning import MAX_TRANSFORM_WIDTH, parse_transform
 from planner_service.metadata.types import PrimitiveType
+from planner_service.nesting import depth_of, ensure_recursion_headroom
 
 __all__ = ["FilterSyntaxError", "parse_filter"]
 

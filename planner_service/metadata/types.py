@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.expressions.nesting import depth_of, ensure_recursion_headroom
 from planner_service.json_text import without_nulls
 from planner_service.metadata.json_fields import echo, get_array, get_bool, get_int, get_string, require_object
+from planner_service.nesting import depth_of, ensure_recursion_headroom
 
 _FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
 _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")

@@ -10,7 +10,8 @@ import httpx
 import orjson
 import pytest
 
-from planner_service.expressions.nesting import MAX_FILTER_DEPTH, ensure_recursion_headroom
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH
+from planner_service.nesting import ensure_recursion_headroom
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service

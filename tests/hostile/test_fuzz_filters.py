@@ -23,7 +23,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from planner_service.expressions.nesting import MAX_FILTER_DEPTH, ensure_recursion_headroom
+from planner_service.expressions.nesting import MAX_FILTER_DEPTH
+from planner_service.nesting import ensure_recursion_headroom
 
 # tables of the conformance warehouse with different column types and partition transforms
 TABLES = ["all_types", "unpartitioned", "bucket_part", "identity_part", "time_part", "truncate_part", "day_part"]
