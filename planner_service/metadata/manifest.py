@@ -225,6 +225,11 @@ def _live(
             if name == "sequence_number" and (missing & (status_of != DELETED)).any():  # Java: a null pointer
                 row = int(np.flatnonzero(missing & (status_of != DELETED))[0])
                 _refuse(manifests, manifest_of_row, row, f"status {int(status_of[row])} and no sequence_number")
+        ahead = (values > seq) & (seq > 0) & (status_of != DELETED)  # an entry is never newer than its manifest
+        if ahead.any():
+            row = int(np.flatnonzero(ahead)[0])
+            _refuse(manifests, manifest_of_row, row,
+                    f"{name} {int(values[row])}, above its manifest's sequence_number {int(seq[row])}")  # fmt: skip
         columns[target] = numpy_array(values, missing)
     snapshots = [m.manifest.added_snapshot_id for m in manifests]
     values, missing = numpy_of(columns["snapshot_id"].cast(pa.int64()))

@@ -56,6 +56,7 @@ STRICTER = {
     "manifest_size_negative": "file_size_in_bytes -1",
     "manifest_sequence_negative": "sequence_number -1",
     "partition_source_of_another_type": "s_trunc (decimal(9, 2)) cannot hold: a str value",
+    "manifest_entry_ahead": "sequence_number 99, above its manifest's sequence_number",
 }
 
 

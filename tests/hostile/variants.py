@@ -376,6 +376,7 @@ MANIFEST_CASES = [
     Case("list_data_manifest_as_deletes", "manifest-list", _first(lambda r: r.__setitem__("content", 1))),
     Case("list_count_past_int", "manifest-list", _first(lambda r: r.__setitem__("existing_files_count", 2**62))),
     Case("manifest_existing_without_sequence", "manifest", _first(_existing_without_sequence)),
+    Case("manifest_entry_ahead", "manifest", _first(lambda r: r.update(sequence_number=99, file_sequence_number=99))),
     Case("manifest_map_not_a_map", "manifest-bytes", _replace(b'"logicalType":"map"', b'"logicalVype":"map"')),
     Case("manifest_field_without_name", "manifest-bytes", _replace(b'{"name":"value"', b'{"naee":"value"')),
     Case("deletes_equality_without_ids", "delete-manifest", _first_file("content", 2)),
