@@ -104,10 +104,10 @@ def get_bool(key: str, node: dict[str, Any]) -> bool:
 
 
 def get_string_map(key: str, node: dict[str, Any]) -> dict[str, str]:
-    """A map of strings (Java JsonUtil.getStringMap); absent is empty."""
-    value = node.get(key)
-    if value is None:
+    """A map of strings (Java JsonUtil.getStringMap); absent is empty, null is not a map."""
+    if key not in node:
         return {}
+    value = node[key]
     if not isinstance(value, dict):
         raise CorruptMetadataError(f"Cannot parse string map from non-object value: {key}: {echo(value)}")
     for name, item in value.items():

@@ -94,6 +94,8 @@ def manifest_problem(m: ManifestFile) -> str | None:
     named = f"manifest {m.manifest_path} has"
     if m.content not in (DATA_MANIFEST, DELETE_MANIFEST):
         return f"{named} content {m.content}, neither data (0) nor deletes (1)"
+    if m.key_metadata is not None:
+        return f"manifest {m.manifest_path} is encrypted (key_metadata), which this service cannot read"
     if m.manifest_length < 0:
         return f"{named} manifest_length {m.manifest_length}"
     for name in _INTS:  # Avro ints: fastavro reads any varint, Java refuses one past 32 bits

@@ -6,8 +6,7 @@ from typing import Any
 
 import orjson
 
-# data_file's maps a scan reads (value, null and NaN counts, bounds); column_sizes (108) is read by neither
-_MAP_FIELD_IDS = frozenset({109, 110, 125, 128, 137})
+_MAP_FIELD_IDS = frozenset({108, 109, 110, 125, 128, 137})  # data_file's maps: column sizes, counts, bounds
 _SCHEMA_PROBLEMS: dict[str, str | None] = {}
 
 
@@ -32,6 +31,8 @@ def _walk_schema(root: Any) -> str | None:
         elif isinstance(node, dict):
             if node.get("type") == "record":
                 fields = node.get("fields")
+                if not isinstance(node.get("name"), str):
+                    return "has a record without a name"
                 if not isinstance(fields, list):
                     return f"has a record {node.get('name')!r:.40} without fields"
                 for f in fields:

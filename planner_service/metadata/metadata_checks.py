@@ -42,7 +42,7 @@ def check_table_metadata(meta: TableMetadata) -> None:
     if meta.format_version > 1 and meta.table_uuid is None:
         raise CorruptMetadataError(f"UUID is required in format v{meta.format_version}")
     for snapshot in meta.snapshots.values():
-        if meta.format_version > 1 and snapshot.sequence_number > meta.last_sequence_number:
+        if snapshot.sequence_number > meta.last_sequence_number:  # v1: the last is 0, and so must they be
             raise CorruptMetadataError(
                 f"Invalid snapshot with sequence number {snapshot.sequence_number} greater than last sequence "
                 f"number {meta.last_sequence_number}"

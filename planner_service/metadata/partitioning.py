@@ -105,11 +105,11 @@ def parse_partition_spec(obj: Any, spec_id: int = 0) -> PartitionSpec:
     """A spec from its JSON object, or (v1) from its list of fields; checked as Java's PartitionSpecParser
     checks it: names used once; transform widths. What a transform may take is checked against the schema
     (metadata_checks.check_spec)."""
-    if isinstance(obj, list):
+    if isinstance(obj, list):  # v1's partition-spec: its fields
         raw_fields = obj
     else:
-        node = require_object(obj, "Cannot parse partition spec from non-object")
-        spec_id = get_int("spec-id", node) if "spec-id" in node else spec_id
+        node = require_object(obj, "Cannot parse spec from non-object")
+        spec_id = get_int("spec-id", node)
         raw_fields = get_array("fields", node, "partition spec fields")
     fields = []
     names: set[str] = set()
@@ -121,6 +121,8 @@ def parse_partition_spec(obj: Any, spec_id: int = 0) -> PartitionSpec:
     for pos, raw in enumerate(raw_fields):
         f = require_object(raw, "Cannot parse partition field from non-object")
         name, transform = get_string("name", f), get_string("transform", f)
+        if not name:
+            raise CorruptMetadataError("Invalid column name: (empty)")
         if name in names:
             raise CorruptMetadataError(f"Cannot use partition name more than once: {name}")
         names.add(name)

@@ -15,10 +15,15 @@ NULL_ORDERS = frozenset({"nulls-first", "nulls-last"})
 
 def parse_sort_order(obj: Any) -> dict[str, Any]:
     node = require_object(obj, "Cannot parse sort order from non-object")
-    get_int("order-id", node)
+    order_id = get_int("order-id", node)
     if node.get("fields") is None:
         raise CorruptMetadataError("Cannot parse missing field: fields")
-    for raw in get_array("fields", node, "sort order fields"):
+    fields = get_array("fields", node, "sort order fields")
+    if not fields and order_id != 0:
+        raise CorruptMetadataError("Unsorted order ID must be 0")
+    if fields and order_id == 0:
+        raise CorruptMetadataError("Sort order ID 0 is reserved for unsorted order")
+    for raw in fields:
         if not isinstance(raw, dict):
             raise CorruptMetadataError(f"Cannot parse sort field, not an object: {echo(raw)}")
         try:

@@ -151,6 +151,8 @@ def _from_json(obj: dict[str, Any]) -> TableMetadata:
         raise CorruptMetadataError(f"Cannot read unsupported version {version}")
     table_uuid = get_string_or_none("table-uuid", obj)
     location = get_string("location", obj)
+    if not location:
+        raise CorruptMetadataError("path must not be null or empty")  # Java's message, for the table location
     with quoting_values():  # it is table metadata: messages may quote its values, as Java's do
         return _parse_fields(obj, version, table_uuid, location)
 
@@ -171,7 +173,10 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
         schemas, current_schema_id = {schema_list[0].schema_id: schema_list[0]}, schema_list[0].schema_id
 
     if "partition-specs" in obj:
-        spec_list = [parse_partition_spec(s) for s in get_array("partition-specs", obj, "partition specs")]
+        spec_list = [
+            parse_partition_spec(require_object(s, "Cannot parse spec from non-object"))
+            for s in get_array("partition-specs", obj, "partition specs")
+        ]
         specs = {p.spec_id: p for p in spec_list}
         default_spec_id = get_int("default-spec-id", obj)
     else:  # v1 with a single spec, as a list of fields

@@ -279,6 +279,8 @@ _NAME_ECHO = 100
 def _parse_field(obj: Any) -> NestedField:
     node = require_object(obj, "Cannot parse struct field from non-object")
     field_id, name = get_int("id", node), get_string("name", node)
+    if not name:
+        raise CorruptMetadataError("Invalid column name: (empty)")
     typ = _parse_type(node.get("type"))
     return NestedField(
         field_id=field_id,

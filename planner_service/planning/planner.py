@@ -173,6 +173,7 @@ class ScanPlanner:
         rows = np.flatnonzero(row_filter.file_mask(index))
         # DeleteFileIndex: only deletes with a sequence number > minSequenceNumber (0) apply
         out = [f for f in index.content_files(rows, with_stats=True) if (f.data_sequence_number or 0) > 0]
+        _check_unique_deletes(out)
         metrics.skipped_delete_files = len(index) - len(rows)
         metrics.total_delete_files = len(out)
         metrics.equality_delete_files = sum(1 for f in out if f.content == EQUALITY_DELETES)
@@ -331,10 +332,23 @@ def _cut_at_rows(files: FileTasks, min_rows: int, metrics: ScanMetrics) -> FileT
     return replace(files, rows=rows, residual_id=files.residual_id[: last + 1])
 
 
+def _check_unique_deletes(deletes: list[ContentFile]) -> None:
+    """A delete file (a deletion vector: a blob of a Puffin file, at its offset) is live once: listed twice,
+    perhaps with another partition, which copy applies where is a guess (Java applies each by its own)."""
+    seen: set[tuple[str, int | None]] = set()
+    for d in deletes:
+        key = (d.path, d.content_offset)
+        if key in seen:
+            where = "" if d.content_offset is None else f" (at offset {d.content_offset})"
+            raise CorruptMetadataError(f"Delete file {d.path}{where} is live more than once in the delete manifests")
+        seen.add(key)
+
+
 def _decoded_key(m: ManifestFile) -> str:
     """A decoded manifest's cache key: its path, and what its entries inherit from the manifest list's record
-    (the same file listed with another sequence number or snapshot decodes to other entries)."""
-    return f"{m.manifest_path}\0{m.sequence_number}\0{m.added_snapshot_id}"
+    (the same file listed with another sequence number or snapshot decodes to other entries), and its length
+    (what the file is checked against when read)."""
+    return f"{m.manifest_path}\0{m.manifest_length}\0{m.sequence_number}\0{m.added_snapshot_id}"
 
 
 def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -> list[FileIndex]:

@@ -57,6 +57,7 @@ STRICTER = {
     "manifest_sequence_negative": "sequence_number -1",
     "partition_source_of_another_type": "s_trunc (decimal(9, 2)) cannot hold: a str value",
     "manifest_entry_ahead": "sequence_number 99, above its manifest's sequence_number",
+    "manifest_map_not_a_map": "has field 'column_sizes' (id 108), which is not a map",
 }
 
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from spark_client.partitions import expand_tasks
 from tests.conformance import reference
-from tests.plan_wire import splits
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "java_verdicts.py"
@@ -33,10 +33,11 @@ def planned(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, 
     """(files, splits) of an inline plan, in the shape java_verdicts.py records Java's."""
     deletes = body.get("delete-files") or []
     out = []
-    for s in splits(body):
-        refs = s["delete-file-references"]
-        out.append({"path": s["data-file"]["file-path"], "start": s["start"], "length": s["length"],
-                    "deletes": sorted(deletes[i]["file-path"] for i in refs)})  # fmt: skip
+    for payload in expand_tasks(body):  # each task's references are into its own delete files
+        own = payload["plan"]["delete-files"]
+        for s in payload["task"]["files"]:
+            out.append({"path": s["data-file"]["file-path"], "start": s["start"], "length": s["length"],
+                        "deletes": sorted(own[i]["file-path"] for i in s["delete-file-references"])})  # fmt: skip
     out.sort(key=lambda t: (t["path"], t["start"]))
     files = [
         {"path": f["data-file"]["file-path"],
