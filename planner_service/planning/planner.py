@@ -233,7 +233,7 @@ class ScanPlanner:
             self._indexes.discard(key)
         return self._indexes.get_or_load(
             f"{key}+stats" if with_stats else key,
-            lambda: FileIndex.concat(_of_their_content(manifests, self._live_entries(manifests, with_stats, cancel))),
+            lambda: _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel)),
         )
 
     # -- I/O ------------------------------------------------------------------------------------------
@@ -351,21 +351,25 @@ def _decoded_key(m: ManifestFile) -> str:
     return f"{m.manifest_path}\0{m.manifest_length}\0{m.sequence_number}\0{m.added_snapshot_id}"
 
 
-def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -> list[FileIndex]:
-    """The indexes, once each manifest is found to hold only what its manifest list says it holds: data files
-    in a data manifest, delete files in a delete manifest (Java plans a delete file listed in a data manifest
-    as data, and fails on a data file in a delete manifest)."""
-    for m, index in zip(manifests, indexes, strict=True):
-        content = index.ints("content")
-        wrong = content != 0 if m.content == DATA_MANIFEST else content == 0
-        if wrong.any():
-            entry = int(np.flatnonzero(wrong)[0])
-            kind = "data" if m.content == DATA_MANIFEST else "delete"
-            raise CorruptMetadataError(
-                f"Invalid manifest {m.manifest_path}: live entry {entry} has content {int(content[entry])}, "
-                f"which a {kind} manifest cannot hold"
-            )
-    return indexes
+def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -> FileIndex:
+    """The indexes as one, once each manifest is found to hold only what its manifest list says it holds:
+    data files in a data manifest, delete files in a delete manifest (Java plans a delete file listed in a
+    data manifest as data, and fails on a data file in a delete manifest)."""
+    index = FileIndex.concat(indexes)
+    sizes = np.fromiter((len(i) for i in indexes), np.int64, len(indexes))
+    data = np.repeat(np.fromiter((m.content == DATA_MANIFEST for m in manifests), bool, len(manifests)), sizes)
+    content = index.ints("content")
+    wrong = np.flatnonzero(np.where(data, content != 0, content == 0))
+    if len(wrong):
+        row = int(wrong[0])
+        which = int(np.searchsorted(np.cumsum(sizes), row, side="right"))
+        m, entry = manifests[which], row - int(sizes[:which].sum())
+        kind = "data" if m.content == DATA_MANIFEST else "delete"
+        raise CorruptMetadataError(
+            f"Invalid manifest {m.manifest_path}: live entry {entry} has content {int(content[row])}, "
+            f"which a {kind} manifest cannot hold"
+        )
+    return index
 
 
 def _file_with(index: FileIndex, partition: tuple[int, tuple[Any, ...]]) -> str:
