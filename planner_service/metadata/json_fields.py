@@ -54,37 +54,40 @@ def _missing(kind: str, key: str) -> CorruptMetadataError:
     return CorruptMetadataError(f"Cannot parse missing {kind}: {key}")
 
 
-def _integer(node: dict[str, Any], key: str, kind: str, article: str, bounds: tuple[int, int]) -> int:
-    value = node[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
-        raise CorruptMetadataError(f"Cannot parse to {article} {kind} value: {key}: {echo(value)}")
+def _present(value: Any, kind: str, key: str) -> Any:
+    if value is None:
+        raise _missing(kind, key)
     return value
 
 
-def get_int(key: str, node: dict[str, Any]) -> int:
-    if node.get(key) is None:
-        raise _missing("int", key)
-    return _integer(node, key, "integer", "an", _INT_RANGE)
+def _integer(node: dict[str, Any], key: str, kind: str, bounds: tuple[int, int]) -> int | None:
+    """The integer at `key` within `bounds`, or None when absent; `kind` names it in Java's message."""
+    value = node.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
+        raise CorruptMetadataError(f"Cannot parse to {kind} value: {key}: {echo(value)}")
+    return value
 
 
 def get_int_or_none(key: str, node: dict[str, Any]) -> int | None:
-    return None if node.get(key) is None else _integer(node, key, "integer", "an", _INT_RANGE)
+    return _integer(node, key, "an integer", _INT_RANGE)
 
 
-def get_long(key: str, node: dict[str, Any]) -> int:
-    if node.get(key) is None:
-        raise _missing("long", key)
-    return _integer(node, key, "long", "a", _LONG_RANGE)
+def get_int(key: str, node: dict[str, Any]) -> int:
+    return int(_present(get_int_or_none(key, node), "int", key))
 
 
 def get_long_or_none(key: str, node: dict[str, Any]) -> int | None:
-    return None if node.get(key) is None else _integer(node, key, "long", "a", _LONG_RANGE)
+    return _integer(node, key, "a long", _LONG_RANGE)
+
+
+def get_long(key: str, node: dict[str, Any]) -> int:
+    return int(_present(get_long_or_none(key, node), "long", key))
 
 
 def get_string(key: str, node: dict[str, Any]) -> str:
-    if node.get(key) is None:
-        raise _missing("string", key)
-    value = node[key]
+    value = _present(node.get(key), "string", key)
     if not isinstance(value, str):
         raise CorruptMetadataError(f"Cannot parse to a string value: {key}: {echo(value)}")
     return value

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from avro_bytes import read_zigzag, zigzag
 from variants import MISSING_ID, Case
 
 # Values a field may be set to: wrong types, edges of int and long, ids that exist nowhere, empty things.
@@ -179,41 +180,19 @@ def _byte_mutation(rng: random.Random) -> Callable[[bytes], bytes]:
     return mutate
 
 
-def zigzag(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        out.append(byte | 0x80 if value else byte)
-        if not value:
-            return bytes(out)
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    shift = result = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return (result >> 1) ^ -(result & 1), pos
-
-
 def _first_block(data: bytes) -> tuple[int, bytes]:
     """Where the first block starts and the file's sync marker: after the magic, the header's metadata map
     (blocks of key/value byte strings, a negative count followed by the block's size) and the marker."""
     pos = 4
     while True:
-        count, pos = _read_varint(data, pos)
+        count, pos = read_zigzag(data, pos)
         if count == 0:
             return pos + 16, data[pos : pos + 16]
         if count < 0:
             count = -count
-            _, pos = _read_varint(data, pos)
+            _, pos = read_zigzag(data, pos)
         for _ in range(2 * count):
-            length, pos = _read_varint(data, pos)
+            length, pos = read_zigzag(data, pos)
             pos += length
 
 
@@ -222,8 +201,8 @@ def _block_mutation(rng: random.Random) -> Callable[[bytes], bytes]:
 
     def mutate(data: bytes) -> bytes:
         start, sync = _first_block(data)
-        count, pos = _read_varint(data, start)
-        size, body = _read_varint(data, pos)
+        count, pos = read_zigzag(data, start)
+        size, body = read_zigzag(data, pos)
         block = data[body : body + size]
         rest = data[body + size :]
         action = rng.randrange(3)

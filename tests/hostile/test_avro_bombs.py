@@ -26,25 +26,13 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from tests.conftest import running_service
+from tests.hostile.avro_bytes import varint, zigzag
 from tests.hostile.fuzzing import peak_rss_mb, service_pid
 
 MIB = 1024 * 1024
 LIMIT = 32 * MIB  # the service's max_inflated_bytes in these tests
 BOMB = 512 * MIB  # what each bomb inflates to (16 times the limit; 2 KB to 500 KB on disk)
 SYNC = b"\x5a" * 16
-
-
-def zigzag(value: int) -> bytes:
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def container(schema: Any, codec: str, blocks: list[tuple[int, bytes]]) -> bytes:
@@ -76,17 +64,7 @@ def zstd_zeros(size: int) -> bytes:
 
 def snappy_claiming(size: int) -> bytes:
     """A snappy block whose header claims `size` bytes (a CRC follows; the body is short)."""
-    return _varint(size) + b"\0" * 16 + b"\0\0\0\0"
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        out.append(byte | 0x80 if value else byte)
-        if not value:
-            return bytes(out)
+    return varint(size) + b"\0" * 16 + b"\0\0\0\0"
 
 
 def schema_of(path: Path) -> Any:
