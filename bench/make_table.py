@@ -4,19 +4,22 @@
 
 Runs in the pyspark venv of scripts/java_env.py (plan_bench.py starts it). The table is format v2 with
 schema (id long, category string, ts timestamp, amount double), partitioned by day(ts) and
-identity(category). It is written by `--manifests` fast appends of `--files / --manifests` data files each,
-so every append commits one snapshot with one new manifest. The data files do not exist: planning reads
+identity(category). It has `--manifests` manifests of `--files / --manifests` data files each, written by
+Iceberg's ManifestWriter and committed MANIFESTS_PER_COMMIT at a time by fast appends (appendManifest), so
+that 20,000,000 files in 20,000 manifests build in minutes: one commit per manifest would rewrite a growing
+manifest list and metadata.json 20,000 times. The data files do not exist: planning reads
 only metadata. Each file gets realistic metadata so that planning does realistic work:
 
 * sizes of 10-200 MB with 1-4 row groups (split offsets), so planTasks() splits and bin-packs as usual;
 * full metrics: record, value and null counts, column sizes, lower/upper bounds of every column;
-* append k covers day k alone (manifests can be pruned by their partition summaries), and ids are
+* manifest k covers day k alone (manifests can be pruned by their partition summaries), and ids are
   consecutive and disjoint per file (an id range selects a known share of the files by their bounds).
 
-Python describes each append's files as JSON (the REST spec's content-file form); a ten-line Java method,
+Python describes each manifest's files as JSON (the REST spec's content-file form); a short Java class,
 APPEND_FILES, compiled at run time by Janino (which ships with Spark), turns them into DataFiles with
-Iceberg's own ContentFileParser and commits them with newFastAppend(). That is one py4j call per commit
-instead of tens per file (DataFiles.builder() call by call through py4j would take minutes). Content is
+Iceberg's own ContentFileParser, writes them with ManifestFiles.write and commits written manifests with
+newFastAppend().appendManifest. That is one py4j call per manifest instead of tens per file
+(DataFiles.builder() call by call through py4j would take minutes). Content is
 deterministic (fixed seed); only snapshot ids, timestamps and metadata file names vary between builds.
 
 The table is cached in $SCAN_PLANNER_CACHE/bench/<sha256 of this file>/<files>-files-<manifests>-manifests/
@@ -34,6 +37,7 @@ import shutil
 import struct
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -52,28 +56,47 @@ PROPERTIES = {
 }
 FIELD_IDS = {"id": 1, "category": 2, "ts": 3, "amount": 4}
 _EPOCH = dt.datetime(1970, 1, 1)
-# One fast append of a JSON array of content files: the loop runs in Java, one py4j call per commit.
+# Each manifest is written from a JSON array of content files (the loop runs in Java: one py4j call per
+# manifest), and a batch of written manifests is committed by one fast append (appendManifest: a v2 table
+# inherits the snapshot id and sequence number, as entries a fast append writes itself do).
 APPEND_FILES = """
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.ContentFileParser;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
+import org.apache.iceberg.ManifestWriter;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.shaded.com.fasterxml.jackson.databind.JsonNode;
 import org.apache.iceberg.util.JsonUtil;
 
 public class BenchAppendFiles {
-    public static void append(Table table, String json) throws java.io.IOException {
+    public static ManifestFile write(Table table, String json, String path) throws java.io.IOException {
         JsonNode files = (JsonNode) JsonUtil.mapper().readTree(json);
         PartitionSpec spec = table.spec();
+        ManifestWriter writer = ManifestFiles.write(2, spec, table.io().newOutputFile(path), null);
+        try {
+            for (int i = 0; i < files.size(); i++) {
+                writer.add((DataFile) ContentFileParser.fromJson((JsonNode) files.get(i), spec));
+            }
+        } finally {
+            writer.close();
+        }
+        return writer.toManifestFile();
+    }
+
+    public static void commit(Table table, java.util.List manifests) {
         AppendFiles append = table.newFastAppend();
-        for (int i = 0; i < files.size(); i++) {
-            append.appendFile((DataFile) ContentFileParser.fromJson((JsonNode) files.get(i), spec));
+        for (int i = 0; i < manifests.size(); i++) {
+            append.appendManifest((ManifestFile) manifests.get(i));
         }
         append.commit();
     }
 }
 """
+MANIFESTS_PER_COMMIT = 100
+
 _DAY_MICROS = 86_400_000_000
 _HOUR_MICROS = 3_600_000_000
 
@@ -169,32 +192,54 @@ def create_table(gateway: Any, location: str) -> Any:
     return tables.create(schema, spec, iceberg.SortOrder.unsorted(), PROPERTIES, location)
 
 
-def append_files_method(gateway: Any) -> Any:
-    """APPEND_FILES compiled with Janino (it ships with Spark); returns the java.lang.reflect.Method."""
+def bench_methods(gateway: Any) -> tuple[Any, Any]:
+    """APPEND_FILES compiled with Janino (it ships with Spark): its write and commit java.lang.reflect.Methods."""
     jvm = gateway.jvm
     compiler = jvm.org.codehaus.janino.SimpleCompiler()
     compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
     compiler.cook(APPEND_FILES)
     cls = compiler.getClassLoader().loadClass("BenchAppendFiles")
-    parameters = gateway.new_array(jvm.java.lang.Class, 2)
-    parameters[0] = jvm.java.lang.Class.forName("org.apache.iceberg.Table")
-    parameters[1] = jvm.java.lang.Class.forName("java.lang.String")
-    return cls.getMethod("append", parameters)
+
+    def method(name: str, *types: str) -> Any:
+        parameters = gateway.new_array(jvm.java.lang.Class, len(types))
+        for i, typ in enumerate(types):
+            parameters[i] = jvm.java.lang.Class.forName(typ)
+        return cls.getMethod(name, parameters)
+
+    table, string = "org.apache.iceberg.Table", "java.lang.String"
+    return method("write", table, string, string), method("commit", table, "java.util.List")
 
 
 def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
-    """Write the table into directory/table with `manifests` fast appends; return its description."""
+    """Write the table into directory/table: `manifests` manifests, MANIFESTS_PER_COMMIT per fast append;
+    return its description. Python describes the next manifest's files while Java writes the last."""
     per_manifest = files // manifests
     location = str(directory / "table")
     rng = random.Random(SEED)
     started = time.monotonic()
-    with started_jvm(jars) as gateway:
+    with started_jvm(jars) as gateway, ThreadPoolExecutor(1) as java:
         table = create_table(gateway, location)
-        append = append_files_method(gateway)
-        arguments = gateway.new_array(gateway.jvm.java.lang.Object, 2)
-        arguments[0] = table
-        log(f"JVM up, table created in {time.monotonic() - started:.1f}s; {manifests} appends of {per_manifest} files")
+        write, commit = bench_methods(gateway)
+        log(f"JVM up, table created in {time.monotonic() - started:.1f}s; {manifests} manifests of {per_manifest} "
+            f"files, {MANIFESTS_PER_COMMIT} per commit")  # fmt: skip
         next_id, file_ids = 0, []
+        written: list[Future[Any]] = []
+
+        def write_manifest(k: int, text: str) -> Any:
+            arguments = gateway.new_array(gateway.jvm.java.lang.Object, 3)
+            arguments[0], arguments[1] = table, text
+            arguments[2] = f"{location}/metadata/bench-{k:06d}-m0.avro"
+            return write.invoke(None, arguments)
+
+        def commit_written() -> None:
+            batch = gateway.jvm.java.util.ArrayList()
+            for future in written:
+                batch.add(future.result())
+            arguments = gateway.new_array(gateway.jvm.java.lang.Object, 2)
+            arguments[0], arguments[1] = table, batch
+            commit.invoke(None, arguments)
+            written.clear()
+
         for k in range(manifests):
             day = FIRST_DAY + dt.timedelta(days=k)
             batch = []
@@ -202,10 +247,11 @@ def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[
                 batch.append(data_file(rng, location, k * per_manifest + j, day, next_id))
                 file_ids.append(next_id)
                 next_id += batch[-1]["record-count"]
-            arguments[1] = json.dumps(batch)
-            append.invoke(None, arguments)
-            if (k + 1) % max(1, manifests // 10) == 0 or k + 1 == manifests:
-                log(f"{k + 1}/{manifests} appends, {(k + 1) * per_manifest} files, {time.monotonic() - started:.0f}s")
+            written.append(java.submit(write_manifest, k, json.dumps(batch)))
+            if len(written) == MANIFESTS_PER_COMMIT or k + 1 == manifests:
+                commit_written()
+            if (k + 1) % max(1, manifests // 20) == 0 or k + 1 == manifests:
+                log(f"{k + 1}/{manifests} manifests, {(k + 1) * per_manifest} files, {time.monotonic() - started:.0f}s")
         table.refresh()
         metadata_location = table.operations().current().metadataFileLocation()
         snapshots = len(list(table.snapshots()))
@@ -259,7 +305,7 @@ def ensure_table(files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=200_000, help="data files in all (default 200000)")
-    parser.add_argument("--manifests", type=int, default=400, help="fast appends = data manifests (default 400)")
+    parser.add_argument("--manifests", type=int, default=400, help="data manifests (default 400)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
     args = parser.parse_args()
     if args.manifests < 1 or args.files < args.manifests or args.files % args.manifests:

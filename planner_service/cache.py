@@ -31,6 +31,15 @@ class LruCache(Generic[V]):
         self._lock = threading.Lock()
         self.stats = CacheStats()
 
+    @property
+    def max_bytes(self) -> int:
+        return self._max_bytes
+
+    def has_room(self, weight: int) -> bool:
+        """Whether `weight` more bytes fit without evicting anything."""
+        with self._lock:
+            return self.stats.bytes + weight <= self._max_bytes
+
     def get(self, key: str) -> V | None:
         with self._lock:
             hit = self._data.get(key)
@@ -41,11 +50,16 @@ class LruCache(Generic[V]):
             self.stats.hits += 1
             return hit[0]
 
-    def put(self, key: str, value: V) -> None:
+    def put(self, key: str, value: V, evict: bool = True) -> None:
+        """Keep `value`, evicting the least recently used as needed; with `evict` False only if it fits
+        beside what is kept (a scan of more than the cache holds then keeps its first part, not a cycling
+        window of it that the next scan of the same misses entirely)."""
         weight = self._weigh(value)
         if weight > self._max_bytes:
             return
         with self._lock:
+            if not evict and self.stats.bytes + weight > self._max_bytes and key not in self._data:
+                return
             replaced = self._data.pop(key, None)  # a newer value replaces the old (e.g. with more in it)
             if replaced is not None:
                 self.stats.bytes -= replaced[1]

@@ -433,6 +433,10 @@ static PyObject *take(Buf *b) {
     if (PyType_Ready(&MemoryType) < 0) return NULL;
     Memory *m = PyObject_New(Memory, &MemoryType);
     if (m == NULL) return NULL;
+    if (b->len > 0 && b->cap > b->len + b->len / 16) {  /* grown by doubling: give the unused tail back */
+        char *shrunk = realloc(b->p, b->len);
+        if (shrunk != NULL) b->p = shrunk;
+    }
     m->data = b->p;
     m->size = (Py_ssize_t)b->len;
     b->p = NULL;

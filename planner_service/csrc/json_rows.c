@@ -5,6 +5,8 @@
  *   (LITERAL, bytes)                                   the bytes as they are
  *   (INT, validity, int64 values, offset)               a number, or null
  *   (STRING, validity, int64 offsets, data, offset)     a JSON string (escaped), or null
+ *   (TAIL, validity, int64 offsets, data, offset)       the rest of a JSON string a snippet opened: the text
+ *                                                       escaped and the closing quote (never null)
  *   (INTS, validity, int64 offsets, int64 values, offset)  a JSON array of numbers, or null
  *   (SNIPPET, int64 ids, int64 offsets, data)           the ids[row]-th of pre-rendered JSON snippets
  *   (SPLITS, int64 task offsets, int64 file, int64 start, int64 length, offset)
@@ -12,7 +14,7 @@
  * Buffers are checked against `length` before any row is rendered; rendering runs without the GIL. */
 #include "kernels.h"
 
-enum { P_LITERAL, P_INT, P_STRING, P_INTS, P_SNIPPET, P_SPLITS };
+enum { P_LITERAL, P_INT, P_STRING, P_INTS, P_SNIPPET, P_SPLITS, P_TAIL };
 #define MAX_BUFFERS 4
 
 typedef struct {
@@ -74,9 +76,9 @@ static inline int any_escaped(uint64_t w) {
     return ((below | zero_q | zero_s) & highs) != 0;
 }
 
-static char *put_string(char *p, const uint8_t *s, size_t n) {
+/* The bytes escaped as JSON string text, and the closing quote. */
+static char *put_string_tail(char *p, const uint8_t *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    *p++ = '"';
     size_t i = 0;
     while (i < n) {
         size_t run = i;
@@ -106,6 +108,11 @@ static char *put_string(char *p, const uint8_t *s, size_t n) {
     return p;
 }
 
+static char *put_string(char *p, const uint8_t *s, size_t n) {
+    *p++ = '"';
+    return put_string_tail(p, s, n);
+}
+
 #define INT_BYTES 20  /* "-9223372036854775808" */
 
 /* The most bytes a part can render for a row. */
@@ -117,7 +124,8 @@ static size_t part_bound(const Part *part, int64_t row) {
             return (size_t)v[0].len;
         case P_INT:
             return INT_BYTES;
-        case P_STRING: {
+        case P_STRING:
+        case P_TAIL: {
             const int64_t *offsets = i64(&v[1]);
             return 6 * (size_t)(offsets[i + 1] - offsets[i]) + 4;  /* every byte \u00XX; or null */
         }
@@ -151,6 +159,10 @@ static char *render_part(char *p, const Part *part, int64_t row) {
             if (!present(&v[0], i)) return put_text(p, "null", 4);
             const int64_t *offsets = i64(&v[1]);
             return put_string(p, (const uint8_t *)v[2].buf + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
+        }
+        case P_TAIL: {
+            const int64_t *offsets = i64(&v[1]);
+            return put_string_tail(p, (const uint8_t *)v[2].buf + offsets[i], (size_t)(offsets[i + 1] - offsets[i]));
         }
         case P_INTS: {
             if (!present(&v[0], i)) return put_text(p, "null", 4);
@@ -205,10 +217,12 @@ static const char *check_part(const Part *part, int64_t length) {
             return NULL;
         case P_INT:
             return bitmap_ok && count64(&v[1]) >= last ? NULL : "an int column shorter than the rows";
+        case P_TAIL:
+            if (v[0].buf != NULL) return "a string tail with a validity bitmap";  /* FALLTHROUGH */
         case P_STRING:
         case P_INTS: {
             if (!bitmap_ok || count64(&v[1]) < last + 1) return "a column shorter than the rows";
-            int64_t limit = part->kind == P_STRING ? (int64_t)v[2].len : count64(&v[2]);
+            int64_t limit = part->kind == P_INTS ? count64(&v[2]) : (int64_t)v[2].len;
             return offsets_ok(i64(&v[1]), first, length, limit) ? NULL : "bad offsets";
         }
         case P_SNIPPET: {
@@ -230,7 +244,7 @@ static const char *check_part(const Part *part, int64_t length) {
     }
 }
 
-static const char *FORMATS[] = {"iy*", "iz*y*L", "iz*y*y*L", "iz*y*y*L", "iy*y*y*", "iy*y*y*y*L"};
+static const char *FORMATS[] = {"iy*", "iz*y*L", "iz*y*y*L", "iz*y*y*L", "iy*y*y*", "iy*y*y*y*L", "iz*y*y*L"};
 
 PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
     long long length;
@@ -254,7 +268,7 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
         }
         kind = (int)PyLong_AsLong(PyTuple_GET_ITEM(item, 0));
         if (kind == -1 && PyErr_Occurred()) goto fail;
-        if (kind < P_LITERAL || kind > P_SPLITS) {
+        if (kind < P_LITERAL || kind > P_TAIL) {
             bad = "an unknown part kind";
             break;
         }
@@ -265,6 +279,7 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
             case P_LITERAL: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0]); break;
             case P_INT: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &offset); break;
             case P_STRING:
+            case P_TAIL:
             case P_INTS: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &offset); break;
             case P_SNIPPET: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2]); break;
             default: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &w[3], &offset); break;

@@ -24,6 +24,9 @@ static PyMethodDef methods[] = {
      "merge_bins(bins, owner, start, length, is_split, n_bins, file_sizes, record_counts, delete_bytes)\n"
      "-> (task offsets, file, start, length, is_split, task size bytes, task estimated rows) of the merged\n"
      "ranges (planner_service/splitting/combine.py)."},
+    {"split_paths", kernels_split_paths, METH_VARARGS,
+     "split_paths(offsets, data, directories) -> (directory ids, name offsets, name data) as bytes (int32,\n"
+     "int64, UTF-8); `directories` (bytes -> id) is extended with new ones (planner_service/metadata/paths.py)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -4,8 +4,11 @@ A manifest decodes into one FileIndex (metadata/manifest.py); the FileIndexes of
 concatenated in Java's planning order, form the snapshot's index, which planning prunes in one vectorized
 pass. Partition tuples are interned: `partitions` lists each distinct (spec id, values) once and
 `partition_id` points every row at its tuple, so partition pruning, residuals and the delete index work
-per distinct partition, not per file. Python objects (ContentFile) are made only for the rows that need
-them (delete files, explanations).
+per distinct partition, not per file. Paths are held as their directory, interned the same way
+(`directories`, `directory_id`), and their name (the frame's file_name column). Columns that no entry has
+(no first_row_id, no key_metadata, statistics not decoded) are held as polars' Null type, which costs no
+memory. Python objects (ContentFile) are made only for the rows that need them (delete files,
+explanations).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ T = TypeVar("T")
 STATS_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 # column_sizes (field 108) is not kept: planning never reads it
 CORE_COLUMNS = (
-    "content", "file_path", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
+    "content", "file_name", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
     "file_sequence_number", "snapshot_id", "split_offsets", "equality_ids", "sort_order_id", "key_metadata",
     "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes",
 )  # fmt: skip
@@ -41,6 +44,8 @@ class FileIndex:
     frame: pl.DataFrame  # CORE_COLUMNS + STATS_COLUMNS, one row per live file
     partitions: tuple[Partition, ...]
     partition_id: Int32Array  # row -> index into `partitions`
+    directories: tuple[str, ...]  # each distinct directory of the paths (up to its last '/')
+    directory_id: Int32Array  # row -> index into `directories`
     has_stats: bool = True  # False: STATS_COLUMNS are all null, the statistics were not decoded
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -50,7 +55,8 @@ class FileIndex:
     @property
     def nbytes(self) -> int:
         """An estimate of the memory held (the frame, the row arrays, decoded statistics)."""
-        return int(self.frame.estimated_size()) + 8 * len(self) + 64 * len(self.partitions)
+        interned = 64 * len(self.partitions) + sum(64 + len(d) for d in self.directories)
+        return int(self.frame.estimated_size()) + 8 * len(self) + interned
 
     @classmethod
     def concat(cls, parts: Sequence[FileIndex]) -> FileIndex:
@@ -61,17 +67,53 @@ class FileIndex:
             return empty_index()
         interner = _Interner()
         remapped = [interner.ids(part.partitions)[part.partition_id] for part in parts]
-        frame = pl.concat([p.frame for p in parts], how="vertical", rechunk=False)
+        directories: dict[str, int] = {}
+        directory_ids = [
+            np.fromiter((directories.setdefault(d, len(directories)) for d in p.directories), np.int32)[p.directory_id]
+            for p in parts
+        ]
+        frames = [p.frame for p in parts]
+        same = all(f.schema == frames[0].schema for f in frames)  # else a column null in some parts (Null type)
+        frame = pl.concat(frames, how="vertical" if same else "vertical_relaxed", rechunk=False)
         partition_id = np.concatenate(remapped).astype(np.int32, copy=False)
-        return cls(frame, tuple(interner.partitions), partition_id, all(p.has_stats for p in parts))
+        directory_id = np.concatenate(directory_ids).astype(np.int32, copy=False)
+        return cls(
+            frame, tuple(interner.partitions), partition_id, tuple(directories), directory_id,
+            all(p.has_stats for p in parts),
+        )  # fmt: skip
+
+    def take(self, rows: Int64Array) -> FileIndex:
+        """Rows `rows` (ascending) as an index of their own: their values copied out of this index's buffers
+        (which it no longer keeps alive) with only their partitions."""
+        used, partition_id = np.unique(self.partition_id[rows], return_inverse=True)
+        partitions = tuple(self.partitions[i] for i in used.tolist())
+        in_use, directory_id = np.unique(self.directory_id[rows], return_inverse=True)
+        directories = tuple(self.directories[i] for i in in_use.tolist())
+        return FileIndex(
+            self.frame[rows], partitions, partition_id.reshape(-1).astype(np.int32),
+            directories, directory_id.reshape(-1).astype(np.int32), self.has_stats,
+        )  # fmt: skip
+
+    def paths(self, rows: Int64Array | None = None) -> list[str]:
+        """The file paths of `rows` (all rows by default), in that order."""
+        names = self.frame.get_column("file_name")
+        ids = self.directory_id
+        if rows is not None:
+            names, ids = names.gather(rows), ids[rows]
+        directories = self.directories
+        return [directories[d] + n for d, n in zip(ids.tolist(), names.to_list(), strict=True)]
+
+    def column(self, name: str) -> pl.Series:
+        """A column in its canonical type (one that no entry has is held as Null and made here, all null)."""
+        series = self.frame.get_column(name)
+        return series.cast(INDEX_SCHEMA[name]) if series.dtype == pl.Null else series
 
     # -- columns as arrays (computed once, kept) ---------------------------------------------------------
 
     def ints(self, column: str) -> Int64Array:
-        """An integer column as int64 (nulls as 0)."""
-        return self.memo(
-            f"ints:{column}", lambda: np.asarray(self.frame.get_column(column).fill_null(0).to_numpy(), dtype=np.int64)
-        )
+        """An integer column as int64 (nulls as 0), made afresh: a few milliseconds per million rows, where
+        keeping it would cost each cached index 8 bytes a file."""
+        return np.asarray(self.column(column).fill_null(0).to_numpy(), dtype=np.int64)
 
     @property
     def spec_id(self) -> Int32Array:
@@ -89,16 +131,17 @@ class FileIndex:
         return cast(T, out)
 
     @property
-    def formats(self) -> tuple[Int64Array, list[str | None]]:
+    def formats(self) -> tuple[np.ndarray[Any, Any], list[str | None]]:
         """The file formats as written: (each row's index into the distinct ones, the distinct ones)."""
         return self.memo("formats", self._formats)
 
-    def _formats(self) -> tuple[Int64Array, list[str | None]]:
-        column = self.frame.get_column("file_format")
+    def _formats(self) -> tuple[np.ndarray[Any, Any], list[str | None]]:
+        column = self.column("file_format")
         distinct = column.drop_nulls().unique(maintain_order=True)
         codes = pl.Series(range(len(distinct)), dtype=pl.Int64)
         ids = column.replace_strict(distinct, codes, default=len(distinct), return_dtype=pl.Int64)
-        return np.asarray(ids.fill_null(len(distinct)).to_numpy(), np.int64), [*distinct.to_list(), None]
+        small = np.int16 if len(distinct) < 2**15 else np.int64  # a few distinct formats: 2 bytes a file
+        return np.asarray(ids.fill_null(len(distinct)).to_numpy(), small), [*distinct.to_list(), None]
 
     @property
     def splittable(self) -> BoolArray:
@@ -109,21 +152,15 @@ class FileIndex:
         return self.memo("splittable", make)
 
     def split_offsets(self, rows: Int64Array) -> tuple[Int64Array, Int64Array]:
-        """The split offsets of `rows` (ascending row numbers): (count per row, all offsets flat in row order)."""
-
-        def make() -> tuple[Int64Array, Int64Array, Int64Array]:  # every row's offsets, flat, decoded once
-            column = self.frame.get_column("split_offsets")
-            counts = np.asarray(column.list.len().fill_null(0).to_numpy(), dtype=np.int64)
-            flat = np.asarray(column.explode().drop_nulls().to_numpy(), dtype=np.int64)
-            return counts, flat, np.cumsum(counts) - counts
-
-        counts_all, flat_all, starts_all = self.memo("split_offsets", make)
-        if len(rows) == len(self):  # rows are ascending and unique: all of them
-            return counts_all, flat_all
-        counts = counts_all[rows]
-        before = np.cumsum(counts) - counts
-        positions = np.repeat(starts_all[rows] - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
-        return counts, flat_all[positions]
+        """The split offsets of `rows` (ascending row numbers): (count per row, all offsets flat in row order).
+        Made afresh (tens of milliseconds per million rows), not kept: 28 bytes a file that an index held
+        would cost every cached snapshot."""
+        column = self.column("split_offsets")
+        if len(rows) != len(self):  # rows are ascending and unique: all of them, or a subset
+            column = column.gather(rows)
+        counts = np.asarray(column.list.len().fill_null(0).to_numpy(), dtype=np.int64)
+        flat = np.asarray(column.explode().drop_nulls().to_numpy(), dtype=np.int64)
+        return counts, flat
 
     @property
     def stats(self) -> StatsColumns:
@@ -136,7 +173,8 @@ class FileIndex:
         are shared, not copied."""
         if stats.height != len(self) or list(stats.columns) != list(STATS_COLUMNS):
             raise ValueError(f"Statistics of {stats.height} rows {stats.columns} for an index of {len(self)} rows")
-        return FileIndex(self.frame.with_columns(stats.get_columns()), self.partitions, self.partition_id, True)
+        frame = self.frame.with_columns(stats.get_columns())
+        return FileIndex(frame, self.partitions, self.partition_id, self.directories, self.directory_id, True)
 
     def _require_stats(self) -> None:
         if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs
@@ -151,11 +189,11 @@ class FileIndex:
         if with_stats:
             self._require_stats()
         if rows is None:
-            frame, pids = self.frame, self.partition_id
+            frame, pids, paths = self.frame, self.partition_id, self.paths()
         else:
             index = np.asarray(rows, dtype=np.int64)
-            frame, pids = self.frame[index], self.partition_id[index]
-        cols = [frame.get_column(c).to_list() for c in CORE_COLUMNS]
+            frame, pids, paths = self.frame[index], self.partition_id[index], self.paths(index)
+        cols: list[list[Any]] = [paths if c == "file_name" else frame.get_column(c).to_list() for c in CORE_COLUMNS]
         content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
             first_row, ref_file, c_off, c_size = cols  # fmt: skip
         fmt_upper = {f: f.upper() for f in set(fmt)}
@@ -194,7 +232,8 @@ class FileIndex:
 
 
 def empty_index() -> FileIndex:
-    return FileIndex(pl.DataFrame(schema=CANONICAL_SCHEMA), (), np.zeros(0, dtype=np.int32))
+    none = np.zeros(0, dtype=np.int32)
+    return FileIndex(pl.DataFrame(schema=INDEX_SCHEMA), (), none, (), none)
 
 
 class _Interner:
@@ -263,6 +302,10 @@ CANONICAL_SCHEMA: dict[str, pl.DataType] = {
     "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP,
     "nan_value_counts": _COUNT_MAP, "lower_bounds": _BOUND_MAP, "upper_bounds": _BOUND_MAP,
 }  # fmt: skip
+
+
+# an index's frame: the decoded columns with each path's name in place of the path
+INDEX_SCHEMA = {("file_name" if name == "file_path" else name): typ for name, typ in CANONICAL_SCHEMA.items()}
 
 
 def _tuple(values: list[Any] | None) -> tuple[Any, ...] | None:

@@ -38,6 +38,7 @@ from planner_service.metadata.entry_checks import entry_problem
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.manifest_schema import schema_problem
+from planner_service.metadata.paths import split_paths
 
 EXISTING, ADDED, DELETED = 0, 1, 2
 
@@ -57,6 +58,9 @@ _STATS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds
 _SELECT = frozenset(_PATHS.values())
 _SELECT_WITHOUT_STATS = frozenset(path for name, path in _PATHS.items() if name not in _STATS)
 _SELECT_STATS = frozenset(_PATHS[name] for name in ("status", *_STATS))
+# columns kept in their type even when no entry has a value (what planning reads as numbers or strings)
+_TYPED = frozenset(("status", "content", "file_name", "file_format", "record_count", "file_size_in_bytes",
+                    "data_sequence_number", "file_sequence_number", "snapshot_id"))  # fmt: skip
 _REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
 _COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 _BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
@@ -111,7 +115,7 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
         missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
-        frame, partition, manifest_of_row = _live(manifests, fields)
+        frame, partition, manifest_of_row, paths = _live(manifests, fields, with_stats)
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
             for m in manifests:
@@ -122,20 +126,35 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     grouped = pl.DataFrame({"_manifest": manifest_of_row, "partition": partition}).with_row_index("_row")
     group = grouped.select(pl.col("_row").first().over("_manifest", "partition")).to_series().to_numpy()
     partitions, partition_id = intern_partitions(first.manifest.partition_spec_id, partition, group, convert)
-    # each manifest's own partitions (ascending ids) and its rows' numbers among them, for all at once
-    width = max(1, len(partitions))
-    keys, local = np.unique(manifest_of_row * width + partition_id, return_inverse=True)
-    key_bounds = np.searchsorted(keys // width, np.arange(len(manifests) + 1))
+    row_bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1)).tolist()
+    local_partitions, used_partitions = _per_manifest(partition_id, manifest_of_row, len(manifests), len(partitions))
+    local_directories, used_directories = _per_manifest(
+        paths.directory_id, manifest_of_row, len(manifests), len(paths.directories)
+    )
+    return [
+        FileIndex(
+            frame.slice(start, end - start),
+            tuple(partitions[g] for g in used_partitions[k]),
+            local_partitions[start:end],
+            tuple(paths.directories[g] for g in used_directories[k]),
+            local_directories[start:end],
+            has_stats=with_stats,
+        )
+        for k, (start, end) in enumerate(itertools.pairwise(row_bounds))
+    ]
+
+
+def _per_manifest(
+    ids: np.ndarray[Any, Any], manifest_of_row: np.ndarray[Any, Any], manifests: int, distinct: int
+) -> tuple[np.ndarray[Any, np.dtype[np.int32]], list[list[int]]]:
+    """Ids shared by the rows of many manifests made each manifest's own: (each row's number among its
+    manifest's ids, each manifest's ids ascending), for all manifests at once."""
+    width = max(1, distinct)
+    keys, local = np.unique(manifest_of_row * width + ids, return_inverse=True)
+    key_bounds = np.searchsorted(keys // width, np.arange(manifests + 1))
     local = (local.reshape(-1) - key_bounds[manifest_of_row]).astype(np.int32)
     used = (keys % width).tolist()
-    row_bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1)).tolist()
-    out = []
-    for (start, end), (first, last) in zip(
-        itertools.pairwise(row_bounds), itertools.pairwise(key_bounds.tolist()), strict=True
-    ):
-        part = tuple(partitions[g] for g in used[first:last])
-        out.append(FileIndex(frame.slice(start, end - start), part, local[start:end], has_stats=with_stats))
-    return out
+    return local, [used[a:b] for a, b in itertools.pairwise(key_bounds.tolist())]
 
 
 def live_statistics(manifests: Sequence[ManifestBlocks]) -> list[pl.DataFrame]:
@@ -195,10 +214,16 @@ def _reason(exc: Exception) -> str:
     return str(exc) if isinstance(exc, AvroError) else f"{type(exc).__name__}: {exc}"
 
 
+@dataclass(frozen=True)
+class Paths:
+    directories: tuple[str, ...]
+    directory_id: np.ndarray[Any, np.dtype[np.int32]]
+
+
 def _live(
-    manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array]
-) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]]]:
-    """The canonical columns of the live entries, their partition structs and manifest numbers."""
+    manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array], with_stats: bool
+) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]], Paths]:
+    """The live entries' columns (INDEX_SCHEMA), their partition structs, manifest numbers and directories."""
     counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
     manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
     status = fields[_PATHS["status"]]
@@ -246,9 +271,17 @@ def _live(
     if not live.all():
         mask = numpy_array(live)
         table, partition, manifest_of_row = table.filter(mask), partition.filter(mask), manifest_of_row[live]
+    directories: dict[bytes, int] = {}
+    directory_id, names = split_paths(table.column("file_path"), directories)
+    table = table.set_column(table.schema.get_field_index("file_path"), "file_name", names)
+    for name in table.column_names:  # a column no entry has costs nothing as Null (statistics are kept typed)
+        elided = name not in _TYPED and (name not in _STATS or not with_stats)
+        if elided and table.column(name).null_count == len(table):
+            table = table.set_column(table.schema.get_field_index(name), name, pa.nulls(len(table)))
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)
-    return frame, pl.Series("partition", partition), manifest_of_row
+    paths = Paths(tuple(d.decode() for d in directories), directory_id)
+    return frame, pl.Series("partition", partition), manifest_of_row, paths
 
 
 def _refuse(manifests: Sequence[ManifestBlocks], rows_of: np.ndarray[Any, Any], row: int, what: str) -> NoReturn:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -45,6 +45,9 @@ from planner_service.splitting.combine import combine
 T = TypeVar("T")
 MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
 RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the freed memory to the system
+# a live file's decoded entry in memory, about (what decides whether a pruning plan streams its manifests)
+INDEX_BYTES_PER_FILE, INDEX_BYTES_PER_FILE_WITH_STATS = 256, 512
+STREAM_GROUP_BYTES = 32 * 1024 * 1024  # decoded manifests a streaming plan holds at once, about
 
 
 class ScanPlanner:
@@ -101,17 +104,18 @@ class ScanPlanner:
             delete_index = DeleteFileIndex(meta.specs, meta.schema, deletes)
         with _timed(metrics, "data_files"):
             explain = Explain(request.row_filter) if request.explain else None
+
+            def check(index: FileIndex) -> None:  # once per index and table metadata: not again when cached
+                index.memo(f"partitions checked for {table.metadata_location}",
+                           lambda: check_partitions(index.partitions, meta.specs, meta.schema,
+                                                    partial(_file_with, index)))  # fmt: skip
+
             files = self._data_files(
-                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, added_in,
+                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, check, added_in,
                 request.keep_stats,
             )  # fmt: skip
             if request.min_rows is not None:
                 files = _cut_at_rows(files, request.min_rows, metrics)
-            files.index.memo(  # once per index and table metadata: a cached index is not checked again
-                f"partitions checked for {table.metadata_location}",
-                lambda: check_partitions(files.index.partitions, meta.specs, meta.schema,
-                                         partial(_file_with, files.index)),
-            )  # fmt: skip
             check_partitions([(d.spec_id, d.partition) for d in deletes], meta.specs, meta.schema,
                              lambda p: next(d.path for d in deletes if (d.spec_id, d.partition) == p))  # fmt: skip
         cancel.check()
@@ -191,11 +195,14 @@ class ScanPlanner:
         metrics: ScanMetrics,
         explain: Explain | None,
         cancel: Cancellation,
+        check: Callable[[FileIndex], None],
         added_in: frozenset[int] | None = None,
         keep_stats: bool = False,
     ) -> FileTasks:
         """The live data files of the kept manifests that might match, in Java's order (ManifestGroup);
-        with `added_in`, only the entries ADDED by those snapshots (an incremental append scan)."""
+        with `added_in`, only the entries ADDED by those snapshots (an incremental append scan). `check`
+        checks an index's partitions. A plan that keeps fewer than half the files holds its own copy of
+        them, not the index of every file."""
         ordered = hashset_order(manifests, _path)
         kept = [m for m in ordered if _may_have_files(m, row_filter)]
         metrics.skipped_data_manifests = len(manifests) - len(kept)
@@ -205,27 +212,66 @@ class ScanPlanner:
         # column statistics are decoded only when something reads them: the filter's metrics pruning,
         # explain, or equality deletes (matched against the data files' bounds)
         with_stats = keep_stats or not row_filter.is_true or explain is not None or delete_index.has_equality_deletes
-        index = self._index(kept, cancel, with_stats)
-        cancel.check()
-        might = row_filter.file_mask(index)
-        if added_in is not None:
-            added = index.ints("status") == ADDED
-            might &= added & np.isin(index.ints("snapshot_id"), np.fromiter(added_in, np.int64, len(added_in)))
-        if explain is not None:
-            explain.data_files_of(index, row_filter)
-        rows = np.flatnonzero(might).astype(np.int64)
+
+        def kept_rows(index: FileIndex) -> np.ndarray[Any, np.dtype[np.int64]]:
+            might = row_filter.file_mask(index)
+            if added_in is not None:
+                added = index.ints("status") == ADDED
+                might &= added & np.isin(index.ints("snapshot_id"), np.fromiter(added_in, np.int64, len(added_in)))
+            check(index)
+            if explain is not None:
+                explain.data_files_of(index, row_filter)
+            return np.flatnonzero(might).astype(np.int64)
+
+        prunes = not row_filter.is_true or added_in is not None
+        if prunes and self._streamed(kept, with_stats):
+            index, considered = self._pruned_index(kept, with_stats, kept_rows, cancel)
+            rows = np.arange(len(index), dtype=np.int64)
+        else:
+            index = self._index(kept, cancel, with_stats)
+            cancel.check()
+            rows, considered = kept_rows(index), len(index)
+            if len(rows) * 2 < len(index):  # the plan keeps its own rows, not the snapshot's whole index
+                index, rows = index.take(rows), np.arange(len(rows), dtype=np.int64)
         metrics.scanned_data_files = len(rows)
-        metrics.skipped_data_files = len(index) - len(rows)
+        metrics.skipped_data_files = considered - len(rows)
         metrics.total_file_size_bytes = int(index.ints("file_size_in_bytes")[rows].sum())
         residual_id, residuals = row_filter.residuals(index, rows)
         if delete_index.is_empty:
             return FileTasks(index, rows, residual_id, residuals)
         return FileTasks(index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index))
 
+    def _streamed(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
+        """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
+        pruning plan then decodes and prunes them a group at a time, holding only what it keeps."""
+        if _estimated_bytes(manifests, with_stats) <= self._manifests.max_bytes:
+            return False
+        return self._indexes.get(f"{_index_key(manifests)}+stats") is None
+
+    def _pruned_index(
+        self,
+        manifests: list[ManifestFile],
+        with_stats: bool,
+        kept_rows: Callable[[FileIndex], np.ndarray[Any, np.dtype[np.int64]]],
+        cancel: Cancellation,
+    ) -> tuple[FileIndex, int]:
+        """(the rows of the manifests' live entries that `kept_rows` keeps, as one index; how many rows there
+        were): groups of about STREAM_GROUP_BYTES of manifests decoded, pruned and let go in turn; the
+        manifest cache keeps what fits beside what it holds, evicting nothing."""
+        parts, considered = [], 0
+        for group in _groups(manifests, with_stats):
+            index = _of_their_content(group, self._live_entries(group, with_stats, cancel, evict=False))
+            cancel.check()
+            considered += len(index)
+            parts.append(index.take(kept_rows(index)))
+            del index
+        release_free_memory()
+        return FileIndex.concat(parts), considered
+
     def _index(self, manifests: list[ManifestFile], cancel: Cancellation, with_stats: bool = True) -> FileIndex:
         """The live entries of `manifests`, in their order, as one index (kept for the same manifests);
         with their column statistics or, when not `with_stats`, perhaps without."""
-        key = hashlib.sha1("\n".join(f"{m.content}:{_decoded_key(m)}" for m in manifests).encode()).hexdigest()
+        key = _index_key(manifests)
         complete = self._indexes.get(f"{key}+stats")
         if complete is not None:
             return complete
@@ -238,11 +284,14 @@ class ScanPlanner:
 
     # -- I/O ------------------------------------------------------------------------------------------
 
-    def _live_entries(self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation) -> list[FileIndex]:
+    def _live_entries(
+        self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation, evict: bool = True
+    ) -> list[FileIndex]:
         """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
         and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
         manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
-        of its columns shared) and replaces itself in the cache."""
+        of its columns shared) and replaces itself in the cache. Without `evict`, the cache keeps what fits
+        beside what it holds."""
         found = [self._manifests.get(_decoded_key(m)) for m in manifests]
         missing = [i for i, index in enumerate(found) if index is None]
         lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
@@ -259,7 +308,7 @@ class ScanPlanner:
                         pending.cancel()
                     cancel.check()
                 for i, index in zip(chunk, future.result(), strict=True):
-                    self._manifests.put(_decoded_key(manifests[i]), index)
+                    self._manifests.put(_decoded_key(manifests[i]), index, evict)
                     found[i] = index
         if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
             release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
@@ -344,6 +393,35 @@ def _check_unique_deletes(deletes: list[ContentFile]) -> None:
         seen.add(key)
 
 
+def _index_key(manifests: list[ManifestFile]) -> str:
+    return hashlib.sha1("\n".join(f"{m.content}:{_decoded_key(m)}" for m in manifests).encode()).hexdigest()
+
+
+def _files_in(m: ManifestFile) -> int:
+    """The live files a manifest lists by its manifest list's counts (an unknown count: a thousand)."""
+    counts = (m.added_files_count, m.existing_files_count)
+    return 1000 if any(c is None for c in counts) else sum(c or 0 for c in counts)
+
+
+def _estimated_bytes(manifests: list[ManifestFile], with_stats: bool) -> int:
+    per_file = INDEX_BYTES_PER_FILE_WITH_STATS if with_stats else INDEX_BYTES_PER_FILE
+    return per_file * sum(_files_in(m) for m in manifests)
+
+
+def _groups(manifests: list[ManifestFile], with_stats: bool) -> Iterator[list[ManifestFile]]:
+    """The manifests in order, in consecutive groups of about STREAM_GROUP_BYTES decoded."""
+    group: list[ManifestFile] = []
+    size = 0
+    for m in manifests:
+        group.append(m)
+        size += _estimated_bytes([m], with_stats)
+        if size >= STREAM_GROUP_BYTES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
 def _decoded_key(m: ManifestFile) -> str:
     """A decoded manifest's cache key: its path, and what its entries inherit from the manifest list's record
     (the same file listed with another sequence number or snapshot decodes to other entries), and its length
@@ -375,7 +453,7 @@ def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -
 def _file_with(index: FileIndex, partition: tuple[int, tuple[Any, ...]]) -> str:
     """The path of the first file of `index` in `partition`."""
     row = int(np.flatnonzero(index.partition_id == index.partitions.index(partition))[0])
-    return str(index.frame.get_column("file_path")[row])
+    return index.paths(np.array([row], np.int64))[0]
 
 
 def _check_specs(manifests: list[ManifestFile], table: LoadedTable) -> None:

@@ -18,7 +18,7 @@ from planner_service import _kernels
 from planner_service.metadata.avro_columns import numpy_array
 
 Part = tuple[Any, ...]
-_LITERAL, _INT, _STRING, _INTS, _SNIPPET, _SPLITS = range(6)
+_LITERAL, _INT, _STRING, _INTS, _SNIPPET, _SPLITS, _TAIL = range(7)
 
 
 def render(length: int, parts: list[Part], prefix: bytes = b"") -> bytes:
@@ -44,6 +44,15 @@ def strings(values: pl.Series) -> Part:
     array = _compact(values.cast(pl.String).to_arrow().cast(pa.large_string()))
     validity, offsets, data = array.buffers()
     return (_STRING, validity, offsets, data or b"", array.offset)
+
+
+def string_tails(values: pl.Series) -> Part:
+    """Per row, the rest of a JSON string that a snippet opened: the text escaped, and the closing quote."""
+    array = _compact(values.cast(pl.String).to_arrow().cast(pa.large_string()))
+    if array.null_count:
+        raise ValueError("string_tails: a null value")
+    _, offsets, data = array.buffers()
+    return (_TAIL, None, offsets, data or b"", array.offset)
 
 
 def int_lists(values: pl.Series) -> Part:

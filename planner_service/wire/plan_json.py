@@ -109,6 +109,7 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
     )
     format_ids, formats = index.formats
     format_json = [orjson.dumps(f.lower() if f is not None else None).decode() for f in formats]
+    directories = index.memo("directory-json", lambda: [orjson.dumps(d).decode()[:-1] for d in index.directories])
     columns = index.frame.select(_DATA_FILE_COLUMNS)
     for begin in range(0, len(files), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(files))
@@ -117,12 +118,13 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
         chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
         yield _render_data_files(
             chunk, index.spec_id[rows], (format_ids[rows], format_json), (index.partition_id[rows], partitions),
+            (index.directory_id[rows], directories),
             files.residual_id[begin:end], _delete_refs(files, begin, end), b"," if begin else b"",
         )  # fmt: skip
 
 
 _DATA_FILE_COLUMNS = [
-    "file_path", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id", "key_metadata",
+    "file_name", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id", "key_metadata",
     "first_row_id", "data_sequence_number",
 ]  # fmt: skip
 Snippets = tuple[np.ndarray[Any, Any], list[str]]  # each row's index into JSON texts, the texts
@@ -133,16 +135,18 @@ def _render_data_files(
     spec_id: np.ndarray[Any, Any],
     file_format: Snippets,
     partition: Snippets,
+    directory: Snippets,
     residual: np.ndarray[Any, Any],
     deletes: list[str] | None,
     prefix: bytes,
 ) -> bytes:
     """One chunk of `files` entries, comma-separated, after `prefix`. Optional fields that no file of the chunk has are
-    left out; where only some files have one, the others carry null."""
+    left out; where only some files have one, the others carry null. A path is its directory's snippet (the
+    string opened, the directory escaped) and its name's tail."""
     col = frame.get_column
     parts = [
         rows.literal('{"data-file":{"spec-id":'), rows.ints(spec_id),
-        rows.literal(',"content":"data","file-path":'), rows.strings(col("file_path")),
+        rows.literal(',"content":"data","file-path":'), rows.snippets(*directory), rows.string_tails(col("file_name")),
         rows.literal(',"file-format":'), rows.snippets(*file_format),
         rows.literal(',"partition":'), rows.snippets(*partition),
         rows.literal(',"file-size-in-bytes":'), rows.ints(col("file_size_in_bytes")),
