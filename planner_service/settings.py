@@ -15,6 +15,7 @@ service serves the embedded demo warehouse (created on first start).
 from __future__ import annotations
 
 import json
+import tempfile
 import tomllib
 from contextvars import ContextVar
 from functools import lru_cache
@@ -108,6 +109,10 @@ class Settings(BaseSettings):
     token_ttl_seconds: int = Field(default=3600, gt=0)
     allow_anonymous: bool = False  # serve without authentication on a non-loopback host
     plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
+    # finished plans too big for the plan cache, kept on local disk (memory-mapped) so that fetching their tasks
+    # by id does not plan them again; "" turns it off. Each process uses its own subdirectory, removed at exit
+    plan_spill_directory: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "scan-planner-plans"))
+    plan_spill_bytes: int = Field(default=16 * 1024**3, ge=0)  # the most the spilled plans take on disk
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After

@@ -2,7 +2,9 @@
 rebuilt from the plan id alone when the cache (or this process) no longer has them.
 
 The same request on the same snapshot (filter, select, options, case sensitivity, and the table's metadata
-file) is answered from the cache; explain requests are always planned afresh (their reasons are large).
+file) is answered from the cache; explain requests are always planned afresh (their reasons are large). A
+plan too big for the cache is kept on local disk instead (service/plan_spill.py), when a spill directory is
+configured, so that fetching its tasks by id does not plan it again.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
@@ -22,6 +24,9 @@ from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
 from planner_service.wire.plan_json import plan_head
+
+if TYPE_CHECKING:
+    from planner_service.service.plan_spill import PlanSpill
 
 
 @dataclass(frozen=True)
@@ -36,10 +41,11 @@ class PlanResult:
 
     @property
     def weight(self) -> int:
-        """Bytes held beyond the file index (which the planner's caches account for)."""
+        """Bytes held: the files' index (a full plan shares the snapshot's with the planner's caches, and keeps
+        it alive once they let it go), the files' rows and residual ids, the tasks' columns."""
         files, tasks = self.plan.files, self.plan.combined
-        per_file = 16 * len(files) if files is not None else 0
-        per_piece = 41 * len(tasks.file) + 16 * len(tasks) if tasks is not None else 0
+        per_file = files.index.nbytes + 12 * len(files) if files is not None else 0
+        per_piece = 25 * len(tasks.file) + 24 * len(tasks) if tasks is not None else 0
         return 4096 + per_file + per_piece
 
 
@@ -58,8 +64,11 @@ class PlanResults:
     queue, 503 + Retry-After beyond it). Identical requests arriving together are planned once: the others
     wait for that plan (single flight), which stops when every request waiting for it has gone."""
 
-    def __init__(self, planner: ScanPlanner, max_bytes: int, admission: Admission) -> None:
+    def __init__(
+        self, planner: ScanPlanner, max_bytes: int, admission: Admission, spill: PlanSpill | None = None
+    ) -> None:
         self.planner = planner
+        self.spill = spill
         self.cache: LruCache[PlanResult] = LruCache(max_bytes // 2, lambda r: r.weight)
         self.bodies: LruCache[bytes] = LruCache(max_bytes // 2, len)
         self.admission = admission
@@ -85,7 +94,7 @@ class PlanResults:
         self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation
     ) -> tuple[PlanResult, bool]:
         key = request.plan_id
-        cached = self.cache.get(key)
+        cached = self._kept(key)
         if cached is not None:
             return cached, False
         with self._lock:
@@ -104,7 +113,7 @@ class PlanResults:
             return flight.result, False
         try:
             flight.result = self._admitted(request, table, flight.wanted.cancellation)
-            self.cache.put(key, flight.result)
+            self._keep(key, flight.result)
             return flight.result, True
         except BaseException as exc:
             flight.error = exc
@@ -131,7 +140,7 @@ class PlanResults:
         """The plan of a plan id; `load(table name, metadata location)` loads its table as planned (a replica
         that never saw the id rebuilds the plan)."""
         request = parse_plan_id(plan_id)
-        cached = self.cache.get(request.plan_id)
+        cached = self._kept(request.plan_id)
         if cached is not None:
             return cached
         try:
@@ -143,6 +152,20 @@ class PlanResults:
             ) from None
         table = LoadedTable(request.table, table.metadata_location, table.metadata)
         return self.get(request, table, cancel)
+
+    def _kept(self, key: str) -> PlanResult | None:
+        cached = self.cache.get(key)
+        if cached is None and self.spill is not None:
+            cached = self.spill.get(key)
+        return cached
+
+    def _keep(self, key: str, result: PlanResult) -> None:
+        """In the cache; on disk when it is too big for the cache (and spilling is on)."""
+        files = result.plan.files
+        if self.spill is not None and result.weight > self.cache.max_bytes and files is not None and len(files):
+            self.spill.put_later(key, result)
+        else:
+            self.cache.put(key, result)
 
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
         plan = self.planner.plan(table, replace(request.scan, explain=explain), cancel)

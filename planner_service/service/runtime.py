@@ -25,6 +25,7 @@ from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_results import PlanResult, PlanResults
+from planner_service.service.plan_spill import PlanSpill
 from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
 
@@ -54,7 +55,12 @@ class Runtime:
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(settings.max_concurrent_plans, settings.plan_memory_bytes, settings.plan_queue_seconds,
                               settings.max_waiting_plans)  # fmt: skip
-        plans = PlanResults(planner, settings.plan_cache_bytes, admission)
+        spill = (
+            PlanSpill(Path(settings.plan_spill_directory), settings.plan_spill_bytes)
+            if settings.plan_spill_directory and settings.plan_spill_bytes
+            else None
+        )
+        plans = PlanResults(planner, settings.plan_cache_bytes, admission, spill)
         metrics = MetricsRegistry()
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
@@ -105,6 +111,8 @@ class Runtime:
 
     def close(self) -> None:
         self.planner.close()
+        if self.plans.spill is not None:
+            self.plans.spill.close()
         if self.scan_reports is not None:
             self.scan_reports.close()
 
