@@ -20,12 +20,14 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 from planner_service.demo import DEMO_TABLE
 from planner_service.settings import Settings, load_settings
 from spark_client.client import TOKEN_VARIABLE
+from tests.balancer import haproxy_config
 from tests.conftest import running_service
 from tests.plan_wire import splits
 
 ROOT = Path(__file__).resolve().parents[1]
 PORT = Settings.model_fields["port"].default
-SERVICES = ("planner", "s3", "seed", "spark")
+BALANCER_PORT = 8180
+SERVICES = ("planner", "planner-2", "balancer", "s3", "seed", "spark")
 
 
 def _compose() -> dict[str, Any]:
@@ -99,7 +101,7 @@ def _pip_commands(shell: str) -> list[list[str]]:
 # --- docker-compose.yml --------------------------------------------------------------------------------
 
 
-def test_compose_has_the_four_services() -> None:
+def test_compose_has_its_services() -> None:
     assert set(SERVICES) <= set(_compose()["services"])
 
 
@@ -109,7 +111,23 @@ def test_planner_publishes_the_settings_port() -> None:
     assert planner["build"] == "."
     assert f"127.0.0.1:{PORT}/health" in " ".join(planner["healthcheck"]["test"])
     spark = _service("spark")
-    assert f"http://planner:{PORT}" in spark["command"]
+    assert f"http://balancer:{BALANCER_PORT}" in spark["command"]
+
+
+def test_replicas_sit_behind_the_balancer_the_tests_run() -> None:
+    """planner-2 is planner (the same image, settings and checks, no published port), and the balancer runs
+    the HAProxy configuration the replica tests run (tests/balancer.py) over both replicas."""
+    planner, second = _service("planner"), _service("planner-2")
+    assert {k: v for k, v in second.items() if k != "ports"} == {k: v for k, v in planner.items() if k != "ports"}
+    assert not second["ports"]
+    balancer = _service("balancer")
+    assert balancer["image"].startswith("haproxy:2.6")  # Debian bookworm's haproxy, which the tests run
+    assert f"{BALANCER_PORT}:{BALANCER_PORT}" in [str(p) for p in balancer["ports"]]
+    assert "./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro" in balancer["volumes"]
+    assert set(balancer["depends_on"]) == {"planner", "planner-2"}
+    config = (ROOT / "deploy" / "haproxy.cfg").read_text()
+    body = "\n".join(line for line in config.splitlines() if not line.startswith("#")) + "\n"
+    assert body == haproxy_config(f"*:{BALANCER_PORT}", [f"planner:{PORT}", f"planner-2:{PORT}"])
 
 
 def test_compose_settings_are_real_settings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -183,6 +183,17 @@ async def metrics(runtime: RuntimeDep) -> Response:
         for field, help_text in (("hits", "Cache hits"), ("misses", "Cache misses"), ("entries", "Cached entries"),
                                  ("bytes", "Estimated cached bytes"), ("evictions", "Evictions")):  # fmt: skip
             gauges.append((f"scan_planner_cache_{field}", help_text, float(getattr(stats, field)), {"cache": name}))
+    plans = runtime.plans
+    gauges.append(("scan_planner_plans_made", "Plans made (fresh, explained, or rebuilt from a plan id)",
+                   float(plans.made), {}))  # fmt: skip
+    if plans.spill is not None:
+        spill = plans.spill
+        for field, help_text, value in (
+            ("plans", "Plans spilled to disk so far", spill.spilled),
+            ("bytes", "Bytes of spilled plans on disk", spill.bytes),
+            ("evictions", "Spilled plans removed to stay within plan_spill_bytes", spill.evicted),
+        ):
+            gauges.append((f"scan_planner_plan_spill_{field}", help_text, float(value), {}))
     gauges.append(("python_gc_frozen_objects", "Objects out of the cycle collector's reach (gc.freeze at startup)",
                    float(gc.get_freeze_count()), {}))  # fmt: skip
     for generation, collector in enumerate(gc.get_stats()):

@@ -74,6 +74,7 @@ class PlanResults:
         self.admission = admission
         self._lock = threading.Lock()
         self._in_flight: dict[str, _InFlight] = {}
+        self.made = 0  # plans made (fresh, explained, or rebuilt from an id): /metrics
 
     def plan(
         self, request: CanonicalRequest, table: LoadedTable, explain: bool = False, cancel: Cancellation | None = None
@@ -168,5 +169,7 @@ class PlanResults:
             self.cache.put(key, result)
 
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
+        with self._lock:
+            self.made += 1
         plan = self.planner.plan(table, replace(request.scan, explain=explain), cancel)
         return PlanResult(request, plan)

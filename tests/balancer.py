@@ -1,0 +1,92 @@
+"""HAProxy (Debian's `haproxy` package) in front of scan-planner replicas on loopback: HTTP mode, round robin
+per request, each replica health-checked on /health. Used by the replica tests and bench/replica_bench.py;
+docker-compose.yml's `balancer` service runs the same configuration (deploy/haproxy.cfg). A replica's name
+that does not resolve yet (a container still starting) leaves it down until it does, not HAProxy."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HAPROXY = Path("/usr/sbin/haproxy")
+CONFIG = """\
+global
+    maxconn 4096
+
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 5s
+    timeout client 600s
+    timeout server 600s
+    timeout http-keep-alive 60s
+    default-server init-addr last,libc,none
+
+frontend planners
+    bind {bind}
+    default_backend replicas
+
+backend replicas
+    balance roundrobin
+    option httpchk GET /health
+{servers}
+"""
+
+
+def haproxy_config(bind: str, backends: Sequence[str]) -> str:
+    """The configuration: `bind` (host:port) in front of `backends` (base URLs or host:port)."""
+    servers = []
+    for i, backend in enumerate(backends):
+        address = urlsplit(backend).netloc if "://" in backend else backend
+        servers.append(f"    server replica{i} {address} check inter 1s fall 2 rise 1")
+    return CONFIG.format(bind=bind, servers="\n".join(servers))
+
+
+def haproxy_path() -> Path | None:
+    found = shutil.which("haproxy")
+    return Path(found) if found else (HAPROXY if HAPROXY.exists() else None)
+
+
+@contextlib.contextmanager
+def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
+    """HAProxy round-robin over `backends` (running services' base URLs) while the block runs; yields its
+    base URL once every backend answers its health check through it."""
+    executable = haproxy_path()
+    if executable is None:
+        raise RuntimeError("haproxy is not installed: apt-get install haproxy (scripts/setup.sh installs it)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    with tempfile.TemporaryDirectory(prefix="haproxy-") as directory:
+        config = Path(directory) / "haproxy.cfg"
+        config.write_text(haproxy_config(f"127.0.0.1:{port}", backends))
+        log = Path(directory) / "haproxy.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([str(executable), "-db", "-f", str(config)], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _wait_listening(port, proc, timeout, log)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"haproxy exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"haproxy is not listening on 127.0.0.1:{port} after {timeout}s")
