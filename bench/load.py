@@ -1,7 +1,8 @@
 """Drive one HTTP endpoint from N concurrent clients for a bounded time: requests/s, latency percentiles, errors.
 
 Each client is a thread with its own keep-alive httpx.Client. All start together; each sends the same
-POST again and again until the duration is up (or it has sent `max_requests`), streaming every response
+POST (or cycles through a list of requests, a mixed load) again and again until the duration is up (or it
+has sent `max_requests`), streaming every response
 to its end without parsing it, and times each request from sending it to its last byte. A response other
 than 200, or a failed connection, is an error. The loop is bounded: no request starts after the deadline,
 and each request has a timeout.
@@ -32,18 +33,23 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
+Request = tuple[str, str, bytes | None]  # method, URL, body
+
+
 def _run_client(
-    url: str, body: bytes, duration_s: float, max_requests: int | None, timeout: float, start: threading.Barrier
-) -> _Client:
+    requests: list[Request], duration_s: float, max_requests: int | None, timeout: float, start: threading.Barrier,
+    first: int = 0,
+) -> _Client:  # fmt: skip
     out = _Client()
     headers = {"content-type": "application/json"}
     with httpx.Client(timeout=timeout) as client:
         start.wait()
         deadline = time.monotonic() + duration_s
         while time.monotonic() < deadline and (max_requests is None or len(out.latencies_s) < max_requests):
+            method, url, body = requests[(first + len(out.latencies_s)) % len(requests)]
             began = time.perf_counter()
             try:
-                with client.stream("POST", url, content=body, headers=headers) as response:
+                with client.stream(method, url, content=body, headers=headers) as response:
                     size = sum(len(chunk) for chunk in response.iter_raw())
                     status = response.status_code
             except httpx.HTTPError as err:
@@ -58,15 +64,18 @@ def _run_client(
 
 
 def drive(
-    url: str, body: bytes, clients: int, duration_s: float, max_requests: int | None = None, timeout: float = 600
-) -> dict[str, Any]:
-    """`clients` threads POSTing `body` to `url` for `duration_s` seconds (at most `max_requests` each)."""
+    url: str, body: bytes, clients: int, duration_s: float, max_requests: int | None = None, timeout: float = 600,
+    mixed: list[Request] | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """`clients` threads POSTing `body` to `url` for `duration_s` seconds (at most `max_requests` each); with
+    `mixed`, each client cycles through those requests instead (client i starting at the i-th)."""
+    requests = mixed or [("POST", url, body)]
     results: list[_Client] = [_Client() for _ in range(clients)]
     start = threading.Barrier(clients + 1)  # the clients start together, once all are ready
 
     def work(i: int) -> None:
         try:
-            results[i] = _run_client(url, body, duration_s, max_requests, timeout, start)
+            results[i] = _run_client(requests, duration_s, max_requests, timeout, start, i)
         except Exception as err:  # a client that dies is an error, not a silently missing client
             start.abort()
             results[i].errors.append(f"client failed: {type(err).__name__}: {err}")

@@ -11,6 +11,8 @@
   sessions, three services).
 * bench/sturdy_bench.py on the same tiny table: 2 clients for 3 seconds, then a burst of 2 full plans.
   About 15 seconds.
+* bench/replica_bench.py on the same tiny table: 1 and 2 replicas behind HAProxy, 2 clients for 2 seconds
+  of each load. About 15 seconds.
 * bench/read_bench.py on its three table shapes at 3,000 rows each (cached apart from the full-size ones),
   every engine (Spark + Iceberg, ours on pyspark 3.5 and 4), one timed run: every engine must deliver the
   rows the generator wrote, in every measurement. About 70 seconds (the tables' first build included).
@@ -123,6 +125,18 @@ def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
     assert [a["status"] for a in burst["answers"]] == [200, 200]  # two plans fit the default admission
     assert all(a["bytes"] > 0 for a in burst["answers"])
     assert burst["peak_rss_mb"] > burst["idle_rss_mb"] > 0
+
+
+def test_replica_bench_runs_behind_haproxy(tmp_path: Path) -> None:
+    out = tmp_path / "replicas.json"
+    cmd = [sys.executable, str(REPO / "bench" / "replica_bench.py"), "--files", str(FILES), "--manifests"]
+    cmd += [str(MANIFESTS), "--replicas", "1,2", "--clients", "2", "--seconds", "2", "--out", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["replicas"], r["load"]) for r in runs] == [(1, "small"), (1, "mixed"), (2, "small"), (2, "mixed")]
+    assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
 
 
 def test_read_bench_runs_and_every_engine_reads_every_row(tmp_path: Path) -> None:
