@@ -7,7 +7,10 @@
 of scripts/java_env.py, with the Iceberg 1.10.2 runtime); `ours`: spark_client.plan_and_read against a
 running service (the project's venv, pyspark 4). Each starts a local[2] SparkSession (not timed), then
 times, in order: the first full read (`first`), --repeat more (`warm`, the median), then the selective
-read `id = ID` (one data file; first and warm). Prints one JSON object on stdout; progress goes to stderr.
+read `id = ID` (one data file; first and warm). With `--planning-mode distributed`, Iceberg plans on the
+executors (`spark.sql.iceberg.data-planning-mode`, Iceberg's SparkDistributedDataScan). The driver's peak RSS
+(its Python process and its JVM, VmHWM) is reported with the times. Prints one JSON object on stdout;
+progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ def timed(name: str, count: Callable[[], int], repeat: int) -> dict[str, Any]:
             "warm_ms": warm, "warm_median_ms": statistics.median(warm)}  # fmt: skip
 
 
-def session(jars: list[str] | None) -> Any:
+def session(jars: list[str] | None, heap: str = "8g", planning_mode: str | None = None) -> Any:
     from pyspark.sql import SparkSession
 
     # the executors' Python is this one, as a user's would be one with the client installed (plan_and_read
@@ -45,16 +48,27 @@ def session(jars: list[str] | None) -> Any:
     builder = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")
-        .config("spark.driver.memory", "8g")
+        .config("spark.driver.memory", heap)
         .config("spark.sql.shuffle.partitions", "2")
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(jars)).config(
             "spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
         )
+    if planning_mode:
+        builder = builder.config("spark.sql.iceberg.data-planning-mode", planning_mode)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _peak_rss_bytes(pid: int) -> int:
+    """A process's peak resident set (VmHWM), in bytes."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
 
 
 def main() -> int:
@@ -66,9 +80,11 @@ def main() -> int:
     parser.add_argument("--table", default="bench.t", help="ours: the table's name on the service")
     parser.add_argument("--one-id", type=int, required=True, help="an id only one data file holds")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--heap", default="8g", help="the driver's heap (spark.driver.memory)")
+    parser.add_argument("--planning-mode", choices=("local", "distributed"), help="iceberg: data planning mode")
     args = parser.parse_args()
 
-    spark = session(args.jars.split(",") if args.jars else None)
+    spark = session(args.jars.split(",") if args.jars else None, args.heap, args.planning_mode)
     if args.implementation == "iceberg":
         from pyspark.sql.functions import col
 
@@ -92,7 +108,11 @@ def main() -> int:
             args.repeat,
         )
         spark_version = spark.version
-    result = {"implementation": args.implementation, "spark": spark_version, "full": full, "one": one}
+    jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    peaks = {"python": _peak_rss_bytes(os.getpid()), "jvm": _peak_rss_bytes(jvm)}
+    result = {"implementation": args.implementation, "spark": spark_version, "full": full, "one": one,
+              "planning_mode": args.planning_mode or "auto", "heap": args.heap,
+              "driver_peak_rss_bytes": sum(peaks.values()), "driver_peak_rss_by_process": peaks}  # fmt: skip
     print(json.dumps(result))
     spark.stop()
     return 0
