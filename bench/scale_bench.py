@@ -59,8 +59,12 @@ def fetch_ms(client: httpx.Client, body: dict[str, Any], coding: str = "zstd") -
     return elapsed, {"bytes": len(raw), "wire_bytes": response.num_bytes_downloaded}
 
 
-def service_times(service: Service, one: dict[str, Any], repeat: int) -> dict[str, Any]:
-    full = {"table": BENCH_TABLE, "inline-task-limit": INLINE}
+def full_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The full plan's request: every file and task inline, or (--no-inline) the default answer by id."""
+    return {"table": BENCH_TABLE} if args.no_inline else {"table": BENCH_TABLE, "inline-task-limit": INLINE}
+
+
+def service_times(service: Service, one: dict[str, Any], repeat: int, full: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with httpx.Client(base_url=service.url, timeout=600) as client:
         out["full_cold_ms"], size = fetch_ms(client, full)
@@ -91,7 +95,7 @@ def service_memory(args: argparse.Namespace, location: str, one: dict[str, Any],
         time.sleep(SETTLE_SECONDS)
         out["rss_after_full_by_id_bytes"] = held = service.rss_bytes()
         out["bytes_per_file"] = (held - idle) / files
-        for body in [{"table": BENCH_TABLE, "inline-task-limit": INLINE}] * 2 + [one] * 3:
+        for body in [full_body(args)] * 2 + [one] * 3:
             fetch_ms(client, body)
         out["peak_rss_bytes"], out["rss_after_bytes"] = service.peak_rss_bytes(), service.rss_bytes()
     env = SMALL_CACHES
@@ -124,7 +128,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     one_filter = {"type": "eq", "term": "id", "value": one_id}
     one = {"table": BENCH_TABLE, "filter": one_filter}
     full_files = scenarios(table)["full"].expected_files
-    results: dict[str, Any] = {"table": table, "one_id": one_id, "heap": args.heap}
+    results: dict[str, Any] = {"table": table, "one_id": one_id, "heap": args.heap, "no_inline": args.no_inline}
 
     java_plan = [java["python"], str(BENCH / "java_plan.py"), "--metadata-location", location, "--heap", args.heap,
                  "--repeat", str(args.repeat), "--jars", ",".join(java["jars"])]  # fmt: skip
@@ -135,7 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     progress("bench", "--- the service over HTTP")
     with bench_service(args.src, location) as service:
-        results["service"] = service_times(service, one, args.repeat)
+        results["service"] = service_times(service, one, args.repeat, full_body(args))
     colds = [results["service"]["full_cold_ms"]]
     by_id = []
     for run_number in range(args.cold_runs):
@@ -146,7 +150,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             results["service"]["full_by_id_bytes"] = size["bytes"]
         if run_number:  # the first inline cold came with the warm figures above
             with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as c:
-                colds.append(fetch_ms(c, {"table": BENCH_TABLE, "inline-task-limit": INLINE})[0])
+                colds.append(fetch_ms(c, full_body(args))[0])
     results["service"] |= {
         "full_cold_runs_ms": colds, "full_cold_ms": statistics.median(colds),
         "full_by_id_cold_runs_ms": by_id, "full_by_id_cold_ms": statistics.median(by_id),
@@ -264,6 +268,8 @@ def report(r: dict[str, Any]) -> list[str]:
         f"plan; target <= 300); 3 selective plans with 64 MiB caches grow it {small['growth_bytes'] / MB:,.0f} MB "
         f"(target <= 256), {statistics.median(small['selective_ms']):,.0f} ms each"
     )
+    if r.get("no_inline"):
+        lines.append("(--no-inline: the 'whole body' rows are the full plan answered by id, not inline)")
     lines.append(
         f"full plan: {svc['full_body_bytes'] / MB:.1f} MB of JSON inline ({svc['full_wire_bytes'] / MB:.1f} MB "
         f"zstd); by default (plan id, {svc['full_by_id_tasks']:,} tasks over the inline limit) "
@@ -296,6 +302,11 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "scale-latest.json")
     parser.add_argument("--heap", default="8g", help="the Java planner's and the Spark drivers' heap (default 8g)")
     parser.add_argument("--no-pyiceberg", action="store_true", help="skip PyIceberg (minutes on 2,000,000 files)")
+    parser.add_argument(
+        "--no-inline",
+        action="store_true",
+        help="the full plan by id, not inline (20,000,000 files inline are gigabytes of JSON)",
+    )
     parser.add_argument("--no-distributed", action="store_true", help="skip Spark + Iceberg's distributed planning")
     args = parser.parse_args()
     started = time.monotonic()
