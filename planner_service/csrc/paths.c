@@ -4,8 +4,25 @@
  * split_paths(offsets, data, directories) takes a string column (int64 offsets, UTF-8 data) and a dict of
  * the directories seen so far (bytes -> id, extended in place) and returns (directory ids as int32 bytes,
  * name offsets as int64 bytes, name data as bytes). A directory is everything up to and including the last
- * '/' (empty for a path without one); a path whose directory is the previous path's skips the lookup. */
+ * '/' (empty for a path without one). The RECENT directories last seen are compared first (a table's files
+ * come a partition or a few at a time), so that most paths cost a memcmp, not a dict lookup. */
 #include "kernels.h"
+
+#define RECENT 16
+
+typedef struct {
+    const char *dir;
+    Py_ssize_t len;
+    uint64_t tail;  /* the directory's last 8 bytes (fewer: zero-padded): most mismatches end there */
+    int32_t id;
+} Recent;
+
+static inline uint64_t tail_of(const char *dir, Py_ssize_t len) {
+    uint64_t tail = 0;
+    Py_ssize_t n = len < 8 ? len : 8;
+    memcpy(&tail, dir + len - n, (size_t)n);
+    return tail;
+}
 
 PyObject *kernels_split_paths(PyObject *self, PyObject *args) {
     Py_buffer offsets_view = {0}, data_view = {0};
@@ -33,15 +50,21 @@ PyObject *kernels_split_paths(PyObject *self, PyObject *args) {
     if (names == NULL) goto done;
     char *out = PyBytes_AS_STRING(names);
     int64_t written = 0;
-    const char *last_dir = NULL;
-    Py_ssize_t last_len = -1;
-    int32_t last_id = -1;
+    Recent recent[RECENT];
+    int n_recent = 0, next_slot = 0;
     name_at[0] = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         const char *path = data + offsets[i];
         Py_ssize_t len = (Py_ssize_t)(offsets[i + 1] - offsets[i]), cut = len;
         while (cut > 0 && path[cut - 1] != '/') cut--;
-        if (cut != last_len || memcmp(path, last_dir, (size_t)cut) != 0) {
+        int32_t found = -1;
+        uint64_t tail = tail_of(path, cut);
+        for (int r = 0; r < n_recent; r++)
+            if (recent[r].len == cut && recent[r].tail == tail && memcmp(recent[r].dir, path, (size_t)cut) == 0) {
+                found = recent[r].id;
+                break;
+            }
+        if (found < 0) {
             PyObject *key = PyBytes_FromStringAndSize(path, cut);
             if (key == NULL) goto done;
             PyObject *known = PyDict_GetItemWithError(directories, key);
@@ -66,11 +89,12 @@ PyObject *kernels_split_paths(PyObject *self, PyObject *args) {
                 if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "split_paths: a bad directory id");
                 goto done;
             }
-            last_dir = path;
-            last_len = cut;
-            last_id = (int32_t)value;
+            found = (int32_t)value;
+            recent[next_slot] = (Recent){path, cut, tail, found};  /* the path's bytes outlive the loop */
+            next_slot = (next_slot + 1) % RECENT;
+            if (n_recent < RECENT) n_recent++;
         }
-        id[i] = last_id;
+        id[i] = found;
         memcpy(out + written, path + cut, (size_t)(len - cut));
         written += len - cut;
         name_at[i + 1] = written;

@@ -55,7 +55,7 @@ class FileIndex:
     @property
     def nbytes(self) -> int:
         """An estimate of the memory held (the frame, the row arrays, decoded statistics)."""
-        interned = 64 * len(self.partitions) + sum(64 + len(d) for d in self.directories)
+        interned = 64 * len(self.partitions) + 8 * len(self.directories)  # (directories are shared, and few)
         return int(self.frame.estimated_size()) + 8 * len(self) + interned
 
     @classmethod
@@ -68,13 +68,19 @@ class FileIndex:
         interner = _Interner()
         remapped = [interner.ids(part.partitions)[part.partition_id] for part in parts]
         directories: dict[str, int] = {}
-        directory_ids = [
-            np.fromiter((directories.setdefault(d, len(directories)) for d in p.directories), np.int32)[p.directory_id]
-            for p in parts
-        ]
+        remaps: dict[int, Int32Array] = {}  # by the directories tuple's identity: parts decoded together share one
+        directory_ids = []
+        for part in parts:
+            remap = remaps.get(id(part.directories))
+            if remap is None:
+                new_ids = (directories.setdefault(d, len(directories)) for d in part.directories)
+                remap = remaps[id(part.directories)] = np.fromiter(new_ids, np.int32, len(part.directories))
+            directory_ids.append(remap[part.directory_id])
         frames = [p.frame for p in parts]
-        same = all(f.schema == frames[0].schema for f in frames)  # else a column null in some parts (Null type)
-        frame = pl.concat(frames, how="vertical" if same else "vertical_relaxed", rechunk=False)
+        try:
+            frame = pl.concat(frames, how="vertical", rechunk=False)
+        except pl.exceptions.SchemaError:  # a column no entry of some parts has (held as Null there)
+            frame = pl.concat(frames, how="vertical_relaxed", rechunk=False)
         partition_id = np.concatenate(remapped).astype(np.int32, copy=False)
         directory_id = np.concatenate(directory_ids).astype(np.int32, copy=False)
         return cls(

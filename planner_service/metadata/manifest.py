@@ -128,16 +128,13 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     partitions, partition_id = intern_partitions(first.manifest.partition_spec_id, partition, group, convert)
     row_bounds = np.searchsorted(manifest_of_row, np.arange(len(manifests) + 1)).tolist()
     local_partitions, used_partitions = _per_manifest(partition_id, manifest_of_row, len(manifests), len(partitions))
-    local_directories, used_directories = _per_manifest(
-        paths.directory_id, manifest_of_row, len(manifests), len(paths.directories)
-    )
     return [
         FileIndex(
             frame.slice(start, end - start),
             tuple(partitions[g] for g in used_partitions[k]),
             local_partitions[start:end],
-            tuple(paths.directories[g] for g in used_directories[k]),
-            local_directories[start:end],
+            paths.directories,  # the chunk's, shared: FileIndex.concat remaps each distinct tuple once
+            paths.directory_id[start:end],
             has_stats=with_stats,
         )
         for k, (start, end) in enumerate(itertools.pairwise(row_bounds))
