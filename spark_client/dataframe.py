@@ -19,7 +19,9 @@ import pyarrow as pa
 from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
 from spark_client.executors import ExecutorCheck, require_classic
 from spark_client.partitions import (
+    DEFAULT_MAX_PARTITIONS,
     DEFAULT_MAX_ROWS,
+    MAX_PARTITIONS_CONF,
     TaskFunction,
     fetch_task,
     is_inline,
@@ -107,7 +109,7 @@ def plan_for_spark(
     URL and token its executors use; the session checked to be classic and its executors fit first. The
     session's parallelism joins the body (the split size adapts to it, as Spark + Iceberg's does)."""
     require_classic(spark, what)
-    body = {**body, "parallelism": spark_parallelism(spark)}
+    body = {**body, "parallelism": spark_parallelism(spark), "task-estimates": False}  # (a plan by id: its count)
     executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     if client is not None:
         plan = client.plan(body)
@@ -156,16 +158,24 @@ def map_tasks(
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
     storage_options = vended_storage(plan, storage)  # the service's vended credentials, when it sends them
-    if not is_inline(plan):  # task i is partition i of a range made in the JVM: no Python RDD to pickle
+    if not is_inline(plan):  # task indexes are the rows of a range made in the JVM: no Python RDD to pickle
         by_id = (service_url, str(plan["plan-id"]), token)
         tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, by_id)
-        return spark.range(0, count, 1, numPartitions=count).mapInArrow(tasks, schema)
+        partitions = min(count, max_partitions(spark))  # a partition per task, or runs of them past the cap
+        return spark.range(0, count, 1, numPartitions=partitions).mapInArrow(tasks, schema)
     tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows)
     rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(task_payloads(plan), numSlices=count).map(
         lambda payload: (payload,)
     )
     payloads = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
     return payloads.mapInArrow(tasks, schema)
+
+
+def max_partitions(spark: SparkSession) -> int:
+    """The most partitions a plan by id is read with: spark.sql.files.maxPartitionNum when the session sets
+    it, else DEFAULT_MAX_PARTITIONS."""
+    value = spark.conf.get(MAX_PARTITIONS_CONF, None)
+    return int(value) if value and int(value) > 0 else DEFAULT_MAX_PARTITIONS
 
 
 class _Tasks:

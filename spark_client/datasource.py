@@ -45,12 +45,14 @@ from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
 from spark_client.partitions import (
+    DEFAULT_MAX_PARTITIONS,
     DEFAULT_MAX_ROWS,
     is_inline,
     read_payload,
     read_task_by_index,
     settle_worker,
     task_payloads,
+    task_ranges,
 )
 from spark_client.storage import vended_storage
 
@@ -77,6 +79,8 @@ OPTIONS = {
     "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",
     "max-records-per-batch": f"the most rows in an Arrow batch given to Spark (default {DEFAULT_MAX_ROWS})",
     "inline-task-limit": "plans with more tasks are fetched by each executor from the service (default: its setting)",
+    "max-partitions": "a plan fetched by the executors is read by at most this many partitions, each reading a run "
+    f"of consecutive tasks (default {DEFAULT_MAX_PARTITIONS:,})",
     "storage.<key>": "passed to the executors' reader as storage[<key>], e.g. S3 endpoint and credentials",
 }
 _SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
@@ -98,6 +102,7 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
         self.token = options.get("token") or os.environ.get(TOKEN_VARIABLE) or None
         self.storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
         self.max_rows = _positive_int(options, "max-records-per-batch", DEFAULT_MAX_ROWS)
+        self.max_partitions = _positive_int(options, "max-partitions", DEFAULT_MAX_PARTITIONS)
 
     def schema(self) -> StructType:
         # A false filter leaves the schema the projection of `select` alone (a filter's own columns would join it)
@@ -118,12 +123,13 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         self.token = source.token  # the driver's, for the executors too
         self.storage = source.storage
         self.max_rows = source.max_rows
+        self.max_partitions = source.max_partitions
         self.schema = schema
         self.arrow_schema = arrow_schema(schema)
         self.pushed: list[dict[str, Any]] = []
 
     def partitions(self) -> list[InputPartition]:
-        body = dict(self.request)
+        body = {**self.request, "task-estimates": False}  # a plan by id: its task count is all the driver needs
         row_filter = conjunction(self.pushed, body.pop("filter", None))
         if row_filter is not None:
             body["filter"] = row_filter
@@ -139,18 +145,25 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
             )
         if is_inline(plan):
             return [_Task(payload, storage) for payload in task_payloads(plan)]
-        plan_id = str(plan["plan-id"])  # partitions carry what the executor needs to fetch its task
-        return [_Task((self.service_url, plan_id, i), storage) for i in range(int(plan["task-count"]))]
+        plan_id = str(plan["plan-id"])  # partitions carry what the executor needs to fetch its tasks
+        ranges = task_ranges(int(plan["task-count"]), self.max_partitions)
+        return [_Task((self.service_url, plan_id, start, end), storage) for start, end in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         settle_worker()
-        value: str | tuple[str, str, int] | None = partition.value
+        value: str | tuple[str, str, int, int] | None = partition.value
         if value is None:  # an empty plan: Spark reads one partition of nothing
             return iter(())
         storage = partition.storage if isinstance(partition, _Task) else self.storage
         if isinstance(value, tuple):
-            url, plan_id, index = value
-            return read_task_by_index(url, plan_id, index, self.arrow_schema, storage, self.max_rows, self.token)
+            url, plan_id, start, end = value
+            return (
+                batch
+                for index in range(start, end)
+                for batch in read_task_by_index(
+                    url, plan_id, index, self.arrow_schema, storage, self.max_rows, self.token
+                )
+            )
         return read_payload(value, self.arrow_schema, storage, self.max_rows)
 
 
@@ -159,7 +172,7 @@ class _Task(InputPartition, metaclass=WorkerChecked):
     are read with, the plan's vended credentials included (what partitions() learns stays in the driver's
     reader: only the partitions travel with it)."""
 
-    def __init__(self, value: str | tuple[str, str, int], storage: dict[str, Any] | None) -> None:
+    def __init__(self, value: str | tuple[str, str, int, int], storage: dict[str, Any] | None) -> None:
         super().__init__(value)
         self.storage = storage
 

@@ -19,10 +19,26 @@ from typing import Any
 import pyarrow as pa
 
 __all__ = [
-    "DEFAULT_MAX_ROWS", "TaskFunction", "conform_batch", "expand_tasks", "fetch_task", "is_inline", "read_payload",
-    "read_task_by_index", "settle_worker", "task_payloads",
+    "DEFAULT_MAX_PARTITIONS",
+    "DEFAULT_MAX_ROWS",
+    "MAX_PARTITIONS_CONF",
+    "TaskFunction",
+    "conform_batch",
+    "expand_tasks",
+    "fetch_task",
+    "is_inline",
+    "read_payload",
+    "read_task_by_index",
+    "settle_worker",
+    "task_payloads",
+    "task_ranges",
 ]  # fmt: skip
 
+# A plan answered by id with more tasks than this is read by this many Spark partitions, each reading a run
+# of consecutive tasks: the driver then holds the same whatever the table's size (Spark's own cap on file
+# partitions, spark.sql.files.maxPartitionNum, sets it when the session does).
+MAX_PARTITIONS_CONF = "spark.sql.files.maxPartitionNum"
+DEFAULT_MAX_PARTITIONS = 200_000
 # Rows per batch handed to Spark when spark.sql.execution.arrow.maxRecordsPerBatch is not known (its default).
 DEFAULT_MAX_ROWS = 10_000
 # What an executor does with one task: (payload, the Arrow schema of its output, storage settings, the most
@@ -33,6 +49,13 @@ _DRIVER_ONLY = frozenset({
     "tasks", "files", "residuals", "delete-files", "metrics", "explain", "task-size-bytes",
     "task-estimated-row-count",
 })  # fmt: skip
+
+
+def task_ranges(count: int, partitions: int) -> list[tuple[int, int]]:
+    """`count` tasks as at most `partitions` runs of consecutive tasks [start, end), sizes differing by one
+    at most, in task order (as Spark's range splits its rows)."""
+    n = max(1, min(count, partitions))
+    return [(count * i // n, count * (i + 1) // n) for i in range(n)] if count else []
 
 
 _SETTLED: list[bool] = []  # whether this process's objects were frozen out of the cycle collector

@@ -43,7 +43,7 @@ def plan_response(
     table = runtime.load_table(body.table, body.metadata_location)
     request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
-    etag = f'W/"{request.digest}-{limit}{"-pretty" if pretty else ""}"'
+    etag = f'W/"{request.digest}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'
     credentials = runtime.storage_credentials(table)  # vended anew for each response: never kept in a body
     reusable = not body.explain and not credentials
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
@@ -53,7 +53,7 @@ def plan_response(
         runtime.record_plan(result.plan)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        deferred = json_bytes(deferred_body(result, credentials), pretty)
+        deferred = json_bytes(deferred_body(result, credentials, body.task_estimates), pretty)
         return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
     key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
     stored = runtime.plans.bodies.get(key) if reusable else None
@@ -67,11 +67,16 @@ def plan_response(
                              media_type="application/json")  # fmt: skip
 
 
-def deferred_body(result: PlanResult, storage_credentials: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """A plan too big to send inline: its id, reader context and per-task estimates (GET /plans/{id}/tasks)."""
+def deferred_body(
+    result: PlanResult, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
+) -> dict[str, Any]:
+    """A plan too big to send inline: its id, reader context and (with `estimates`) per-task estimates (GET
+    /plans/{id}/tasks)."""
     head = plan_head(result.plan, result.request.plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
+    if not estimates:
+        return head
     tasks = result.plan.combined
     head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
     head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []

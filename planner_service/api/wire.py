@@ -66,6 +66,10 @@ class PlanRequest(ScanSelection):
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
+    task_estimates: bool = Field(
+        True, description="a plan answered by its id lists each task's size and row estimate (false: only the "
+        "task count, as a Spark driver wants it: two numbers per task are 300 MB of JSON at 16 million tasks)",
+    )  # fmt: skip
 
     def to_scan(self, **planning: Any) -> ScanRequest:
         return super().to_scan(select=self.select, options=self.options, limit=self.limit,

@@ -151,6 +151,20 @@ def test_plan_by_id_matches_java(conformance: Conformance, client: httpx.Client,
     assert single["tasks"][0]["size-bytes"] == body["task-size-bytes"][-1]
 
 
+def test_a_plan_by_id_without_task_estimates_has_its_count_alone(client: httpx.Client) -> None:
+    """task-estimates false (what a Spark driver sends): the plan id, context and task count, no per-task
+    arrays; its ETag differs from the answer with them."""
+    body = {"table": "db.row_groups", "options": {"split-size": 1024}, "inline-task-limit": 0}
+    full = client.post("/plan", json=body)
+    counted = client.post("/plan", json={**body, "task-estimates": False})
+    assert full.status_code == counted.status_code == 200
+    with_estimates, without = full.json(), counted.json()
+    assert without["task-count"] == with_estimates["task-count"] == len(with_estimates["task-size-bytes"]) > 1
+    assert "task-size-bytes" not in without and "task-estimated-row-count" not in without
+    assert without["plan-id"] == with_estimates["plan-id"]
+    assert full.headers["etag"] != counted.headers["etag"]
+
+
 def test_compressed_bodies_and_etags(client: httpx.Client) -> None:
     body = {"table": "db.row_groups", "options": {"split-size": 1024}}
     plain = client.post("/plan", json=body, headers={"Accept-Encoding": "identity"})

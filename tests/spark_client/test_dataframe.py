@@ -146,3 +146,24 @@ def test_errors_name_the_cause(spark: Any, demo_service: str) -> None:
     with pytest.raises(PlannerServiceError) as bad:
         plan_and_read(spark, "demo.events", columns=["nope"], service_url=demo_service)
     assert bad.value.status == 400 and "nope" in bad.value.message
+
+
+@pytest.mark.parametrize("most", [1, 3])
+def test_a_plan_by_id_past_the_partition_cap_reads_runs_of_tasks(
+    spark: Any, conformance: Conformance, conformance_service: str, most: int
+) -> None:
+    """spark.sql.files.maxPartitionNum caps a plan fetched by the executors (default DEFAULT_MAX_PARTITIONS, a
+    flat driver at any table size): each partition reads a run of consecutive tasks, every row exactly once."""
+    case = conformance.read("mor_position_deletes/full")
+    small = {"split-size": 4096}
+    whole = plan_and_read(spark, "db.mor_position_deletes", options=small, inline_task_limit=0,
+                          service_url=conformance_service)  # fmt: skip
+    assert whole.rdd.getNumPartitions() > most
+    spark.conf.set("spark.sql.files.maxPartitionNum", str(most))
+    try:
+        df = plan_and_read(spark, "db.mor_position_deletes", options=small, inline_task_limit=0,
+                           service_url=conformance_service)  # fmt: skip
+        assert df.rdd.getNumPartitions() == most
+        assert rows(df.toArrow()) == rows(pq.read_table(conformance.dir / case["path"]))
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionNum")

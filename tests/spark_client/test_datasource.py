@@ -230,3 +230,22 @@ def test_binary_and_fixed_filters_are_pushed_as_hex(
         assert rows(filtered.toArrow()) == rows(pq.read_table(conformance.dir / case["path"]))
     finally:
         source.conf.set(PUSHDOWN, "false")
+
+
+@pytest.mark.parametrize("most", [1, 3])
+def test_a_plan_by_id_past_max_partitions_reads_runs_of_tasks(
+    source: Any, conformance: Conformance, conformance_service: str, most: int
+) -> None:
+    """max-partitions caps a plan fetched by the executors: each partition reads a run of consecutive tasks,
+    every row exactly once (Spark + Iceberg's rows), whatever the plan's task count."""
+    case = conformance.read("mor_position_deletes/full")
+    with PlannerClient(conformance_service) as client:
+        tasks = client.plan({"table": "db.mor_position_deletes", "options": {"split-size": 4096}})["task-count"]
+    assert tasks > most
+    df = (
+        source.read.format("scan-planner").option("service-url", conformance_service)
+        .option("inline-task-limit", "0").option("split-size", "4096").option("max-partitions", str(most))
+        .load("db.mor_position_deletes")
+    )  # fmt: skip
+    assert df.rdd.getNumPartitions() == most
+    assert rows(df.toArrow()) == rows(pq.read_table(conformance.dir / case["path"]))
