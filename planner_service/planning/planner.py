@@ -47,7 +47,7 @@ MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at m
 RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the freed memory to the system
 # a live file's decoded entry in memory, about (what decides whether a pruning plan streams its manifests)
 INDEX_BYTES_PER_FILE, INDEX_BYTES_PER_FILE_WITH_STATS = 256, 512
-STREAM_GROUP_BYTES = 32 * 1024 * 1024  # decoded manifests a streaming plan holds at once, about
+STREAM_GROUP_BYTES = 24 * 1024 * 1024  # decoded manifests a streaming plan holds at once, about
 
 
 class ScanPlanner:
