@@ -48,7 +48,7 @@ def plan_response(
     reusable = not body.explain and not credentials
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
         return Response(status_code=304, headers={"ETag": etag})
-    result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel)
+    result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel, inline_limit=limit)
     if fresh:
         runtime.record_plan(result.plan)
     tasks = result.plan.combined

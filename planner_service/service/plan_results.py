@@ -77,13 +77,20 @@ class PlanResults:
         self.made = 0  # plans made (fresh, explained, or rebuilt from an id): /metrics
 
     def plan(
-        self, request: CanonicalRequest, table: LoadedTable, explain: bool = False, cancel: Cancellation | None = None
+        self,
+        request: CanonicalRequest,
+        table: LoadedTable,
+        explain: bool = False,
+        cancel: Cancellation | None = None,
+        inline_limit: int | None = None,
     ) -> tuple[PlanResult, bool]:
-        """(the plan, whether it was made now); explained plans are always made now and not kept."""
+        """(the plan, whether it was made now); explained plans are always made now and not kept. With
+        `inline_limit`, a plan too big for the cache goes to disk only when it has more tasks (it is answered by
+        id, and its tasks will be fetched): a plan sent whole is not written out beside its answer."""
         cancel = cancel or Cancellation()
         if explain:
             return self._admitted(request, table, cancel, explain=True), True
-        return self._single_flight(request, table, cancel)
+        return self._single_flight(request, table, cancel, inline_limit)
 
     def get(
         self, request: CanonicalRequest, table: LoadedTable | None = None, cancel: Cancellation | None = None
@@ -92,7 +99,11 @@ class PlanResults:
         return self._single_flight(request, table, cancel or Cancellation())[0]
 
     def _single_flight(
-        self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation
+        self,
+        request: CanonicalRequest,
+        table: LoadedTable | None,
+        cancel: Cancellation,
+        inline_limit: int | None = None,
     ) -> tuple[PlanResult, bool]:
         key = request.plan_id
         cached = self._kept(key)
@@ -114,7 +125,7 @@ class PlanResults:
             return flight.result, False
         try:
             flight.result = self._admitted(request, table, flight.wanted.cancellation)
-            self._keep(key, flight.result)
+            self._keep(key, flight.result, inline_limit)
             return flight.result, True
         except BaseException as exc:
             flight.error = exc
@@ -160,13 +171,13 @@ class PlanResults:
             cached = self.spill.get(key)
         return cached
 
-    def _keep(self, key: str, result: PlanResult) -> None:
-        """In the cache; on disk when it is too big for the cache (and spilling is on)."""
-        files = result.plan.files
-        if self.spill is not None and result.weight > self.cache.max_bytes and files is not None and len(files):
-            self.spill.put_later(key, result)
-        else:
+    def _keep(self, key: str, result: PlanResult, inline_limit: int | None = None) -> None:
+        """In the cache; on disk when it is too big for the cache (and spilling is on) and answered by id."""
+        files, tasks = result.plan.files, result.plan.combined
+        if result.weight <= self.cache.max_bytes or self.spill is None or files is None or not len(files):
             self.cache.put(key, result)
+        elif inline_limit is None or (tasks is not None and len(tasks) > inline_limit):
+            self.spill.put_later(key, result)
 
     def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
         with self._lock:

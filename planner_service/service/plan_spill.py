@@ -5,11 +5,12 @@ A spilled plan is two files in this process's own directory (`<root>/<pid>-<rand
 `<key>.ipc`, its data files' columns as uncompressed Arrow IPC (mapped when read: no copy), and `<key>.bin`,
 the rest of the plan pickled (protocol 5) with its numpy arrays out of band, after a header and the buffers'
 table, and a keyed BLAKE2b of both files under a key that lives only in this process's memory: a file this
-process did not write is never unpickled. Plans are written by a background thread (a 2,000,000-file plan
-takes about a second), and served from memory until they are on disk. The directory is bounded by
-`max_bytes` (the least recently used plans go first), removed at shutdown, and the directories of processes
-no longer running are removed at start. A replica that does not hold a plan (or a restarted service)
-rebuilds it from its id, as before.
+process did not write is never unpickled. Plans are written by a background thread at the lowest CPU
+priority (a 2,000,000-file plan takes about a second), and served from memory until they are on disk. The
+directory is bounded by `max_bytes` (the least recently used plans go first), removed at shutdown, and the
+directories of processes no longer running are removed at start. A replica that does not hold a plan (or a
+restarted service) rebuilds it from its id, as before. Only plans answered by id are written: their tasks
+will be fetched; a plan sent whole is not written out beside its answer.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class PlanSpill:
         self._files: OrderedDict[str, int] = OrderedDict()  # file stem -> bytes on disk, oldest first
         self._loaded: OrderedDict[str, PlanResult] = OrderedDict()
         self._pending: dict[str, PlanResult] = {}  # being written: served from memory meanwhile
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill")
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill", initializer=_lowest_priority)
         self.bytes = 0
         self.spilled = self.evicted = 0
 
@@ -217,6 +218,12 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 def _index_fields(index: FileIndex) -> tuple[Any, ...]:
     return index.partitions, index.partition_id, index.directories, index.directory_id, index.has_stats
+
+
+def _lowest_priority() -> None:
+    """The writer thread yields the cores to answering requests (Linux: a thread's own nice value)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 def _stem(key: str) -> str:

@@ -188,3 +188,18 @@ def test_spilled_json_is_the_same_text(conformance: Conformance, planner: ScanPl
     spill.flush()
     spilled = results.by_id(request.plan_id, _load(planner))
     assert orjson.loads(b"".join(encode_plan(spilled.plan))) == orjson.loads(b"".join(encode_plan(made.plan)))
+
+
+@pytest.mark.parametrize(("limit", "spilled"), [(0, True), (10**9, False), (None, True)])
+def test_only_plans_answered_by_id_go_to_disk(
+    conformance: Conformance, planner: ScanPlanner, tmp_path: Path, limit: int | None, spilled: bool
+) -> None:
+    """/plan passes its inline limit: a plan sent whole is not written out (its tasks are in its answer); one
+    answered by id is, and a plan made for a task fetch (no limit) is."""
+    spill = PlanSpill(tmp_path, 1 << 30)
+    results = _results(planner, spill)
+    request = _request(conformance, planner, "mor_position_deletes")
+    results.plan(request, _table(planner, request), inline_limit=limit)
+    spill.flush()
+    assert (spill.spilled == 1) is spilled
+    spill.close()
