@@ -122,12 +122,11 @@ class ScanPlanner:
         combined = None
         if request.combine:
             with _timed(metrics, "split_and_pack"):
-                columns = files.columns()
-                scan_size = int(columns.sizes.sum() + columns.delete_bytes.sum())
                 options = adapted_to_parallelism(
-                    options, request.parallelism, scan_size, request.options, meta.properties
+                    options, request.parallelism, files.scan_bytes(), request.options, meta.properties
                 )
-                combined = combine(columns, options.split_size, options.lookback, options.open_file_cost)
+                # (the columns are combine's alone: it lets the split offsets go before it merges the tasks)
+                combined = combine(files.columns(), options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(table, chosen.snapshot, schema, options, files, combined, metrics, explain,
                         request.row_filter, request.case_sensitive, request.appends is not None)  # fmt: skip

@@ -44,6 +44,14 @@ class FileTasks:
             return self.delete_refs[:0]
         return self.delete_refs[self.delete_offsets[i] : self.delete_offsets[i + 1]]
 
+    def scan_bytes(self) -> int:
+        """The bytes the scan reads: its files' sizes and the content of the deletes each file applies."""
+        sizes = int(self.index.ints("file_size_in_bytes")[self.rows].sum())
+        if self.delete_offsets is None or not len(self.delete_refs):
+            return sizes
+        content = np.fromiter((d.content_size for d in self.delete_files), np.int64, len(self.delete_files))
+        return sizes + int(content[self.delete_refs].sum())
+
     def columns(self) -> FileColumns:
         """What splitting and packing need, one element per file."""
         index, rows = self.index, self.rows
