@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from tests.processes import free_port, stop, wait_for_port
 
 HAPROXY = Path("/usr/sbin/haproxy")
 CONFIG = """\
@@ -61,9 +61,7 @@ def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
     executable = haproxy_path()
     if executable is None:
         raise RuntimeError("haproxy is not installed: apt-get install haproxy (scripts/setup.sh installs it)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     with tempfile.TemporaryDirectory(prefix="haproxy-") as directory:
         config = Path(directory) / "haproxy.cfg"
         config.write_text(haproxy_config(f"127.0.0.1:{port}", backends))
@@ -71,22 +69,9 @@ def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
         with open(log, "wb") as out:
             proc = subprocess.Popen([str(executable), "-db", "-f", str(config)], stdout=out, stderr=subprocess.STDOUT)
         try:
-            _wait_listening(port, proc, timeout, log)
+            wait_for_port(port, proc, timeout)
             yield f"http://127.0.0.1:{port}"
+        except (RuntimeError, TimeoutError) as exc:
+            raise RuntimeError(f"haproxy: {exc}:\n{log.read_text()[-2000:]}") from None
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"haproxy exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"haproxy is not listening on 127.0.0.1:{port} after {timeout}s")
+            stop(proc)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
@@ -17,25 +15,9 @@ import pytest
 
 from tests.conformance.reference import Conformance, load_or_build
 from tests.markers import mark
+from tests.processes import free_port, stop, wait_for_port
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+__all__ = ["free_port", "running_service", "wait_for_port"]  # (imported from here by the tests)
 
 
 @contextlib.contextmanager
@@ -58,11 +40,7 @@ def running_service(*args: str, env: dict[str, str] | None = None, log_path: Pat
     except (RuntimeError, TimeoutError) as exc:
         raise RuntimeError(f"{exc}; service log:\n{Path(log.name).read_text()[-3000:]}") from None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 
