@@ -51,7 +51,8 @@ def test_plan_bench_runs_and_the_implementations_agree(tmp_path: Path) -> None:
     report = json.loads(out.read_text())
     assert report["problems"] == []
     assert report["table"]["data_files"] == FILES
-    assert report["table"]["data_manifests"] == report["table"]["snapshots"] == MANIFESTS
+    assert report["table"]["data_manifests"] == MANIFESTS
+    assert report["table"]["snapshots"] == 1  # bench/make_table.py commits 100 manifests a fast append
     assert list(report["scenarios"]) == ["full", "ids", "days"]
     for scenario, planned in report["scenarios"].items():
         results = planned["results"]
