@@ -105,7 +105,7 @@ class FileIndex:
         names = self.frame.get_column("file_name")
         ids = self.directory_id
         if rows is not None:
-            names, ids = names.gather(rows), ids[rows]
+            names, ids = _take(names, rows), ids[rows]
         directories = self.directories
         return [directories[d] + n for d, n in zip(ids.tolist(), names.to_list(), strict=True)]
 
@@ -198,7 +198,7 @@ class FileIndex:
             frame, pids, paths = self.frame, self.partition_id, self.paths()
         else:
             index = np.asarray(rows, dtype=np.int64)
-            frame, pids, paths = self.frame[index], self.partition_id[index], self.paths(index)
+            frame, pids, paths = _take(self.frame, index), self.partition_id[index], self.paths(index)
         cols: list[list[Any]] = [paths if c == "file_name" else frame.get_column(c).to_list() for c in CORE_COLUMNS]
         content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
             first_row, ref_file, c_off, c_size = cols  # fmt: skip
@@ -235,6 +235,18 @@ class FileIndex:
                 f.value_counts, f.null_value_counts = values, nulls
                 f.nan_value_counts, f.lower_bounds, f.upper_bounds = nans, lower, upper
         return out
+
+
+FEW_ROWS = 64  # rows taken as one-row slices: a gather walks every chunk of every column (400 in a snapshot)
+Rows = TypeVar("Rows", pl.DataFrame, pl.Series)
+
+
+def _take(values: Rows, rows: Int64Array) -> Rows:
+    """values[rows]: a few rows (a task's files, fetched by an executor) as slices, 5x faster than a gather
+    on a many-chunk index; more by a gather."""
+    if 0 < len(rows) <= FEW_ROWS:
+        return pl.concat([values.slice(int(r), 1) for r in rows.tolist()], rechunk=False)
+    return values[rows] if isinstance(values, pl.DataFrame) else values.gather(rows)
 
 
 def empty_index() -> FileIndex:
