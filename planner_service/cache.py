@@ -35,11 +35,6 @@ class LruCache(Generic[V]):
     def max_bytes(self) -> int:
         return self._max_bytes
 
-    def has_room(self, weight: int) -> bool:
-        """Whether `weight` more bytes fit without evicting anything."""
-        with self._lock:
-            return self.stats.bytes + weight <= self._max_bytes
-
     def get(self, key: str) -> V | None:
         with self._lock:
             hit = self._data.get(key)

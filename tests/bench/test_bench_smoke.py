@@ -26,6 +26,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 # read_bench.py's measurements by table shape (written out here: a change to them should change this test)
@@ -112,14 +113,18 @@ def test_scale_bench_runs_and_both_drivers_get_their_partitions(tmp_path: Path) 
     assert "Spark driver to partitions, warm" in proc.stdout
 
 
-def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
-    out = tmp_path / "sturdy.json"
-    cmd = [sys.executable, str(REPO / "bench" / "sturdy_bench.py"), "--files", str(FILES), "--manifests"]
-    cmd += [str(MANIFESTS), "--clients", "2", "--seconds", "3", "--burst", "2", "--out", str(out)]
+def _on_the_tiny_table(script: str, out: Path, *args: str) -> Any:
+    """bench/`script` on the tiny table with `args`, which must succeed; its --out JSON."""
+    cmd = [sys.executable, str(REPO / "bench" / script), "--files", str(FILES), "--manifests", str(MANIFESTS)]
+    cmd += [*args, "--out", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
+    return json.loads(out.read_text())
 
-    results = json.loads(out.read_text())
+
+def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    args = ("--clients", "2", "--seconds", "3", "--burst", "2")
+    results = _on_the_tiny_table("sturdy_bench.py", tmp_path / "sturdy.json", *args)
     soak, burst = results["soak"], results["burst"]
     assert soak["errors"] == 0 and soak["requests"] > 0
     assert soak["health"]["checks"] > 0 and soak["health"]["errors"] == 0
@@ -129,13 +134,8 @@ def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
 
 
 def test_replica_bench_runs_behind_haproxy(tmp_path: Path) -> None:
-    out = tmp_path / "replicas.json"
-    cmd = [sys.executable, str(REPO / "bench" / "replica_bench.py"), "--files", str(FILES), "--manifests"]
-    cmd += [str(MANIFESTS), "--replicas", "1,2", "--clients", "2", "--seconds", "2", "--out", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr[-5000:]}"
-
-    runs = json.loads(out.read_text())["runs"]
+    args = ("--replicas", "1,2", "--clients", "2", "--seconds", "2")
+    runs = _on_the_tiny_table("replica_bench.py", tmp_path / "replicas.json", *args)["runs"]
     assert [(r["replicas"], r["load"]) for r in runs] == [(1, "small"), (1, "mixed"), (2, "small"), (2, "mixed")]
     assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
 
