@@ -35,8 +35,13 @@ def timed(name: str, count: Callable[[], int], repeat: int) -> dict[str, Any]:
         partitions.append(count())  # Iceberg's worker pool may order manifests, and so pack, differently
         warm.append((time.perf_counter() - started) * 1000)
     print(f"[driver] {name}: {partitions} partitions, first {first:.0f} ms, warm {warm}", file=sys.stderr)
-    return {"partitions": partitions[0], "partitions_seen": sorted(set(partitions)), "first_ms": first,
-            "warm_ms": warm, "warm_median_ms": statistics.median(warm)}  # fmt: skip
+    return {
+        "partitions": partitions[0],
+        "partitions_seen": sorted(set(partitions)),
+        "first_ms": first,
+        "warm_ms": warm,
+        "warm_median_ms": statistics.median(warm),
+    }
 
 
 def session(jars: list[str] | None, heap: str = "8g", planning_mode: str | None = None) -> Any:
@@ -92,15 +97,17 @@ def main() -> int:
             return spark.read.format("iceberg").load(args.table_location)
 
         full = timed("iceberg full", lambda: read().rdd.getNumPartitions(), args.repeat)
-        one = timed("iceberg one file", lambda: read().filter(col("id") == args.one_id).rdd.getNumPartitions(),
-                    args.repeat)  # fmt: skip
+        one = timed(
+            "iceberg one file", lambda: read().filter(col("id") == args.one_id).rdd.getNumPartitions(), args.repeat
+        )
         spark_version = spark.version
     else:
         from spark_client import PlannerClient, plan_and_read
 
         client = PlannerClient(args.service_url, timeout=600)
-        full = timed("ours full", lambda: plan_and_read(spark, args.table, client=client).rdd.getNumPartitions(),
-                     args.repeat)  # fmt: skip
+        full = timed(
+            "ours full", lambda: plan_and_read(spark, args.table, client=client).rdd.getNumPartitions(), args.repeat
+        )
         one_filter = f"id = {args.one_id}"
         one = timed(
             "ours one file",
@@ -110,9 +117,16 @@ def main() -> int:
         spark_version = spark.version
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     peaks = {"python": _peak_rss_bytes(os.getpid()), "jvm": _peak_rss_bytes(jvm)}
-    result = {"implementation": args.implementation, "spark": spark_version, "full": full, "one": one,
-              "planning_mode": args.planning_mode or "auto", "heap": args.heap,
-              "driver_peak_rss_bytes": sum(peaks.values()), "driver_peak_rss_by_process": peaks}  # fmt: skip
+    result = {
+        "implementation": args.implementation,
+        "spark": spark_version,
+        "full": full,
+        "one": one,
+        "planning_mode": args.planning_mode or "auto",
+        "heap": args.heap,
+        "driver_peak_rss_bytes": sum(peaks.values()),
+        "driver_peak_rss_by_process": peaks,
+    }
     print(json.dumps(result))
     spark.stop()
     return 0

@@ -37,9 +37,13 @@ Request = tuple[str, str, bytes | None]  # method, URL, body
 
 
 def _run_client(
-    requests: list[Request], duration_s: float, max_requests: int | None, timeout: float, start: threading.Barrier,
+    requests: list[Request],
+    duration_s: float,
+    max_requests: int | None,
+    timeout: float,
+    start: threading.Barrier,
     first: int = 0,
-) -> _Client:  # fmt: skip
+) -> _Client:
     out = _Client()
     headers = {"content-type": "application/json"}
     with httpx.Client(timeout=timeout) as client:
@@ -64,9 +68,14 @@ def _run_client(
 
 
 def drive(
-    url: str, body: bytes, clients: int, duration_s: float, max_requests: int | None = None, timeout: float = 600,
+    url: str,
+    body: bytes,
+    clients: int,
+    duration_s: float,
+    max_requests: int | None = None,
+    timeout: float = 600,
     mixed: list[Request] | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """`clients` threads POSTing `body` to `url` for `duration_s` seconds (at most `max_requests` each); with
     `mixed`, each client cycles through those requests instead (client i starting at the i-th)."""
     requests = mixed or [("POST", url, body)]

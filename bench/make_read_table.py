@@ -204,14 +204,27 @@ def wide_frame(spark: Any, rows: int) -> Any:
 SHAPES = {
     shape.name: shape
     for shape in (
-        Shape("narrow", f"{NAMESPACE}.reads", 43_200_000, narrow_frame, f"{DAY_RANGE} AND category = 'garden'",
-              ("id", "amount")),
-        Shape("wide", f"{NAMESPACE}.wide", 14_400_000, wide_frame, f"{DAY_RANGE} AND region = 'emea'",
-              ("id", "price")),
-        Shape("wide_mor", f"{NAMESPACE}.wide_mor", 14_400_000, wide_frame, f"{DAY_RANGE} AND region = 'emea'",
-              ("id", "price"), deleted=MOR_DELETED, properties={"write.delete.mode": "merge-on-read"}),
+        Shape(
+            "narrow",
+            f"{NAMESPACE}.reads",
+            43_200_000,
+            narrow_frame,
+            f"{DAY_RANGE} AND category = 'garden'",
+            ("id", "amount"),
+        ),
+        Shape("wide", f"{NAMESPACE}.wide", 14_400_000, wide_frame, f"{DAY_RANGE} AND region = 'emea'", ("id", "price")),
+        Shape(
+            "wide_mor",
+            f"{NAMESPACE}.wide_mor",
+            14_400_000,
+            wide_frame,
+            f"{DAY_RANGE} AND region = 'emea'",
+            ("id", "price"),
+            deleted=MOR_DELETED,
+            properties={"write.delete.mode": "merge-on-read"},
+        ),
     )
-}  # fmt: skip
+}
 
 
 # --- Writing ----------------------------------------------------------------------------------------------
@@ -337,11 +350,15 @@ def describe(spark: Any, shape: Shape, rows: int, warehouse: Path) -> dict[str, 
         "iceberg_version": str(spark._jvm.org.apache.iceberg.IcebergBuild.version()),
         "scans": {
             "full": {"filter": None, "columns": None, "rows": live_rows, "data_files": len(data)},
-            "selective": {"filter": shape.selective, "columns": None, "rows": selective_rows,
-                          "data_files": selective_files},
+            "selective": {
+                "filter": shape.selective,
+                "columns": None,
+                "rows": selective_rows,
+                "data_files": selective_files,
+            },
             "columns": {"filter": None, "columns": list(shape.columns), "rows": live_rows, "data_files": len(data)},
         },
-    }  # fmt: skip
+    }
 
 
 def ensure_tables(shapes: list[str], rows: int | None, jars: list[str]) -> dict[str, dict[str, Any]]:

@@ -220,8 +220,10 @@ def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[
     with started_jvm(jars) as gateway, ThreadPoolExecutor(1) as java:
         table = create_table(gateway, location)
         write, commit = bench_methods(gateway)
-        log(f"JVM up, table created in {time.monotonic() - started:.1f}s; {manifests} manifests of {per_manifest} "
-            f"files, {MANIFESTS_PER_COMMIT} per commit")  # fmt: skip
+        log(
+            f"JVM up, table created in {time.monotonic() - started:.1f}s; {manifests} manifests of {per_manifest} "
+            f"files, {MANIFESTS_PER_COMMIT} per commit"
+        )
         next_id, file_ids = 0, []
         written: list[Future[Any]] = []
 

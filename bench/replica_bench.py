@@ -58,23 +58,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "filter": {"type": "eq", "term": "id", "value": table["one_percent"]["id_range"]["min"]},
     }
     days = table["one_percent"]["day_range"]
-    pruned = {"table": BENCH_TABLE, "filter": {"type": "and",
-              "left": {"type": "gt-eq", "term": "ts", "value": f"{days['first']}T00:00:00"},
-              "right": {"type": "lt-eq", "term": "ts", "value": f"{days['last']}T23:59:59"}}}  # fmt: skip
+    pruned = {
+        "table": BENCH_TABLE,
+        "filter": {
+            "type": "and",
+            "left": {"type": "gt-eq", "term": "ts", "value": f"{days['first']}T00:00:00"},
+            "right": {"type": "lt-eq", "term": "ts", "value": f"{days['last']}T23:59:59"},
+        },
+    }
     results: dict[str, Any] = {"table": table, "clients": args.clients, "seconds": args.seconds, "runs": []}
     for replicas in args.replicas:
         with contextlib.ExitStack() as stack:
             services = [stack.enter_context(bench_service(REPO, location)) for _ in range(replicas)]
             url = stack.enter_context(balanced([s.url for s in services]))
             plan_id, tasks = warm(url, [one, pruned], replicas)
-            mixed: list[Request] = [("POST", f"{url}/plan", json.dumps(one).encode()),
-                                    ("POST", f"{url}/plan", json.dumps(pruned).encode())]  # fmt: skip
+            mixed: list[Request] = [
+                ("POST", f"{url}/plan", json.dumps(one).encode()),
+                ("POST", f"{url}/plan", json.dumps(pruned).encode()),
+            ]
             mixed += [("GET", f"{url}/plans/{plan_id}/tasks/{i % tasks}", None) for i in range(0, 997, 7)]
             for name, load in (("small", None), ("mixed", mixed)):
                 progress("bench", f"--- {replicas} replica(s), {name}: {args.clients} clients x {args.seconds:.0f} s")
                 time.sleep(1)
-                figures = drive(f"{url}/plan", json.dumps(one).encode(), args.clients, args.seconds, timeout=120,
-                                mixed=load)  # fmt: skip
+                figures = drive(
+                    f"{url}/plan", json.dumps(one).encode(), args.clients, args.seconds, timeout=120, mixed=load
+                )
                 figures |= {"replicas": replicas, "load": name}
                 progress(name, json.dumps({k: v for k, v in figures.items() if k != "error_samples"}, default=str))
                 results["runs"].append(figures)
@@ -84,8 +92,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 def report(results: dict[str, Any]) -> list[str]:
     lines = [f"{'replicas':>8} {'load':>6} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"]
     for r in results["runs"]:
-        lines.append(f"{r['replicas']:>8} {r['load']:>6} {r['requests_per_s']:>8,.0f} {r['p50_ms']:>8.1f} "
-                     f"{r['p99_ms']:>8.1f} {r['errors']:>7}")  # fmt: skip
+        lines.append(
+            f"{r['replicas']:>8} {r['load']:>6} {r['requests_per_s']:>8,.0f} {r['p50_ms']:>8.1f} "
+            f"{r['p99_ms']:>8.1f} {r['errors']:>7}"
+        )
     return lines
 
 

@@ -103,8 +103,12 @@ def service_memory(args: argparse.Namespace, location: str, one: dict[str, Any],
         idle = service.rss_bytes()
         service.reset_peak_rss()
         times = [fetch_ms(c, one)[0] for _ in range(3)]
-        out["small_caches"] = {"idle_rss_bytes": idle, "peak_rss_bytes": service.peak_rss_bytes(),
-                               "growth_bytes": service.peak_rss_bytes() - idle, "selective_ms": times}  # fmt: skip
+        out["small_caches"] = {
+            "idle_rss_bytes": idle,
+            "peak_rss_bytes": service.peak_rss_bytes(),
+            "growth_bytes": service.peak_rss_bytes() - idle,
+            "selective_ms": times,
+        }
     progress("memory", json.dumps({k: v for k, v in out.items()}, default=str))
     return out
 
@@ -130,8 +134,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     full_files = scenarios(table)["full"].expected_files
     results: dict[str, Any] = {"table": table, "one_id": one_id, "heap": args.heap, "no_inline": args.no_inline}
 
-    java_plan = [java["python"], str(BENCH / "java_plan.py"), "--metadata-location", location, "--heap", args.heap,
-                 "--repeat", str(args.repeat), "--jars", ",".join(java["jars"])]  # fmt: skip
+    java_plan = [
+        java["python"],
+        str(BENCH / "java_plan.py"),
+        "--metadata-location",
+        location,
+        "--heap",
+        args.heap,
+        "--repeat",
+        str(args.repeat),
+        "--jars",
+        ",".join(java["jars"]),
+    ]
     progress("bench", "--- Iceberg Java planTasks(): full (worker pool), one file (sequential)")
     results["java_full"] = attempt("java full", java_plan, java["env"], args.timeout)
     results["java_one"] = attempt(
@@ -152,14 +166,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             with bench_service(args.src, location) as service, httpx.Client(base_url=service.url, timeout=600) as c:
                 colds.append(fetch_ms(c, full_body(args))[0])
     results["service"] |= {
-        "full_cold_runs_ms": colds, "full_cold_ms": statistics.median(colds),
-        "full_by_id_cold_runs_ms": by_id, "full_by_id_cold_ms": statistics.median(by_id),
-    }  # fmt: skip
+        "full_cold_runs_ms": colds,
+        "full_cold_ms": statistics.median(colds),
+        "full_by_id_cold_runs_ms": by_id,
+        "full_by_id_cold_ms": statistics.median(by_id),
+    }
     progress("service", f"fresh services: full inline cold {colds} ms, default answer (by id) cold {by_id} ms")
     table_location = str(Path(location).parent.parent)
-    iceberg_driver = [java["python"], str(BENCH / "driver_partitions.py"), "iceberg", "--table-location",
-                      table_location, "--one-id", str(one_id), "--repeat", str(args.repeat), "--jars",
-                      ",".join(java["jars"]), "--heap", args.heap]  # fmt: skip
+    iceberg_driver = [
+        java["python"],
+        str(BENCH / "driver_partitions.py"),
+        "iceberg",
+        "--table-location",
+        table_location,
+        "--one-id",
+        str(one_id),
+        "--repeat",
+        str(args.repeat),
+        "--jars",
+        ",".join(java["jars"]),
+        "--heap",
+        args.heap,
+    ]
     ours_env = {**java["env"], "PYTHONPATH": f"{args.src}:{BENCH}", "JAVA_HOME": env["java_home"]}
     spark_iceberg: list[dict[str, Any]] = []
     spark_distributed: list[dict[str, Any]] = []
@@ -173,8 +201,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             spark_distributed.append(attempt("spark + iceberg distributed", distributed, java["env"], args.timeout))
         progress("bench", f"--- plan_and_read in the driver (pyspark 4), a fresh service, session {run_number + 1}")
         with bench_service(args.src, location) as service:
-            ours_driver = [sys.executable, str(BENCH / "driver_partitions.py"), "ours", "--service-url", service.url,
-                           "--one-id", str(one_id), "--repeat", str(args.repeat), "--heap", args.heap]  # fmt: skip
+            ours_driver = [
+                sys.executable,
+                str(BENCH / "driver_partitions.py"),
+                "ours",
+                "--service-url",
+                service.url,
+                "--one-id",
+                str(one_id),
+                "--repeat",
+                str(args.repeat),
+                "--heap",
+                args.heap,
+            ]
             spark_ours.append(run_json("spark + ours", ours_driver, ours_env, args.timeout))
     results["spark_iceberg"], results["spark_ours"] = _medians(spark_iceberg), _medians(spark_ours)
     if spark_distributed:
@@ -230,31 +269,65 @@ def report(r: dict[str, Any]) -> list[str]:
     svc, mem = r["service"], r["service_memory"]
     pyiceberg_peak = _get(r, "pyiceberg", "peak_rss_bytes") / MB
     java_fresh, java_seq, spark, dist = (
-        "Java planTasks, fresh table, warm JVM", "Java planTasks, sequential", "Spark + Iceberg",
+        "Java planTasks, fresh table, warm JVM",
+        "Java planTasks, sequential",
+        "Spark + Iceberg",
         "Spark + Iceberg, distributed planning",
-    )  # fmt: skip
+    )
     rows = [
         ("service, cold full plan, whole body (zstd)", java_full, svc["full_cold_ms"], 0.5, java_fresh),
         ("service, warm full plan, whole body (zstd)", java_full, svc["full_warm_ms"], None, java_fresh),
-        ("service, cold full plan, default answer (by id)", java_full, svc.get("full_by_id_cold_ms", NAN), 0.2,
-         java_fresh),
+        (
+            "service, cold full plan, default answer (by id)",
+            java_full,
+            svc.get("full_by_id_cold_ms", NAN),
+            0.2,
+            java_fresh,
+        ),
         ("service, warm selective plan (1 file)", java_one, svc["one_warm_ms"], 0.05, java_seq),
-    ]  # fmt: skip
+    ]
     for peer, who in (("spark_iceberg", spark), ("spark_iceberg_distributed", dist)):
         if peer not in r:
             continue
         rows += [
-            ("Spark driver to partitions, first", _get(r, peer, "full", "first_ms"),
-             _get(r, "spark_ours", "full", "first_ms"), 0.5, who),
-            ("Spark driver to partitions, warm", _get(r, peer, "full", "warm_median_ms"),
-             _get(r, "spark_ours", "full", "warm_median_ms"), 0.25, who),
-            ("Spark driver to partitions, selective", _get(r, peer, "one", "warm_median_ms"),
-             _get(r, "spark_ours", "one", "warm_median_ms"), 0.1, who),
-            ("Spark driver peak RSS (MB)", _get(r, peer, "driver_peak_rss_bytes") / MB,
-             _get(r, "spark_ours", "driver_peak_rss_bytes") / MB, None, who),
-        ]  # fmt: skip
-    rows.append(("service peak RSS, 2 full + 3 selective (MB)", pyiceberg_peak, mem["peak_rss_bytes"] / MB, 0.5,
-                 "PyIceberg plan_files() peak"))  # fmt: skip
+            (
+                "Spark driver to partitions, first",
+                _get(r, peer, "full", "first_ms"),
+                _get(r, "spark_ours", "full", "first_ms"),
+                0.5,
+                who,
+            ),
+            (
+                "Spark driver to partitions, warm",
+                _get(r, peer, "full", "warm_median_ms"),
+                _get(r, "spark_ours", "full", "warm_median_ms"),
+                0.25,
+                who,
+            ),
+            (
+                "Spark driver to partitions, selective",
+                _get(r, peer, "one", "warm_median_ms"),
+                _get(r, "spark_ours", "one", "warm_median_ms"),
+                0.1,
+                who,
+            ),
+            (
+                "Spark driver peak RSS (MB)",
+                _get(r, peer, "driver_peak_rss_bytes") / MB,
+                _get(r, "spark_ours", "driver_peak_rss_bytes") / MB,
+                None,
+                who,
+            ),
+        ]
+    rows.append(
+        (
+            "service peak RSS, 2 full + 3 selective (MB)",
+            pyiceberg_peak,
+            mem["peak_rss_bytes"] / MB,
+            0.5,
+            "PyIceberg plan_files() peak",
+        )
+    )
     lines = [f"{'':46} {'peer':>10} {'ours':>10} {'ours/peer':>10} {'target':>8}  peer"]
     for name, peer_value, ours, target, who in rows:
         ratio = ours / peer_value if peer_value else NAN
@@ -276,8 +349,11 @@ def report(r: dict[str, Any]) -> list[str]:
         f"{svc['full_by_id_ms']:,.0f} ms; warm inline, no compression {svc['full_warm_identity_ms']:,.0f} ms; "
         f"selective cold {svc['one_cold_ms']:,.0f} ms"
     )
-    failed = [name for name in ("java_full", "java_one", "spark_iceberg", "spark_iceberg_distributed")
-              if "failed" in r.get(name, {})]  # fmt: skip
+    failed = [
+        name
+        for name in ("java_full", "java_one", "spark_iceberg", "spark_iceberg_distributed")
+        if "failed" in r.get(name, {})
+    ]
     lines.append(
         f"service RSS: idle {mem['idle_rss_bytes'] / MB:.0f} MB, after {mem['rss_after_bytes'] / MB:.0f} MB; "
         f"Spark + ours {r['spark_ours']['spark']}, partitions {r['spark_ours']['full']['partitions']:,}"

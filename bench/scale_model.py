@@ -95,11 +95,21 @@ def spark(files: int, manifests: int, cores: int, c: dict[str, float], selective
     waves = math.ceil(tasks / cores)
     kept = 1 if selective else files
     collect_bytes = kept * c["pack_columns_bytes_per_file"]
-    seconds = (JOB_S + waves * per_task + tasks * SCHEDULING_S  # the scheduler's work is serial
-               + collect_bytes / NETWORK_BYTES_S + kept * c["full_pack_s_per_file"])  # fmt: skip
+    seconds = (
+        JOB_S
+        + waves * per_task
+        + tasks * SCHEDULING_S  # the scheduler's work is serial
+        + collect_bytes / NETWORK_BYTES_S
+        + kept * c["full_pack_s_per_file"]
+    )
     executor_bytes = files / tasks * c["index_bytes_per_file"] * 2  # a task's decoded group and its result
-    return {"seconds": seconds, "driver_bytes": collect_bytes + kept * 25, "executor_task_bytes": executor_bytes,
-            "tasks": tasks, "waves": waves}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "driver_bytes": collect_bytes + kept * 25,
+        "executor_task_bytes": executor_bytes,
+        "tasks": tasks,
+        "waves": waves,
+    }
 
 
 def simulate(c: dict[str, float], per_manifest: int) -> list[dict[str, Any]]:
@@ -108,20 +118,30 @@ def simulate(c: dict[str, float], per_manifest: int) -> list[dict[str, Any]]:
         manifests = files // per_manifest
         for cores in CORES:
             for selective in (False, True):
-                rows.append({"files": files, "cores": cores, "scan": "selective" if selective else "full",
-                             "one_machine": one_machine(files, cores, c, selective),
-                             "spark": spark(files, manifests, cores, c, selective)})  # fmt: skip
+                rows.append(
+                    {
+                        "files": files,
+                        "cores": cores,
+                        "scan": "selective" if selective else "full",
+                        "one_machine": one_machine(files, cores, c, selective),
+                        "spark": spark(files, manifests, cores, c, selective),
+                    }
+                )
     return rows
 
 
 def report(rows: list[dict[str, Any]]) -> list[str]:
-    lines = [f"{'files':>12} {'cores':>6} {'scan':>10} {'one machine s':>14} {'its GB':>8} "
-             f"{'Spark s':>9} {'driver GB':>10} {'tasks':>7}"]  # fmt: skip
+    lines = [
+        f"{'files':>12} {'cores':>6} {'scan':>10} {'one machine s':>14} {'its GB':>8} "
+        f"{'Spark s':>9} {'driver GB':>10} {'tasks':>7}"
+    ]
     for r in rows:
         m, s = r["one_machine"], r["spark"]
-        lines.append(f"{r['files']:>12,} {r['cores']:>6} {r['scan']:>10} {m['seconds']:>14,.1f} "
-                     f"{m['driver_bytes'] / 1e9:>8.1f} {s['seconds']:>9,.1f} {s['driver_bytes'] / 1e9:>10.2f} "
-                     f"{s['tasks']:>7,}")  # fmt: skip
+        lines.append(
+            f"{r['files']:>12,} {r['cores']:>6} {r['scan']:>10} {m['seconds']:>14,.1f} "
+            f"{m['driver_bytes'] / 1e9:>8.1f} {s['seconds']:>9,.1f} {s['driver_bytes'] / 1e9:>10.2f} "
+            f"{s['tasks']:>7,}"
+        )
     return lines
 
 
@@ -135,10 +155,22 @@ def main() -> int:
     rows = simulate(costs, args.files // args.manifests)
     lines = report(rows)
     print("\n".join(lines))
-    write_json(args.out, {"measured": costs, "constants": {
-        "task_manifests": TASK_MANIFESTS, "scheduling_s": SCHEDULING_S, "launch_s": LAUNCH_S,
-        "network_bytes_s": NETWORK_BYTES_S, "job_s": JOB_S, "machine_cores": MACHINE_CORES,
-    }, "rows": rows, "report": lines})  # fmt: skip
+    write_json(
+        args.out,
+        {
+            "measured": costs,
+            "constants": {
+                "task_manifests": TASK_MANIFESTS,
+                "scheduling_s": SCHEDULING_S,
+                "launch_s": LAUNCH_S,
+                "network_bytes_s": NETWORK_BYTES_S,
+                "job_s": JOB_S,
+                "machine_cores": MACHINE_CORES,
+            },
+            "rows": rows,
+            "report": lines,
+        },
+    )
     print(json.dumps(costs))
     return 0
 

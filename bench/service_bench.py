@@ -164,8 +164,9 @@ def run(args: argparse.Namespace, report: dict[str, Any]) -> dict[str, dict[str,
     if "demo" in args.scenarios:
         progress("service-bench", "=== demo: starting a service over a fresh demo warehouse")
         with demo_service(args.src) as service:
-            demo = Target("demo", "the demo table demo.events, no filter", {"table": "demo.events"}, args.clients,
-                          None, None)  # fmt: skip
+            demo = Target(
+                "demo", "the demo table demo.events, no filter", {"table": "demo.events"}, args.clients, None, None
+            )
             results["demo"] = run_target(service, demo, args)
     if set(args.scenarios) - {"demo"}:
         report["table"] = table = bench_table(args)

@@ -94,8 +94,13 @@ def probing(service: Service) -> Iterator[dict[str, Any]]:
 
 def _health(probe: dict[str, Any]) -> dict[str, Any]:
     times = probe["health_ms"]
-    return {"checks": len(times), "errors": probe["health_errors"], "p50_ms": percentile(times, 50),
-            "p99_ms": percentile(times, 99), "max_ms": max(times)}  # fmt: skip
+    return {
+        "checks": len(times),
+        "errors": probe["health_errors"],
+        "p50_ms": percentile(times, 50),
+        "p99_ms": percentile(times, 99),
+        "max_ms": max(times),
+    }
 
 
 def soak(location: str, one: dict[str, Any], clients: int, seconds: float) -> dict[str, Any]:
@@ -106,8 +111,14 @@ def soak(location: str, one: dict[str, Any], clients: int, seconds: float) -> di
             load = drive(f"{service.url}/plan", json.dumps(one).encode(), clients, seconds, timeout=120)
         rss = probe["rss"]
         first, last = statistics.median(rss[:10]), statistics.median(rss[-10:])
-        return {**load, "health": _health(probe), "rss_warm_mb": idle / MB, "rss_first_10s_mb": first / MB,
-                "rss_last_10s_mb": last / MB, "rss_max_mb": max(rss) / MB}  # fmt: skip
+        return {
+            **load,
+            "health": _health(probe),
+            "rss_warm_mb": idle / MB,
+            "rss_first_10s_mb": first / MB,
+            "rss_last_10s_mb": last / MB,
+            "rss_max_mb": max(rss) / MB,
+        }
 
 
 def burst(location: str, plans: int) -> dict[str, Any]:
@@ -121,14 +132,23 @@ def burst(location: str, plans: int) -> dict[str, Any]:
             with httpx.Client(base_url=service.url, timeout=600) as client:
                 response = client.post("/plan", json=body, headers={"Accept-Encoding": "zstd"})
                 size = len(response.read())
-            return {"status": response.status_code, "retry_after": response.headers.get("retry-after"),
-                    "ms": (time.perf_counter() - began) * 1000, "bytes": size}  # fmt: skip
+            return {
+                "status": response.status_code,
+                "retry_after": response.headers.get("retry-after"),
+                "ms": (time.perf_counter() - began) * 1000,
+                "bytes": size,
+            }
 
         with probing(service) as probe, ThreadPoolExecutor(plans) as pool:
             answers = list(pool.map(full, range(plans)))
         time.sleep(2)
-        return {"answers": answers, "health": _health(probe), "idle_rss_mb": idle / MB,
-                "peak_rss_mb": service.peak_rss_bytes() / MB, "rss_after_mb": service.rss_bytes() / MB}  # fmt: skip
+        return {
+            "answers": answers,
+            "health": _health(probe),
+            "idle_rss_mb": idle / MB,
+            "peak_rss_mb": service.peak_rss_bytes() / MB,
+            "rss_after_mb": service.rss_bytes() / MB,
+        }
 
 
 def main(argv: list[str] | None = None) -> int:

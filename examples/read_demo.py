@@ -36,8 +36,14 @@ def read_with_dataframe(spark: Any, args: argparse.Namespace) -> Any:
     from spark_client import plan_and_read
 
     options = {"split-size": args.split_size} if args.split_size else None
-    return plan_and_read(spark, args.table, filter=args.filter, options=options, service_url=args.service_url,
-                         storage=storage_from_environment())  # fmt: skip
+    return plan_and_read(
+        spark,
+        args.table,
+        filter=args.filter,
+        options=options,
+        service_url=args.service_url,
+        storage=storage_from_environment(),
+    )
 
 
 def read_with_datasource(spark: Any, args: argparse.Namespace) -> Any:
@@ -60,8 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", default="demo.events", help="namespace.name (default demo.events)")
     parser.add_argument("--filter", default=None, help="a row filter, e.g. \"region = 'eu' AND id < 100\"")
     parser.add_argument("--split-size", type=int, default=None, help="target split size in bytes")
-    parser.add_argument("--api", choices=("auto", "datasource", "dataframe"), default="auto",
-                        help="the data source (pyspark 4) or plan_and_read (default: auto)")  # fmt: skip
+    parser.add_argument(
+        "--api",
+        choices=("auto", "datasource", "dataframe"),
+        default="auto",
+        help="the data source (pyspark 4) or plan_and_read (default: auto)",
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the executors' Python: this one, with spark_client

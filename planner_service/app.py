@@ -58,9 +58,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.state.authenticator = Authenticator.of(settings)
     app.add_api_route(
-        "/v1/oauth/tokens", token_endpoint, methods=["POST"], tags=["Iceberg REST catalog"],
+        "/v1/oauth/tokens",
+        token_endpoint,
+        methods=["POST"],
+        tags=["Iceberg REST catalog"],
         summary="An access token: OAuth2 client credentials (form or Basic) or a token exchange",
-    )  # fmt: skip
+    )
     app.include_router(native.router)
     app.include_router(aggregates.router)
     app.include_router(rest_catalog.router)
@@ -69,8 +72,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
     app.add_middleware(RequireToken, authenticator=app.state.authenticator)
     if settings.cors_allowed_origins:
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"],
-                           allow_headers=["*"])  # fmt: skip
+        app.add_middleware(
+            CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"], allow_headers=["*"]
+        )
     app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_allowed_origins)
     app.add_middleware(Observe)  # outermost: refusals (401, 403, 408, 413) are logged and counted too
     return app
@@ -126,9 +130,13 @@ class Observe:
     def _observed(scope: Scope, runtime: Runtime | None, route: str, status: int, started: float) -> None:
         elapsed = time.perf_counter() - started
         if runtime is not None:
-            runtime.metrics.inc("scan_planner_requests_total", "HTTP requests", method=scope["method"], route=route,
-                                status=str(status))  # fmt: skip
-            runtime.metrics.observe("scan_planner_request_seconds", "HTTP request latency", elapsed,
-                                    method=scope["method"], route=route)  # fmt: skip
-        log.info("request", extra={"method": scope["method"], "path": scope["path"], "status": status,
-                                   "ms": round(elapsed * 1000, 2)})  # fmt: skip
+            runtime.metrics.inc(
+                "scan_planner_requests_total", "HTTP requests", method=scope["method"], route=route, status=str(status)
+            )
+            runtime.metrics.observe(
+                "scan_planner_request_seconds", "HTTP request latency", elapsed, method=scope["method"], route=route
+            )
+        log.info(
+            "request",
+            extra={"method": scope["method"], "path": scope["path"], "status": status, "ms": round(elapsed * 1000, 2)},
+        )

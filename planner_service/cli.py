@@ -33,8 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.run(args)
         return result
     except PlannerError as exc:
-        print(json.dumps({"error": {"type": exc.error_type, "message": exc.message, "code": exc.status_code}}),
-              file=sys.stderr)  # fmt: skip
+        print(
+            json.dumps({"error": {"type": exc.error_type, "message": exc.message, "code": exc.status_code}}),
+            file=sys.stderr,
+        )
         return 1
 
 
@@ -59,8 +61,13 @@ def _parser() -> argparse.ArgumentParser:
         "the split size adapts to it as Spark + Iceberg's does (read.split.adaptive-size.enabled; not with "
         "a split-size option)",
     )
-    plan.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                      help="split-size, lookback, file-open-cost (or read.split.* names)")  # fmt: skip
+    plan.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="split-size, lookback, file-open-cost (or read.split.* names)",
+    )
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
 
@@ -79,8 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--warehouse", help="a directory of Hadoop-style tables: table ns.name is WAREHOUSE/ns/name")
     serve.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
     serve.add_argument("--catalog-name", help="catalog_name in the SQL catalog (default: default)")
-    serve.add_argument("--rest-catalog-uri", help="an upstream Iceberg REST catalog's base URI (without /v1); its "
-                       "warehouse and credentials go in the settings (rest_catalog_*)")  # fmt: skip
+    serve.add_argument(
+        "--rest-catalog-uri",
+        help="an upstream Iceberg REST catalog's base URI (without /v1); its "
+        "warehouse and credentials go in the settings (rest_catalog_*)",
+    )
     serve.add_argument("--config", help="a TOML or JSON settings file (see planner_service/settings.py)")
     serve.add_argument("--host", help="address to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default 8181)")
@@ -150,8 +160,14 @@ def _serve(args: argparse.Namespace) -> int:
     if settings.workers > 1:
         # worker processes import the app themselves: hand them the settings through the environment
         os.environ.update(_settings_environment(settings))
-        uvicorn.run("planner_service.app:create_worker_app", factory=True, host=settings.host, port=settings.port,
-                    workers=settings.workers, log_config=None)  # fmt: skip
+        uvicorn.run(
+            "planner_service.app:create_worker_app",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            log_config=None,
+        )
     else:
         from planner_service.app import create_app
 
@@ -189,8 +205,9 @@ def _aggregate(args: argparse.Namespace) -> int:
 
     aggregates = parse_aggregates(args.aggregates)
     plan = _planned(args, combine=False, keep_stats=True)
-    values = evaluate_aggregates(plan.files, plan.schema, plan.table.metadata.properties, aggregates,
-                                 not args.case_insensitive)  # fmt: skip
+    values = evaluate_aggregates(
+        plan.files, plan.schema, plan.table.metadata.properties, aggregates, not args.case_insensitive
+    )
     body = encode_aggregates(plan, values)
     if args.json:
         print(orjson.dumps(body).decode())
@@ -214,8 +231,9 @@ def _planned(args: argparse.Namespace, **planning: Any) -> ScanPlan:
     settings = load_settings()  # S3 endpoint, credentials and allowed roots from SCAN_PLANNER_* variables
     io = file_io(settings, Roots(settings.allowed_roots) if settings.allowed_roots else Roots.everywhere())
     table = _load_table(io, args)
-    request = scan_request(**snapshot_fields(args), filter=_filter_arg(args), case_sensitive=not args.case_insensitive,
-                           **planning)  # fmt: skip
+    request = scan_request(
+        **snapshot_fields(args), filter=_filter_arg(args), case_sensitive=not args.case_insensitive, **planning
+    )
     planner = ScanPlanner(io)
     try:
         return planner.plan(table, request)
@@ -268,13 +286,21 @@ def _print_summary(body: dict[str, Any], limit: int | None = None) -> None:
     print(f"tasks        {len(body['tasks'])} combined tasks, {ranges} file ranges of {len(body['files'])} files")
     print(f"split size   {body['split-options']['split-size']:,} bytes")
     if limit is not None:
-        print(f"limit        {limit:,} rows: " + ("cut short, the files planned hold them" if m.get("cut-short")
-              else "whole plan, no first files surely hold them (residuals, deletes or too few rows)"))  # fmt: skip
+        print(
+            f"limit        {limit:,} rows: "
+            + (
+                "cut short, the files planned hold them"
+                if m.get("cut-short")
+                else "whole plan, no first files surely hold them (residuals, deletes or too few rows)"
+            )
+        )
     print(f"data files   {m['scanned-data-files']} ({m['total-file-size-bytes']:,} bytes)")
     print(f"skipped      {m['skipped-data-files']} data files by the filter")
     print(f"delete files {m['total-delete-files']} ({m['total-delete-file-size-bytes']:,} bytes)")
-    print(f"manifests    data {m['total-data-manifests']} (skipped {m['skipped-data-manifests']}), "
-          f"deletes {m['total-delete-manifests']} (skipped {m['skipped-delete-manifests']})")  # fmt: skip
+    print(
+        f"manifests    data {m['total-data-manifests']} (skipped {m['skipped-data-manifests']}), "
+        f"deletes {m['total-delete-manifests']} (skipped {m['skipped-delete-manifests']})"
+    )
     print(f"planned in   {m['planning-time-ms']:.1f} ms")
     for i, task in enumerate(body["tasks"]):
         ranges, size, rows = len(task["splits"]), task["size-bytes"], task["estimated-row-count"]

@@ -20,8 +20,14 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
     except orjson.JSONEncodeError as exc:
         if "Recursion limit" not in str(exc):
             raise
-    text = json.dumps(value, sort_keys=sort_keys, indent=2 if indent else None, ensure_ascii=False,
-                      separators=(",", ": ") if indent else (",", ":"), default=_plain)  # fmt: skip
+    text = json.dumps(
+        value,
+        sort_keys=sort_keys,
+        indent=2 if indent else None,
+        ensure_ascii=False,
+        separators=(",", ": ") if indent else (",", ":"),
+        default=_plain,
+    )
     return (text + "\n" if indent else text).encode()
 
 

@@ -83,9 +83,15 @@ def aggregate(
     chooses it. From metadata when the service says every aggregate is exact, else read and aggregated by
     Spark (the log says why); a scan of at most `driver_read_bytes` planned bytes (default 128 MiB) is read
     in the driver, with no Spark job (0: always a job). The other arguments are plan_and_read's."""
-    scan: dict[str, Any] = {"filter": filter, "snapshot_id": snapshot_id, "as_of": as_of, "ref": ref,
-                            "case_sensitive": case_sensitive, "start_snapshot_id": start_snapshot_id,
-                            "end_snapshot_id": end_snapshot_id}  # fmt: skip
+    scan: dict[str, Any] = {
+        "filter": filter,
+        "snapshot_id": snapshot_id,
+        "as_of": as_of,
+        "ref": ref,
+        "case_sensitive": case_sensitive,
+        "start_snapshot_id": start_snapshot_id,
+        "end_snapshot_id": end_snapshot_id,
+    }
     body = aggregate_request(table, aggregates, **scan)
     if client is not None:
         result = client.aggregate(body)
@@ -143,8 +149,9 @@ def read_aggregates(
         schema = _struct([f"p{i}" for i in range(len(names))], types)
         rows = _collect_arrow(map_tasks(spark, plan, partials, schema, storage, service_url, token))
     values = combine([op for op, _ in aggregates], rows)
-    row = pa.RecordBatch.from_arrays([pa.array([v], f.type) for v, f in zip(values, rows.schema, strict=True)],
-                                     names=list(names))  # fmt: skip
+    row = pa.RecordBatch.from_arrays(
+        [pa.array([v], f.type) for v, f in zip(values, rows.schema, strict=True)], names=list(names)
+    )
     return local_frame(spark, row, _struct(names, types))
 
 

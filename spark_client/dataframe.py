@@ -87,11 +87,20 @@ def plan_and_read(
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
       the executors get it from the driver).
     """
-    body = plan_request(table, filter=filter, columns=list(columns) if columns is not None else None,
-                        snapshot_id=snapshot_id, as_of=as_of, ref=ref, options=options,
-                        case_sensitive=case_sensitive, inline_task_limit=inline_task_limit,
-                        start_snapshot_id=start_snapshot_id, end_snapshot_id=end_snapshot_id,
-                        limit=limit or None)  # fmt: skip
+    body = plan_request(
+        table,
+        filter=filter,
+        columns=list(columns) if columns is not None else None,
+        snapshot_id=snapshot_id,
+        as_of=as_of,
+        ref=ref,
+        options=options,
+        case_sensitive=case_sensitive,
+        inline_task_limit=inline_task_limit,
+        start_snapshot_id=start_snapshot_id,
+        end_snapshot_id=end_snapshot_id,
+        limit=limit or None,
+    )
     plan, url, token = plan_for_spark(spark, body, "plan_and_read", client, service_url, token)
     df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
     return df if limit is None else df.limit(limit)

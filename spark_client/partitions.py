@@ -32,7 +32,7 @@ __all__ = [
     "settle_worker",
     "task_payloads",
     "task_ranges",
-]  # fmt: skip
+]
 
 # A plan answered by id with more tasks than this is read by this many Spark partitions, each reading a run
 # of consecutive tasks: the driver then holds the same whatever the table's size (Spark's own cap on file
@@ -45,10 +45,18 @@ DEFAULT_MAX_ROWS = 10_000
 # rows in a batch for Spark) -> batches of that schema. read_payload reads the task's rows.
 TaskFunction = Callable[[Any, pa.Schema, Mapping[str, Any] | None, int], Iterator[pa.RecordBatch]]
 # Plan fields an executor never needs (large, or only for people).
-_DRIVER_ONLY = frozenset({
-    "tasks", "files", "residuals", "delete-files", "metrics", "explain", "task-size-bytes",
-    "task-estimated-row-count",
-})  # fmt: skip
+_DRIVER_ONLY = frozenset(
+    {
+        "tasks",
+        "files",
+        "residuals",
+        "delete-files",
+        "metrics",
+        "explain",
+        "task-size-bytes",
+        "task-estimated-row-count",
+    }
+)
 
 
 def task_ranges(count: int, partitions: int) -> list[tuple[int, int]]:

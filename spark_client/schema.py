@@ -175,10 +175,18 @@ def spark_schema(schema: dict[str, Any]) -> Any:
     from pyspark.sql import types as T
 
     primitives = {
-        "BOOLEAN": T.BooleanType, "INT": T.IntegerType, "BIGINT": T.LongType, "FLOAT": T.FloatType,
-        "DOUBLE": T.DoubleType, "DATE": T.DateType, "TIMESTAMP": T.TimestampType, "TIMESTAMP_NTZ": T.TimestampNTZType,
-        "STRING": T.StringType, "BINARY": T.BinaryType, "VOID": T.NullType,
-    }  # fmt: skip
+        "BOOLEAN": T.BooleanType,
+        "INT": T.IntegerType,
+        "BIGINT": T.LongType,
+        "FLOAT": T.FloatType,
+        "DOUBLE": T.DoubleType,
+        "DATE": T.DateType,
+        "TIMESTAMP": T.TimestampType,
+        "TIMESTAMP_NTZ": T.TimestampNTZType,
+        "STRING": T.StringType,
+        "BINARY": T.BinaryType,
+        "VOID": T.NullType,
+    }
 
     def convert(typ: Any) -> Any:
         if isinstance(typ, str):
@@ -223,8 +231,9 @@ def to_spark_batch(batch: pa.RecordBatch, schema: dict[str, Any]) -> pa.RecordBa
         return batch  # rows without columns (counted): from_arrays would lose their number
     types = {f["name"]: f["type"] for f in schema["fields"]}  # the batch holds some of the schema's columns
     names = batch.schema.names
-    return pa.RecordBatch.from_arrays([_to_spark(c, types[n]) for c, n in zip(batch.columns, names, strict=True)],
-                                      names=names)  # fmt: skip
+    return pa.RecordBatch.from_arrays(
+        [_to_spark(c, types[n]) for c, n in zip(batch.columns, names, strict=True)], names=names
+    )
 
 
 def _to_spark(array: pa.Array, typ: Any) -> pa.Array:

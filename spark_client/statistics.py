@@ -121,10 +121,22 @@ def _visit(expr: Any, stats: Stats) -> tuple[int, Any]:
 
 
 # Kleene's AND and OR on single values
-_AND = {(_TRUE, _TRUE): _TRUE, (_FALSE, _TRUE): _FALSE, (_FALSE, _FALSE): _FALSE, (_FALSE, _NULL): _FALSE,
-        (_TRUE, _NULL): _NULL, (_NULL, _NULL): _NULL}  # fmt: skip
-_OR = {(_TRUE, _TRUE): _TRUE, (_FALSE, _TRUE): _TRUE, (_FALSE, _FALSE): _FALSE, (_FALSE, _NULL): _NULL,
-       (_TRUE, _NULL): _TRUE, (_NULL, _NULL): _NULL}  # fmt: skip
+_AND = {
+    (_TRUE, _TRUE): _TRUE,
+    (_FALSE, _TRUE): _FALSE,
+    (_FALSE, _FALSE): _FALSE,
+    (_FALSE, _NULL): _FALSE,
+    (_TRUE, _NULL): _NULL,
+    (_NULL, _NULL): _NULL,
+}
+_OR = {
+    (_TRUE, _TRUE): _TRUE,
+    (_FALSE, _TRUE): _TRUE,
+    (_FALSE, _FALSE): _FALSE,
+    (_FALSE, _NULL): _NULL,
+    (_TRUE, _NULL): _TRUE,
+    (_NULL, _NULL): _NULL,
+}
 
 
 def _combine(left: int, right: int, table: dict[tuple[int, int], int]) -> int:

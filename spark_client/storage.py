@@ -159,8 +159,9 @@ def azure_parts(location: str) -> tuple[str, str, str]:
     container, at, host = authority.partition("@")
     account = host.split(".", 1)[0] if at else ""
     if not container or (at and not account):
-        raise ValueError(f"Invalid Azure location (expected abfss://container@account.dfs.core.windows.net/path): "
-                         f"{location}")  # fmt: skip
+        raise ValueError(
+            f"Invalid Azure location (expected abfss://container@account.dfs.core.windows.net/path): {location}"
+        )
     return account, container, key.strip("/")
 
 
@@ -179,8 +180,10 @@ def gcs_filesystem(storage: Mapping[str, Any] | None) -> pafs.FileSystem:
             kwargs["project_id"] = settings["gcs.project-id"]
         if settings.get("gcs.oauth2.token"):
             expires = int(settings.get("gcs.oauth2.token-expires-at") or (time.time() + 3600) * 1000)
-            kwargs |= {"access_token": settings["gcs.oauth2.token"],
-                       "credential_token_expiration": datetime.fromtimestamp(expires / 1000, UTC)}  # fmt: skip
+            kwargs |= {
+                "access_token": settings["gcs.oauth2.token"],
+                "credential_token_expiration": datetime.fromtimestamp(expires / 1000, UTC),
+            }
         elif (settings.get("gcs.anonymous") or "").lower() == "true":
             kwargs["anonymous"] = True
         return pafs.GcsFileSystem(**kwargs)
@@ -199,10 +202,17 @@ def azure_filesystem(account: str, storage: Mapping[str, Any] | None) -> pafs.Fi
         raise ValueError("An Azure location without an account (abfs://container/path) needs adls.account-name")
 
     def make() -> pafs.FileSystem:
-        names = {"account-key": "account_key", "sas-token": "sas_token", "tenant-id": "tenant_id",
-                 "client-id": "client_id", "client-secret": "client_secret",
-                 "blob-storage-authority": "blob_storage_authority", "dfs-storage-authority": "dfs_storage_authority",
-                 "blob-storage-scheme": "blob_storage_scheme", "dfs-storage-scheme": "dfs_storage_scheme"}  # fmt: skip
+        names = {
+            "account-key": "account_key",
+            "sas-token": "sas_token",
+            "tenant-id": "tenant_id",
+            "client-id": "client_id",
+            "client-secret": "client_secret",
+            "blob-storage-authority": "blob_storage_authority",
+            "dfs-storage-authority": "dfs_storage_authority",
+            "blob-storage-scheme": "blob_storage_scheme",
+            "dfs-storage-scheme": "dfs_storage_scheme",
+        }
         kwargs = {arg: settings[f"adls.{key}"] for key, arg in names.items() if settings.get(f"adls.{key}")}
         return pafs.AzureFileSystem(account_name=account, **kwargs)
 

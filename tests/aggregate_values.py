@@ -24,8 +24,10 @@ def plain_json(value: Any, typ: Any) -> Any:
 def comparable(values: list[Any], types: list[Any]) -> list[Any]:
     """Plain values with decimals as Decimal (Spark's str() of a zero at scale 10 is 0E-10); `types` are
     Iceberg's (decimal(P, S)) or Spark's type names (decimal(P,S))."""
-    return [Decimal(v) if isinstance(t, str) and t.startswith("decimal") and v is not None else v
-            for v, t in zip(values, types, strict=True)]  # fmt: skip
+    return [
+        Decimal(v) if isinstance(t, str) and t.startswith("decimal") and v is not None else v
+        for v, t in zip(values, types, strict=True)
+    ]
 
 
 def spark_row_values(df: Any) -> list[Any]:

@@ -32,8 +32,12 @@ def running_service(*args: str, env: dict[str, str] | None = None, log_path: Pat
     else:
         log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
     environment = {**os.environ, **(env or {})}
-    proc = subprocess.Popen([str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
-                            stdout=log, stderr=subprocess.STDOUT, env=environment)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=environment,
+    )
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}"
@@ -87,8 +91,17 @@ def azurite_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     cli = str(Path(__file__).resolve().parent.parent / ".venv" / "azurite" / "node_modules" / ".bin" / "azurite-blob")
     data = tmp_path_factory.mktemp("azurite")
-    argv = [cli, "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(data), "--skipApiVersionCheck",
-            "--silent"]  # fmt: skip
+    argv = [
+        cli,
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        str(port),
+        "--location",
+        str(data),
+        "--skipApiVersionCheck",
+        "--silent",
+    ]
     with emulator(argv, port, "Azurite"):
         yield f"127.0.0.1:{port}"
 
@@ -98,8 +111,12 @@ def moto_server(env: dict[str, str] | None = None) -> Iterator[str]:
     """A moto server (S3, STS, ...) on loopback while the block runs, its environment plus `env`; its URL."""
     port = free_port()
     moto = Path(sys.executable).with_name("moto_server")
-    proc = subprocess.Popen([str(moto), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})  # fmt: skip
+    proc = subprocess.Popen(
+        [str(moto), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+    )
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}"

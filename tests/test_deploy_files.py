@@ -259,8 +259,11 @@ def test_seed_then_serve_with_the_compose_settings(s3_endpoint: str, tmp_path: P
     assert other.status_code == 403, "the allowed roots keep the planner inside the seeded warehouse"
     ours = Counter(f["data-file"]["file-path"] for f in splits(response.json()))
 
-    props = {"s3.endpoint": s3_endpoint, "s3.access-key-id": planner_env["SCAN_PLANNER_S3_ACCESS_KEY_ID"],
-             "s3.secret-access-key": planner_env["SCAN_PLANNER_S3_SECRET_ACCESS_KEY"]}  # fmt: skip
+    props = {
+        "s3.endpoint": s3_endpoint,
+        "s3.access-key-id": planner_env["SCAN_PLANNER_S3_ACCESS_KEY_ID"],
+        "s3.secret-access-key": planner_env["SCAN_PLANNER_S3_SECRET_ACCESS_KEY"],
+    }
     name = planner_env.get("SCAN_PLANNER_CATALOG_NAME", Settings.model_fields["catalog_name"].default)
     catalog = PyIcebergSqlCatalog(name, uri=here["SCAN_PLANNER_CATALOG_URI"], **props)
     expected = Counter(t.file.file_path for t in catalog.load_table(DEMO_TABLE).scan().plan_files())

@@ -35,9 +35,18 @@ def test_quick_start_runs_as_printed(tmp_path: Path) -> None:
         port = url.rsplit(":", 1)[1]
         for command in quick_start_curls():
             command = re.sub(r"localhost:8181", f"127.0.0.1:{port}", command)
-            proc = subprocess.run(["bash", "-c", f"set -o pipefail; {command} --fail-with-body"
-                                   if "|" not in command else f"set -o pipefail; {command}"],
-                                  capture_output=True, text=True, timeout=60)  # fmt: skip
+            proc = subprocess.run(
+                [
+                    "bash",
+                    "-c",
+                    f"set -o pipefail; {command} --fail-with-body"
+                    if "|" not in command
+                    else f"set -o pipefail; {command}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert proc.returncode == 0, (command, proc.stdout[-500:], proc.stderr[-500:])
             if "/metrics" in command:
                 assert "scan_planner_requests_total" in proc.stdout

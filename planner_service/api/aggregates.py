@@ -47,8 +47,9 @@ def aggregate_scan(runtime: Runtime, body: AggregateRequest, cancel: Cancellatio
     files = runtime.planner.estimated_files(choose_snapshot(table.metadata, scan.snapshot).snapshot)
     with runtime.plans.admission.admitted(files, cancel):
         plan = runtime.planner.plan(table, scan, cancel)
-        values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, aggregates,
-                                     body.case_sensitive)  # fmt: skip
+        values = evaluate_aggregates(
+            plan.files, plan.schema, table.metadata.properties, aggregates, body.case_sensitive
+        )
     return encode_aggregates(plan, values)
 
 
@@ -57,8 +58,12 @@ def encode_aggregates(plan: ScanPlan, values: list[AggregateValue]) -> dict[str,
     not exact), whether it is exact and why not."""
     out = []
     for v in values:
-        entry: dict[str, Any] = {"name": v.aggregate.name, "type": v.type.to_json(), "value": _json_value(v),
-                                 "exact": v.exact}  # fmt: skip
+        entry: dict[str, Any] = {
+            "name": v.aggregate.name,
+            "type": v.type.to_json(),
+            "value": _json_value(v),
+            "exact": v.exact,
+        }
         if v.reason is not None:
             entry["reason"] = v.reason
         out.append(entry)

@@ -87,8 +87,12 @@ class Authenticator:
         """An OAuth2 token response for `subject`."""
         payload = _b64(json.dumps({"sub": subject, "exp": int(time.time()) + self.ttl_seconds}).encode())
         token = f"{payload}.{_b64(self._sign(payload.encode()))}"
-        return {"access_token": token, "token_type": "bearer", "expires_in": self.ttl_seconds,
-                "issued_token_type": ACCESS_TOKEN_TYPE}  # fmt: skip
+        return {
+            "access_token": token,
+            "token_type": "bearer",
+            "expires_in": self.ttl_seconds,
+            "issued_token_type": ACCESS_TOKEN_TYPE,
+        }
 
     def _sign(self, payload: bytes) -> bytes:
         return hmac.new(self.key, payload, hashlib.sha256).digest()

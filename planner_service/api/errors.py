@@ -21,9 +21,13 @@ from planner_service.errors import PlannerError, shown
 log = logging.getLogger(__name__)
 
 _HTTP_TYPES = {
-    400: "BadRequestException", 404: "NotFoundException", 405: "MethodNotAllowedException",
-    406: "UnsupportedOperationException", 413: "RequestTooLargeException", 415: "UnsupportedMediaTypeException",
-}  # fmt: skip
+    400: "BadRequestException",
+    404: "NotFoundException",
+    405: "MethodNotAllowedException",
+    406: "UnsupportedOperationException",
+    413: "RequestTooLargeException",
+    415: "UnsupportedMediaTypeException",
+}
 
 
 def error_body(error_type: str, message: str, code: int) -> dict[str, Any]:

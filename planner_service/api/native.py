@@ -63,8 +63,11 @@ def plan_response(
     if pretty:
         return _body_response(b"".join(chunks), pretty, coding, etag)
     keep = partial(runtime.plans.bodies.put, key) if reusable else None
-    return StreamingResponse(_kept(compressed(rendered_ahead(chunks), coding), keep), headers=_headers(coding, etag),
-                             media_type="application/json")  # fmt: skip
+    return StreamingResponse(
+        _kept(compressed(rendered_ahead(chunks), coding), keep),
+        headers=_headers(coding, etag),
+        media_type="application/json",
+    )
 
 
 def deferred_body(
@@ -185,12 +188,18 @@ async def metrics(runtime: RuntimeDep) -> Response:
     gauges = []
     for name, cache in runtime.caches().items():
         stats = cache.stats
-        for field, help_text in (("hits", "Cache hits"), ("misses", "Cache misses"), ("entries", "Cached entries"),
-                                 ("bytes", "Estimated cached bytes"), ("evictions", "Evictions")):  # fmt: skip
+        for field, help_text in (
+            ("hits", "Cache hits"),
+            ("misses", "Cache misses"),
+            ("entries", "Cached entries"),
+            ("bytes", "Estimated cached bytes"),
+            ("evictions", "Evictions"),
+        ):
             gauges.append((f"scan_planner_cache_{field}", help_text, float(getattr(stats, field)), {"cache": name}))
     plans = runtime.plans
-    gauges.append(("scan_planner_plans_made", "Plans made (fresh, explained, or rebuilt from a plan id)",
-                   float(plans.made), {}))  # fmt: skip
+    gauges.append(
+        ("scan_planner_plans_made", "Plans made (fresh, explained, or rebuilt from a plan id)", float(plans.made), {})
+    )
     if plans.spill is not None:
         spill = plans.spill
         for field, help_text, value in (
@@ -199,11 +208,23 @@ async def metrics(runtime: RuntimeDep) -> Response:
             ("evictions", "Spilled plans removed to stay within plan_spill_bytes", spill.evicted),
         ):
             gauges.append((f"scan_planner_plan_spill_{field}", help_text, float(value), {}))
-    gauges.append(("python_gc_frozen_objects", "Objects out of the cycle collector's reach (gc.freeze at startup)",
-                   float(gc.get_freeze_count()), {}))  # fmt: skip
+    gauges.append(
+        (
+            "python_gc_frozen_objects",
+            "Objects out of the cycle collector's reach (gc.freeze at startup)",
+            float(gc.get_freeze_count()),
+            {},
+        )
+    )
     for generation, collector in enumerate(gc.get_stats()):
-        gauges.append(("python_gc_collections", "Cycle collections so far, by generation",
-                       float(collector["collections"]), {"generation": str(generation)}))  # fmt: skip
+        gauges.append(
+            (
+                "python_gc_collections",
+                "Cycle collections so far, by generation",
+                float(collector["collections"]),
+                {"generation": str(generation)},
+            )
+        )
     text = runtime.metrics.render(gauges)
     return Response(text, media_type="text/plain; version=0.0.4")
 
@@ -242,12 +263,14 @@ async def history(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response
     entries = []
     for e in meta.snapshot_log:
         snap = meta.snapshots.get(e.snapshot_id)
-        entries.append({
-            "timestamp-ms": e.timestamp_ms,
-            "snapshot-id": e.snapshot_id,
-            "operation": snap.summary.get("operation") if snap else None,
-            "parent-snapshot-id": snap.parent_snapshot_id if snap else None,
-        })  # fmt: skip
+        entries.append(
+            {
+                "timestamp-ms": e.timestamp_ms,
+                "snapshot-id": e.snapshot_id,
+                "operation": snap.summary.get("operation") if snap else None,
+                "parent-snapshot-id": snap.parent_snapshot_id if snap else None,
+            }
+        )
     return json_response({"table": table.name, "history": entries}, pretty=pretty)
 
 

@@ -123,8 +123,11 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
     client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them), the
     table's `storage-credentials`, the first of them in `config` too (for clients that read only that)."""
     table_config = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
-    result: dict[str, Any] = {"metadata-location": table.metadata_location, "metadata": table.metadata.raw,
-                              "config": table_config}  # fmt: skip
+    result: dict[str, Any] = {
+        "metadata-location": table.metadata_location,
+        "metadata": table.metadata.raw,
+        "config": table_config,
+    }
     wanted = delegation is not None and "vended-credentials" in [d.strip() for d in delegation.split(",")]
     credentials = runtime.storage_credentials(table) if wanted else None
     if credentials:

@@ -106,9 +106,16 @@ def prepare_scan(runtime: Runtime, identifier: TableIdentifier, body: PlanTableS
     if isinstance(body.filter, str):
         expression_from_json(body.filter)  # a REST filter is a JSON expression: this names the string refused
     stats = body.stats_fields is not None
-    request = scan_request(snapshot_id=body.snapshot_id, start_snapshot_id=body.start_snapshot_id,
-                           end_snapshot_id=body.end_snapshot_id, filter=body.filter, case_sensitive=body.case_sensitive,
-                           limit=body.min_rows_requested, combine=False, keep_stats=stats)  # fmt: skip
+    request = scan_request(
+        snapshot_id=body.snapshot_id,
+        start_snapshot_id=body.start_snapshot_id,
+        end_snapshot_id=body.end_snapshot_id,
+        filter=body.filter,
+        case_sensitive=body.case_sensitive,
+        limit=body.min_rows_requested,
+        combine=False,
+        keep_stats=stats,
+    )
     # select is only checked: REST answers are file scan tasks, which carry no schema
     table = runtime.catalog.load_table(identifier)
     meta = table.metadata
@@ -162,8 +169,15 @@ def plan_scan(runtime: Runtime, scan: _Scan, cancel: Cancellation, background: b
     meta = scan.table.metadata
     files = plan.files
     tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks
-    return PlannedTasks(tasks, meta.specs, meta.schema, runtime.settings.plan_task_page_size, scan.stats_ids,
-                        runtime.storage_credentials(scan.table), plan.metrics.cut_short)  # fmt: skip
+    return PlannedTasks(
+        tasks,
+        meta.specs,
+        meta.schema,
+        runtime.settings.plan_task_page_size,
+        scan.stats_ids,
+        runtime.storage_credentials(scan.table),
+        plan.metrics.cut_short,
+    )
 
 
 def plan_now(
@@ -304,10 +318,16 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
 
 
 @routes.route(
-    "POST", f"{_TABLE}/plan", summary="Plan a table scan",
-    **json_route(PlanTableScanRequest, RestPlanningResult, "completed (with its first page of tasks) or submitted",
-                 _CUT_SHORT_DOC),
-)  # fmt: skip
+    "POST",
+    f"{_TABLE}/plan",
+    summary="Plan a table scan",
+    **json_route(
+        PlanTableScanRequest,
+        RestPlanningResult,
+        "completed (with its first page of tasks) or submitted",
+        _CUT_SHORT_DOC,
+    ),
+)
 async def plan_table_scan(
     namespace: str, table: str, request: Request, runtime: RuntimeDep, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
@@ -326,10 +346,13 @@ async def plan_table_scan(
 
 
 @routes.route(
-    "GET", f"{_TABLE}/plan/{{plan_id}}", summary="Poll a plan: submitted, completed, failed, cancelled",
-    responses=described(RestPlanningResult, "The plan's status; completed: the first page of file scan tasks",
-                        _CUT_SHORT_DOC),
-)  # fmt: skip
+    "GET",
+    f"{_TABLE}/plan/{{plan_id}}",
+    summary="Poll a plan: submitted, completed, failed, cancelled",
+    responses=described(
+        RestPlanningResult, "The plan's status; completed: the first page of file scan tasks", _CUT_SHORT_DOC
+    ),
+)
 async def fetch_planning_result(
     namespace: str, table: str, plan_id: str, request: Request, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:
@@ -350,9 +373,11 @@ async def cancel_planning(
 
 
 @routes.route(
-    "POST", f"{_TABLE}/tasks", summary="Fetch a plan task's file scan tasks",
+    "POST",
+    f"{_TABLE}/tasks",
+    summary="Fetch a plan task's file scan tasks",
     openapi_extra=json_body_schema(FetchScanTasksRequest),
-)  # fmt: skip
+)
 async def fetch_scan_tasks(
     namespace: str, table: str, request: Request, planning: PlanningDep, pretty: PrettyDep
 ) -> Response:

@@ -51,14 +51,18 @@ class PlanRequest(ScanSelection):
 
     select: list[str] | None = Field(None, description="column names to read; the response schema is projected")
     limit: int | None = Field(
-        None, ge=1, description="rows wanted: planning may stop once the files that surely match hold this many "
+        None,
+        ge=1,
+        description="rows wanted: planning may stop once the files that surely match hold this many "
         "(metrics say whether it did: cut-short)",
-    )  # fmt: skip
+    )
     parallelism: int | None = Field(
-        None, ge=1, le=1_000_000,
+        None,
+        ge=1,
+        le=1_000_000,
         description="Spark's parallelism: the split size adapts to it as Spark + Iceberg's does "
         "(read.split.adaptive-size.enabled, unless a split-size option is given)",
-    )  # fmt: skip
+    )
     options: dict[str, int | str] = Field(
         default_factory=dict, description="split-size, lookback, file-open-cost (or read.split.* names)"
     )
@@ -67,13 +71,15 @@ class PlanRequest(ScanSelection):
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
     task_estimates: bool = Field(
-        True, description="a plan answered by its id lists each task's size and row estimate (false: only the "
+        True,
+        description="a plan answered by its id lists each task's size and row estimate (false: only the "
         "task count, as a Spark driver wants it: two numbers per task are 300 MB of JSON at 16 million tasks)",
-    )  # fmt: skip
+    )
 
     def to_scan(self, **planning: Any) -> ScanRequest:
-        return super().to_scan(select=self.select, options=self.options, limit=self.limit,
-                               parallelism=self.parallelism, **planning)  # fmt: skip
+        return super().to_scan(
+            select=self.select, options=self.options, limit=self.limit, parallelism=self.parallelism, **planning
+        )
 
 
 class AggregateRequest(ScanSelection):

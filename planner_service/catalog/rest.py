@@ -166,15 +166,24 @@ class RestCatalog:
         return pages
 
     def _get(
-        self, path: str, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
+        self,
+        path: str,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
         missing: Exception | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+    ) -> dict[str, Any]:
         return self._request("GET", path, params=params, headers=headers, missing=missing)
 
     def _request(
-        self, method: str, path: str, *, params: dict[str, str] | None = None, headers: dict[str, str] | None = None,
-        missing: Exception | None, json_body: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        missing: Exception | None,
+        json_body: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         url = f"{self.uri}/{path}"
         for attempt in range(2):
             auth = self._authorization(renew=attempt > 0)
@@ -185,9 +194,13 @@ class RestCatalog:
         raise AssertionError("unreachable")
 
     def _send(
-        self, method: str, url: str, params: dict[str, str] | None, headers: dict[str, str],
+        self,
+        method: str,
+        url: str,
+        params: dict[str, str] | None,
+        headers: dict[str, str],
         json_body: dict[str, Any] | None = None,
-    ) -> httpx.Response:  # fmt: skip
+    ) -> httpx.Response:
         try:
             return self._http.request(method, url, params=params, headers=headers, json=json_body)
         except httpx.TimeoutException:
@@ -246,8 +259,12 @@ class RestCatalog:
         if not sep:
             client_id, secret = "", self.config.credential  # a secret alone, as PyIceberg takes it
         endpoint = self.config.oauth2_server_uri or f"{self.uri}/v1/oauth/tokens"
-        form = {"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret,
-                "scope": self.config.scope}  # fmt: skip
+        form = {
+            "grant_type": "client_credentials",
+            "client_id": client_id,
+            "client_secret": secret,
+            "scope": self.config.scope,
+        }
         try:
             response = self._http.post(endpoint, data=form)
         except httpx.HTTPError as exc:

@@ -37,8 +37,10 @@ class SqlCatalog:
         rows = self._query(
             "SELECT metadata_location FROM iceberg_tables "
             "WHERE catalog_name = :c AND table_namespace = :ns AND table_name = :t",
-            c=self.catalog_name, ns=".".join(identifier.namespace), t=identifier.name,
-        )  # fmt: skip
+            c=self.catalog_name,
+            ns=".".join(identifier.namespace),
+            t=identifier.name,
+        )
         if not rows or rows[0][0] is None:
             raise NoSuchTableError(f"Table does not exist: {identifier}")
         location = str(rows[0][0])
@@ -62,8 +64,9 @@ class SqlCatalog:
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
         rows = self._query(
             "SELECT table_name FROM iceberg_tables WHERE catalog_name = :c AND table_namespace = :ns",
-            c=self.catalog_name, ns=".".join(namespace),
-        )  # fmt: skip
+            c=self.catalog_name,
+            ns=".".join(namespace),
+        )
         if not rows and namespace not in self.list_namespaces():
             raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
         return sorted(TableIdentifier(namespace, str(r[0])) for r in rows)

@@ -46,10 +46,21 @@ class Op(enum.Enum):
 
 
 _NEGATED = {
-    Op.IS_NULL: Op.NOT_NULL, Op.NOT_NULL: Op.IS_NULL, Op.IS_NAN: Op.NOT_NAN, Op.NOT_NAN: Op.IS_NAN,
-    Op.LT: Op.GT_EQ, Op.LT_EQ: Op.GT, Op.GT: Op.LT_EQ, Op.GT_EQ: Op.LT, Op.EQ: Op.NOT_EQ, Op.NOT_EQ: Op.EQ,
-    Op.IN: Op.NOT_IN, Op.NOT_IN: Op.IN, Op.STARTS_WITH: Op.NOT_STARTS_WITH, Op.NOT_STARTS_WITH: Op.STARTS_WITH,
-}  # fmt: skip
+    Op.IS_NULL: Op.NOT_NULL,
+    Op.NOT_NULL: Op.IS_NULL,
+    Op.IS_NAN: Op.NOT_NAN,
+    Op.NOT_NAN: Op.IS_NAN,
+    Op.LT: Op.GT_EQ,
+    Op.LT_EQ: Op.GT,
+    Op.GT: Op.LT_EQ,
+    Op.GT_EQ: Op.LT,
+    Op.EQ: Op.NOT_EQ,
+    Op.NOT_EQ: Op.EQ,
+    Op.IN: Op.NOT_IN,
+    Op.NOT_IN: Op.IN,
+    Op.STARTS_WITH: Op.NOT_STARTS_WITH,
+    Op.NOT_STARTS_WITH: Op.STARTS_WITH,
+}
 UNARY_OPS = frozenset({Op.IS_NULL, Op.NOT_NULL, Op.IS_NAN, Op.NOT_NAN})
 LITERAL_OPS = frozenset({Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.EQ, Op.NOT_EQ, Op.STARTS_WITH, Op.NOT_STARTS_WITH})
 SET_OPS = frozenset({Op.IN, Op.NOT_IN})

@@ -44,9 +44,17 @@ __all__ = ["FilterSyntaxError", "parse_filter"]
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 _DIGITS = re.compile(r"[0-9]+")
 _TRANSFORMS = {
-    "bucket": "bucket", "truncate": "truncate", "year": "year", "years": "year", "month": "month",
-    "months": "month", "day": "day", "days": "day", "hour": "hour", "hours": "hour",
-}  # fmt: skip
+    "bucket": "bucket",
+    "truncate": "truncate",
+    "year": "year",
+    "years": "year",
+    "month": "month",
+    "months": "month",
+    "day": "day",
+    "days": "day",
+    "hour": "hour",
+    "hours": "hour",
+}
 _NAN_FUNCTIONS = frozenset({"isnan", "is_nan"})
 
 
@@ -133,9 +141,19 @@ def _parse_error_message(error: ParseError) -> str:
 
 
 _OPERATOR_TEXT = {
-    "EQ": "'='", "NEQ": "'!='", "LT": "'<'", "LTE": "'<='", "GT": "'>'", "GTE": "'>='", "And": "AND",
-    "Or": "OR", "Not": "NOT", "Like": "LIKE", "In": "IN", "Is": "IS",
-}  # fmt: skip
+    "EQ": "'='",
+    "NEQ": "'!='",
+    "LT": "'<'",
+    "LTE": "'<='",
+    "GT": "'>'",
+    "GTE": "'>='",
+    "And": "AND",
+    "Or": "OR",
+    "Not": "NOT",
+    "Like": "LIKE",
+    "In": "IN",
+    "Is": "IS",
+}
 
 
 def _describe(description: str) -> str:
@@ -220,9 +238,13 @@ def _bare_column(node: exp.Expr) -> Expression:
 
 
 _COMPARISONS: dict[type[exp.Expr], tuple[Op, Op]] = {  # (op, op with the sides swapped)
-    exp.EQ: (Op.EQ, Op.EQ), exp.NEQ: (Op.NOT_EQ, Op.NOT_EQ), exp.LT: (Op.LT, Op.GT),
-    exp.LTE: (Op.LT_EQ, Op.GT_EQ), exp.GT: (Op.GT, Op.LT), exp.GTE: (Op.GT_EQ, Op.LT_EQ),
-}  # fmt: skip
+    exp.EQ: (Op.EQ, Op.EQ),
+    exp.NEQ: (Op.NOT_EQ, Op.NOT_EQ),
+    exp.LT: (Op.LT, Op.GT),
+    exp.LTE: (Op.LT_EQ, Op.GT_EQ),
+    exp.GT: (Op.GT, Op.LT),
+    exp.GTE: (Op.GT_EQ, Op.LT_EQ),
+}
 
 
 def _comparison(node: exp.Expr) -> Expression:
@@ -327,11 +349,20 @@ def _is_nan_call(node: exp.Expr) -> bool:
 
 
 _CONDITIONS: dict[type[exp.Expr], Callable[[exp.Expr], Expression]] = {
-    exp.And: _and, exp.Or: _or, exp.Not: _not, exp.Paren: _paren, exp.Boolean: _boolean,
-    exp.Column: _bare_column, exp.Dot: _bare_column, **dict.fromkeys(_COMPARISONS, _comparison),
-    exp.In: _in, exp.Is: _is, exp.Like: _like, exp.Escape: _escape,
+    exp.And: _and,
+    exp.Or: _or,
+    exp.Not: _not,
+    exp.Paren: _paren,
+    exp.Boolean: _boolean,
+    exp.Column: _bare_column,
+    exp.Dot: _bare_column,
+    **dict.fromkeys(_COMPARISONS, _comparison),
+    exp.In: _in,
+    exp.Is: _is,
+    exp.Like: _like,
+    exp.Escape: _escape,
     exp.Anonymous: _function,
-}  # fmt: skip
+}
 
 
 # --- Terms: columns and transforms ------------------------------------------------------------------------
@@ -410,8 +441,9 @@ def _literal(node: exp.Expr) -> Literal:
         return Literal("string", node.this)
     if _DIGITS.fullmatch(node.this):
         if len(node.this.lstrip("0")) > _LONG_DIGITS:  # (and int() refuses texts of over 4,300 digits)
-            raise _Unsupported(node, f"integer of {len(node.this)} digits out of range for a long; "
-                                     "write it as DECIMAL '...'")  # fmt: skip
+            raise _Unsupported(
+                node, f"integer of {len(node.this)} digits out of range for a long; write it as DECIMAL '...'"
+            )
         return Literal("long", int(node.this))
     try:
         return Literal("double", float(node.this))
@@ -485,6 +517,10 @@ def _typed_value(kind: str, text: str) -> Literal | None:
 
 
 _VALUES: dict[type[exp.Expr], Callable[[exp.Expr], Literal]] = {
-    exp.Literal: _literal, exp.Neg: _negative, exp.Boolean: _boolean_value, exp.HexString: _binary,
-    exp.Cast: _typed, exp.Paren: _paren_value,
-}  # fmt: skip
+    exp.Literal: _literal,
+    exp.Neg: _negative,
+    exp.Boolean: _boolean_value,
+    exp.HexString: _binary,
+    exp.Cast: _typed,
+    exp.Paren: _paren_value,
+}

@@ -28,12 +28,21 @@ FLOAT_MAX = 3.4028234663852886e38  # Float.MAX_VALUE
 
 # Java class names, for messages that read like Iceberg's
 _JAVA_CLASS = {
-    "boolean": "java.lang.Boolean", "int": "java.lang.Integer", "long": "java.lang.Long",
-    "float": "java.lang.Float", "double": "java.lang.Double", "date": "java.lang.Integer",
-    "time": "java.lang.Long", "timestamp": "java.lang.Long", "timestamp_ns": "java.lang.Long",
-    "decimal": "java.math.BigDecimal", "string": "java.lang.String", "uuid": "java.util.UUID",
-    "fixed": "java.nio.HeapByteBuffer", "binary": "java.nio.HeapByteBuffer",
-}  # fmt: skip
+    "boolean": "java.lang.Boolean",
+    "int": "java.lang.Integer",
+    "long": "java.lang.Long",
+    "float": "java.lang.Float",
+    "double": "java.lang.Double",
+    "date": "java.lang.Integer",
+    "time": "java.lang.Long",
+    "timestamp": "java.lang.Long",
+    "timestamp_ns": "java.lang.Long",
+    "decimal": "java.math.BigDecimal",
+    "string": "java.lang.String",
+    "uuid": "java.util.UUID",
+    "fixed": "java.nio.HeapByteBuffer",
+    "binary": "java.nio.HeapByteBuffer",
+}
 KINDS = frozenset(_JAVA_CLASS)
 
 
@@ -251,11 +260,21 @@ def _from_boolean(value: bool, target: str, typ: PrimitiveType) -> Converted | N
 
 
 _CONVERTERS: dict[str, Callable[[Any, str, PrimitiveType], Converted | None]] = {
-    "boolean": _from_boolean, "int": _from_int, "long": _from_long, "float": _from_float,
-    "double": _from_double, "date": _from_date, "time": _from_time, "timestamp": _from_timestamp,
-    "timestamp_ns": _from_timestamp_ns, "decimal": _from_decimal, "string": _from_string, "uuid": _from_uuid,
-    "fixed": _from_bytes, "binary": _from_bytes,
-}  # fmt: skip
+    "boolean": _from_boolean,
+    "int": _from_int,
+    "long": _from_long,
+    "float": _from_float,
+    "double": _from_double,
+    "date": _from_date,
+    "time": _from_time,
+    "timestamp": _from_timestamp,
+    "timestamp_ns": _from_timestamp_ns,
+    "decimal": _from_decimal,
+    "string": _from_string,
+    "uuid": _from_uuid,
+    "fixed": _from_bytes,
+    "binary": _from_bytes,
+}
 
 
 # --- Parsing and arithmetic helpers (java.time's ISO formats) ---------------------------------------------

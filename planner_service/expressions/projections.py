@@ -202,18 +202,28 @@ def _project_time(
 
 # (projected op, boundary adjustment) per op, for integers, decimals and times (truncateInteger etc.)
 _BOUND_INCLUSIVE = {
-    Op.LT: (Op.LT_EQ, -1), Op.LT_EQ: (Op.LT_EQ, 0), Op.GT: (Op.GT_EQ, 1), Op.GT_EQ: (Op.GT_EQ, 0),
+    Op.LT: (Op.LT_EQ, -1),
+    Op.LT_EQ: (Op.LT_EQ, 0),
+    Op.GT: (Op.GT_EQ, 1),
+    Op.GT_EQ: (Op.GT_EQ, 0),
     Op.EQ: (Op.EQ, 0),
-}  # fmt: skip
+}
 _BOUND_STRICT = {
-    Op.LT: (Op.LT, 0), Op.LT_EQ: (Op.LT, 1), Op.GT: (Op.GT, 0), Op.GT_EQ: (Op.GT, -1),
+    Op.LT: (Op.LT, 0),
+    Op.LT_EQ: (Op.LT, 1),
+    Op.GT: (Op.GT, 0),
+    Op.GT_EQ: (Op.GT, -1),
     Op.NOT_EQ: (Op.NOT_EQ, 0),
-}  # fmt: skip
+}
 # projected op per op, for strings and binary (truncateArray / truncateArrayStrict)
 _ARRAY_INCLUSIVE = {
-    Op.LT: Op.LT_EQ, Op.LT_EQ: Op.LT_EQ, Op.GT: Op.GT_EQ, Op.GT_EQ: Op.GT_EQ, Op.EQ: Op.EQ,
+    Op.LT: Op.LT_EQ,
+    Op.LT_EQ: Op.LT_EQ,
+    Op.GT: Op.GT_EQ,
+    Op.GT_EQ: Op.GT_EQ,
+    Op.EQ: Op.EQ,
     Op.STARTS_WITH: Op.STARTS_WITH,
-}  # fmt: skip
+}
 _ARRAY_STRICT = {Op.LT: Op.LT, Op.LT_EQ: Op.LT, Op.GT: Op.GT, Op.GT_EQ: Op.GT, Op.NOT_EQ: Op.NOT_EQ}
 
 

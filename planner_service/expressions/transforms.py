@@ -266,11 +266,17 @@ def _identity(value: Any) -> Any:
 
 _DATE_UNITS: dict[str, Callable[[int], int]] = {"year": days_to_years, "month": days_to_months, "day": _identity}
 _MICROS_UNITS: dict[str, Callable[[int], int]] = {
-    "year": micros_to_years, "month": micros_to_months, "day": micros_to_days, "hour": micros_to_hours,
-}  # fmt: skip
+    "year": micros_to_years,
+    "month": micros_to_months,
+    "day": micros_to_days,
+    "hour": micros_to_hours,
+}
 _NANOS_UNITS: dict[str, Callable[[int], int]] = {
-    "year": nanos_to_years, "month": nanos_to_months, "day": nanos_to_days, "hour": nanos_to_hours,
-}  # fmt: skip
+    "year": nanos_to_years,
+    "month": nanos_to_months,
+    "day": nanos_to_days,
+    "hour": nanos_to_hours,
+}
 
 
 def _time_function(unit: str, kind: str) -> Callable[[int], int]:

@@ -175,16 +175,22 @@ def _reason(exc: BaseException, loc: Location) -> str:
 
 
 _STORE_FAULTS = (  # what the AWS SDK's message holds -> what happened, and what to do
-    (re.compile(r"ACCESS_DENIED|AccessDenied|HTTP status 403"),
-     "the store denied access (403): check the service's S3 credentials and the bucket's policy"),
+    (
+        re.compile(r"ACCESS_DENIED|AccessDenied|HTTP status 403"),
+        "the store denied access (403): check the service's S3 credentials and the bucket's policy",
+    ),
     (re.compile(r"HTTP status (503)|SLOW_DOWN|SlowDown"), "the store is throttling or unavailable (503); retry later"),
     (re.compile(r"HTTP status (5\d\d)"), "the store failed (HTTP {0}); retry later"),
-    (re.compile(r"curlCode: 28|[Tt]imeout was reached|timed out"),
-     "the store did not answer within the S3 timeouts (s3_connect_timeout_seconds, s3_request_timeout_seconds)"),
+    (
+        re.compile(r"curlCode: 28|[Tt]imeout was reached|timed out"),
+        "the store did not answer within the S3 timeouts (s3_connect_timeout_seconds, s3_request_timeout_seconds)",
+    ),
     (re.compile(r"curlCode: 18|partial file"), "the store cut the read short; retry later"),
-    (re.compile(r"curlCode: (6|7)\b|[Cc]ouldn't connect|[Cc]ould not resolve"),
-     "cannot connect to the store (s3_endpoint)"),
-)  # fmt: skip
+    (
+        re.compile(r"curlCode: (6|7)\b|[Cc]ouldn't connect|[Cc]ould not resolve"),
+        "cannot connect to the store (s3_endpoint)",
+    ),
+)
 
 
 def _store_reason(message: str) -> str:

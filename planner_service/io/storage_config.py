@@ -34,8 +34,12 @@ def s3_config(properties: Mapping[str, str], base: S3Config) -> S3Config:
     config = base
     key_id, secret = properties.get("s3.access-key-id"), properties.get("s3.secret-access-key")
     if key_id and secret:
-        config = replace(config, access_key_id=key_id, secret_access_key=secret,
-                         session_token=properties.get("s3.session-token") or None)  # fmt: skip
+        config = replace(
+            config,
+            access_key_id=key_id,
+            secret_access_key=secret,
+            session_token=properties.get("s3.session-token") or None,
+        )
     endpoint = properties.get("s3.endpoint")
     if endpoint:
         config = replace(config, endpoint=endpoint)

@@ -111,8 +111,12 @@ class StsVendor:
 
     def _assume(self, prefix: str) -> tuple[dict[str, str], float]:
         try:
-            answer = self._sts.assume_role(RoleArn=self.role_arn, RoleSessionName="scan-planner",
-                                           Policy=read_policy(prefix), DurationSeconds=self.duration)  # fmt: skip
+            answer = self._sts.assume_role(
+                RoleArn=self.role_arn,
+                RoleSessionName="scan-planner",
+                Policy=read_policy(prefix),
+                DurationSeconds=self.duration,
+            )
         except Exception as exc:  # botocore's errors: their code says enough (never their whole text)
             code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
             raise StorageError(

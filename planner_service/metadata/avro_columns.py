@@ -33,14 +33,40 @@ FieldPath = tuple[int, ...]
 _NULL, _BOOL, _INT, _LONG, _FLOAT, _DOUBLE, _BYTES, _STRING, _FIXED, _RECORD, _ARRAY, _MAP, _UNION, _ENUM = range(14)
 _U8, _I32, _I64, _F32, _F64, _BIN, _LIST = range(7)
 _PRIMITIVES = {
-    "null": _NULL, "boolean": _BOOL, "int": _INT, "long": _LONG, "float": _FLOAT, "double": _DOUBLE,
-    "bytes": _BYTES, "string": _STRING,
-}  # fmt: skip
-_KIND = {_BOOL: _U8, _INT: _I32, _ENUM: _I32, _LONG: _I64, _FLOAT: _F32, _DOUBLE: _F64, _BYTES: _BIN,
-         _STRING: _BIN, _FIXED: _BIN, _ARRAY: _LIST, _MAP: _LIST, _UNION: _I32}  # fmt: skip
-_ARROW = {_BOOL: pa.bool_(), _INT: pa.int32(), _ENUM: pa.int32(), _LONG: pa.int64(), _FLOAT: pa.float32(),
-          _DOUBLE: pa.float64(), _BYTES: pa.large_binary(), _STRING: pa.large_string(),
-          _FIXED: pa.large_binary()}  # fmt: skip
+    "null": _NULL,
+    "boolean": _BOOL,
+    "int": _INT,
+    "long": _LONG,
+    "float": _FLOAT,
+    "double": _DOUBLE,
+    "bytes": _BYTES,
+    "string": _STRING,
+}
+_KIND = {
+    _BOOL: _U8,
+    _INT: _I32,
+    _ENUM: _I32,
+    _LONG: _I64,
+    _FLOAT: _F32,
+    _DOUBLE: _F64,
+    _BYTES: _BIN,
+    _STRING: _BIN,
+    _FIXED: _BIN,
+    _ARRAY: _LIST,
+    _MAP: _LIST,
+    _UNION: _I32,
+}
+_ARROW = {
+    _BOOL: pa.bool_(),
+    _INT: pa.int32(),
+    _ENUM: pa.int32(),
+    _LONG: pa.int64(),
+    _FLOAT: pa.float32(),
+    _DOUBLE: pa.float64(),
+    _BYTES: pa.large_binary(),
+    _STRING: pa.large_string(),
+    _FIXED: pa.large_binary(),
+}
 _MAX_DEPTH = 32  # Iceberg's schemas nest a handful of levels; the decoder itself stops at 64
 
 

@@ -33,10 +33,23 @@ T = TypeVar("T")
 STATS_COLUMNS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 # column_sizes (field 108) is not kept: planning never reads it
 CORE_COLUMNS = (
-    "content", "file_name", "file_format", "record_count", "file_size_in_bytes", "data_sequence_number",
-    "file_sequence_number", "snapshot_id", "split_offsets", "equality_ids", "sort_order_id", "key_metadata",
-    "first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes",
-)  # fmt: skip
+    "content",
+    "file_name",
+    "file_format",
+    "record_count",
+    "file_size_in_bytes",
+    "data_sequence_number",
+    "file_sequence_number",
+    "snapshot_id",
+    "split_offsets",
+    "equality_ids",
+    "sort_order_id",
+    "key_metadata",
+    "first_row_id",
+    "referenced_data_file",
+    "content_offset",
+    "content_size_in_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -84,9 +97,13 @@ class FileIndex:
         partition_id = np.concatenate(remapped).astype(np.int32, copy=False)
         directory_id = np.concatenate(directory_ids).astype(np.int32, copy=False)
         return cls(
-            frame, tuple(interner.partitions), partition_id, tuple(directories), directory_id,
+            frame,
+            tuple(interner.partitions),
+            partition_id,
+            tuple(directories),
+            directory_id,
             all(p.has_stats for p in parts),
-        )  # fmt: skip
+        )
 
     def take(self, rows: Int64Array) -> FileIndex:
         """Rows `rows` (ascending) as an index of their own: their values copied out of this index's buffers
@@ -96,9 +113,13 @@ class FileIndex:
         in_use, directory_id = np.unique(self.directory_id[rows], return_inverse=True)
         directories = tuple(self.directories[i] for i in in_use.tolist())
         return FileIndex(
-            self.frame[rows], partitions, partition_id.reshape(-1).astype(np.int32),
-            directories, directory_id.reshape(-1).astype(np.int32), self.has_stats,
-        )  # fmt: skip
+            self.frame[rows],
+            partitions,
+            partition_id.reshape(-1).astype(np.int32),
+            directories,
+            directory_id.reshape(-1).astype(np.int32),
+            self.has_stats,
+        )
 
     def paths(self, rows: Int64Array | None = None) -> list[str]:
         """The file paths of `rows` (all rows by default), in that order."""
@@ -200,8 +221,24 @@ class FileIndex:
             index = np.asarray(rows, dtype=np.int64)
             frame, pids, paths = _take(self.frame, index), self.partition_id[index], self.paths(index)
         cols: list[list[Any]] = [paths if c == "file_name" else frame.get_column(c).to_list() for c in CORE_COLUMNS]
-        content, path, fmt, records, size, data_seq, file_seq, snap, offsets, eq_ids, sort_id, key_meta, \
-            first_row, ref_file, c_off, c_size = cols  # fmt: skip
+        (
+            content,
+            path,
+            fmt,
+            records,
+            size,
+            data_seq,
+            file_seq,
+            snap,
+            offsets,
+            eq_ids,
+            sort_id,
+            key_meta,
+            first_row,
+            ref_file,
+            c_off,
+            c_size,
+        ) = cols
         fmt_upper = {f: f.upper() for f in set(fmt)}
         partitions = self.partitions
         out = []
@@ -311,15 +348,29 @@ def _values(partition: pl.Series, convert: Sequence[Callable[[Any], Any] | None]
 _COUNT_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Int64}))
 _BOUND_MAP = pl.List(pl.Struct({"key": pl.Int32, "value": pl.Binary}))
 CANONICAL_SCHEMA: dict[str, pl.DataType] = {
-    "status": pl.Int32(), "content": pl.Int32(), "file_path": pl.String(), "file_format": pl.String(),
+    "status": pl.Int32(),
+    "content": pl.Int32(),
+    "file_path": pl.String(),
+    "file_format": pl.String(),
     "record_count": pl.Int64(),
-    "file_size_in_bytes": pl.Int64(), "data_sequence_number": pl.Int64(), "file_sequence_number": pl.Int64(),
-    "snapshot_id": pl.Int64(), "split_offsets": pl.List(pl.Int64), "equality_ids": pl.List(pl.Int32),
-    "sort_order_id": pl.Int32(), "key_metadata": pl.Binary(), "first_row_id": pl.Int64(),
-    "referenced_data_file": pl.String(), "content_offset": pl.Int64(), "content_size_in_bytes": pl.Int64(),
-    "value_counts": _COUNT_MAP, "null_value_counts": _COUNT_MAP,
-    "nan_value_counts": _COUNT_MAP, "lower_bounds": _BOUND_MAP, "upper_bounds": _BOUND_MAP,
-}  # fmt: skip
+    "file_size_in_bytes": pl.Int64(),
+    "data_sequence_number": pl.Int64(),
+    "file_sequence_number": pl.Int64(),
+    "snapshot_id": pl.Int64(),
+    "split_offsets": pl.List(pl.Int64),
+    "equality_ids": pl.List(pl.Int32),
+    "sort_order_id": pl.Int32(),
+    "key_metadata": pl.Binary(),
+    "first_row_id": pl.Int64(),
+    "referenced_data_file": pl.String(),
+    "content_offset": pl.Int64(),
+    "content_size_in_bytes": pl.Int64(),
+    "value_counts": _COUNT_MAP,
+    "null_value_counts": _COUNT_MAP,
+    "nan_value_counts": _COUNT_MAP,
+    "lower_bounds": _BOUND_MAP,
+    "upper_bounds": _BOUND_MAP,
+}
 
 
 # an index's frame: the decoded columns with each path's name in place of the path

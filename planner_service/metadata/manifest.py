@@ -45,12 +45,26 @@ EXISTING, ADDED, DELETED = 0, 1, 2
 # spec field ids of manifest_entry and data_file -> canonical column names
 _ENTRY_IDS = {0: "status", 1: "snapshot_id", 3: "sequence_number", 4: "file_sequence_number"}
 _FILE_IDS = {
-    134: "content", 100: "file_path", 101: "file_format", 102: "partition", 103: "record_count",
-    104: "file_size_in_bytes", 109: "value_counts", 110: "null_value_counts",
-    137: "nan_value_counts", 125: "lower_bounds", 128: "upper_bounds", 131: "key_metadata",
-    132: "split_offsets", 135: "equality_ids", 140: "sort_order_id", 142: "first_row_id",
-    143: "referenced_data_file", 144: "content_offset", 145: "content_size_in_bytes",
-}  # fmt: skip
+    134: "content",
+    100: "file_path",
+    101: "file_format",
+    102: "partition",
+    103: "record_count",
+    104: "file_size_in_bytes",
+    109: "value_counts",
+    110: "null_value_counts",
+    137: "nan_value_counts",
+    125: "lower_bounds",
+    128: "upper_bounds",
+    131: "key_metadata",
+    132: "split_offsets",
+    135: "equality_ids",
+    140: "sort_order_id",
+    142: "first_row_id",
+    143: "referenced_data_file",
+    144: "content_offset",
+    145: "content_size_in_bytes",
+}
 _PATHS: dict[str, FieldPath] = {name: (fid,) for fid, name in _ENTRY_IDS.items()} | {
     name: (2, fid) for fid, name in _FILE_IDS.items()
 }
@@ -59,20 +73,46 @@ _SELECT = frozenset(_PATHS.values())
 _SELECT_WITHOUT_STATS = frozenset(path for name, path in _PATHS.items() if name not in _STATS)
 _SELECT_STATS = frozenset(_PATHS[name] for name in ("status", *_STATS))
 # columns kept in their type even when no entry has a value (what planning reads as numbers or strings)
-_TYPED = frozenset(("status", "content", "file_name", "file_format", "record_count", "file_size_in_bytes",
-                    "data_sequence_number", "file_sequence_number", "snapshot_id"))  # fmt: skip
+_TYPED = frozenset(
+    (
+        "status",
+        "content",
+        "file_name",
+        "file_format",
+        "record_count",
+        "file_size_in_bytes",
+        "data_sequence_number",
+        "file_sequence_number",
+        "snapshot_id",
+    )
+)
 _REQUIRED = ("status", "file_path", "file_format", "partition", "record_count", "file_size_in_bytes")
 _COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 _BOUNDS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.large_binary())]))
 _ARROW_TYPES: dict[str, pa.DataType] = {  # CANONICAL_SCHEMA in Arrow
-    "status": pa.int32(), "content": pa.int32(), "file_path": pa.large_string(), "file_format": pa.large_string(),
-    "record_count": pa.int64(), "file_size_in_bytes": pa.int64(), "data_sequence_number": pa.int64(),
-    "file_sequence_number": pa.int64(), "snapshot_id": pa.int64(), "split_offsets": pa.large_list(pa.int64()),
-    "equality_ids": pa.large_list(pa.int32()), "sort_order_id": pa.int32(), "key_metadata": pa.large_binary(),
-    "first_row_id": pa.int64(), "referenced_data_file": pa.large_string(), "content_offset": pa.int64(),
-    "content_size_in_bytes": pa.int64(), "value_counts": _COUNTS, "null_value_counts": _COUNTS,
-    "nan_value_counts": _COUNTS, "lower_bounds": _BOUNDS, "upper_bounds": _BOUNDS,
-}  # fmt: skip
+    "status": pa.int32(),
+    "content": pa.int32(),
+    "file_path": pa.large_string(),
+    "file_format": pa.large_string(),
+    "record_count": pa.int64(),
+    "file_size_in_bytes": pa.int64(),
+    "data_sequence_number": pa.int64(),
+    "file_sequence_number": pa.int64(),
+    "snapshot_id": pa.int64(),
+    "split_offsets": pa.large_list(pa.int64()),
+    "equality_ids": pa.large_list(pa.int32()),
+    "sort_order_id": pa.int32(),
+    "key_metadata": pa.large_binary(),
+    "first_row_id": pa.int64(),
+    "referenced_data_file": pa.large_string(),
+    "content_offset": pa.int64(),
+    "content_size_in_bytes": pa.int64(),
+    "value_counts": _COUNTS,
+    "null_value_counts": _COUNTS,
+    "nan_value_counts": _COUNTS,
+    "lower_bounds": _BOUNDS,
+    "upper_bounds": _BOUNDS,
+}
 
 PartitionValue = Callable[[Any], Any]  # an Avro partition value (as decoded) -> Iceberg's internal form
 
@@ -250,8 +290,12 @@ def _live(
         ahead = (values > seq) & (seq > 0) & (status_of != DELETED)  # an entry is never newer than its manifest
         if ahead.any():
             row = int(np.flatnonzero(ahead)[0])
-            _refuse(manifests, manifest_of_row, row,
-                    f"{name} {int(values[row])}, above its manifest's sequence_number {int(seq[row])}")  # fmt: skip
+            _refuse(
+                manifests,
+                manifest_of_row,
+                row,
+                f"{name} {int(values[row])}, above its manifest's sequence_number {int(seq[row])}",
+            )
         columns[target] = numpy_array(values, missing)
     snapshots = [m.manifest.added_snapshot_id for m in manifests]
     values, missing = numpy_of(columns["snapshot_id"].cast(pa.int64()))
@@ -337,21 +381,37 @@ def warm_up() -> None:
     import fastavro
 
     partition = {"type": "record", "name": "r102", "fields": [{"name": "p", "type": ["null", "int"], "field-id": 1000}]}
-    data_file = {"type": "record", "name": "r2", "fields": [
-        {"name": "file_path", "type": "string", "field-id": 100},
-        {"name": "file_format", "type": "string", "field-id": 101},
-        {"name": "partition", "type": partition, "field-id": 102},
-        {"name": "record_count", "type": "long", "field-id": 103},
-        {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
-    ]}  # fmt: skip
-    schema = {"type": "record", "name": "manifest_entry", "fields": [
-        {"name": "status", "type": "int", "field-id": 0},
-        {"name": "snapshot_id", "type": ["null", "long"], "field-id": 1},
-        {"name": "data_file", "type": data_file, "field-id": 2},
-    ]}  # fmt: skip
-    entry = {"status": 1, "snapshot_id": None, "data_file": {
-        "file_path": "f", "file_format": "PARQUET", "partition": {"p": 1}, "record_count": 1, "file_size_in_bytes": 1,
-    }}  # fmt: skip
+    data_file = {
+        "type": "record",
+        "name": "r2",
+        "fields": [
+            {"name": "file_path", "type": "string", "field-id": 100},
+            {"name": "file_format", "type": "string", "field-id": 101},
+            {"name": "partition", "type": partition, "field-id": 102},
+            {"name": "record_count", "type": "long", "field-id": 103},
+            {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+        ],
+    }
+    schema = {
+        "type": "record",
+        "name": "manifest_entry",
+        "fields": [
+            {"name": "status", "type": "int", "field-id": 0},
+            {"name": "snapshot_id", "type": ["null", "long"], "field-id": 1},
+            {"name": "data_file", "type": data_file, "field-id": 2},
+        ],
+    }
+    entry = {
+        "status": 1,
+        "snapshot_id": None,
+        "data_file": {
+            "file_path": "f",
+            "file_format": "PARQUET",
+            "partition": {"p": 1},
+            "record_count": 1,
+            "file_size_in_bytes": 1,
+        },
+    }
     out = io.BytesIO()
     fastavro.writer(out, fastavro.parse_schema(schema), [entry], codec="deflate")
     manifest = ManifestFile("warm-up", 0, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0, 0, None)

@@ -81,8 +81,14 @@ def read_manifest_list(data: bytes, location: str, max_inflated: int = MAX_INFLA
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _INTS = ("partition_spec_id", "added_files_count", "existing_files_count", "deleted_files_count")
-_COUNTS = ("added_files_count", "existing_files_count", "deleted_files_count", "added_rows_count",
-           "existing_rows_count", "deleted_rows_count")  # fmt: skip
+_COUNTS = (
+    "added_files_count",
+    "existing_files_count",
+    "deleted_files_count",
+    "added_rows_count",
+    "existing_rows_count",
+    "deleted_rows_count",
+)
 
 
 def manifest_problem(m: ManifestFile) -> str | None:

@@ -23,9 +23,7 @@ if TYPE_CHECKING:
 ONE_MINUTE_MS = 60_000  # Java tolerates this much clock skew between log entries
 _TIME = frozenset({"date", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"})
 _HOURS = _TIME - {"date"}
-_BUCKET = frozenset(
-    {"int", "long", "decimal", "date", "time", "string", "uuid", "fixed", "binary"} | _HOURS
-)  # fmt: skip
+_BUCKET = frozenset({"int", "long", "decimal", "date", "time", "string", "uuid", "fixed", "binary"} | _HOURS)
 _TRUNCATE = frozenset({"int", "long", "decimal", "string", "binary"})
 # A transform's source types, and Java's message for another type
 _SOURCES = {

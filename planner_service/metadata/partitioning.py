@@ -73,9 +73,11 @@ class PartitionField:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "transform": str(self.transform), "source-id": self.source_id,
+            "name": self.name,
+            "transform": str(self.transform),
+            "source-id": self.source_id,
             "field-id": self.field_id,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,15 @@ class SnapshotChoice:
     ref: str | None = None
 
     def __post_init__(self) -> None:
-        given = [n for n, v in (("snapshot-id", self.snapshot_id), ("as-of-timestamp-ms",
-                 self.as_of_timestamp_ms), ("ref", self.ref)) if v is not None]  # fmt: skip
+        given = [
+            n
+            for n, v in (
+                ("snapshot-id", self.snapshot_id),
+                ("as-of-timestamp-ms", self.as_of_timestamp_ms),
+                ("ref", self.ref),
+            )
+            if v is not None
+        ]
         if len(given) > 1:
             raise BadRequestError(f"Choose at most one of snapshot-id, as-of-timestamp-ms and ref; got {given}")
 
@@ -50,8 +57,15 @@ def append_range(start: int | None, end: int | None, choice: SnapshotChoice) -> 
         return None
     if start is None:
         raise BadRequestError("Cannot set only end-snapshot-id for incremental scans: set start-snapshot-id too")
-    chosen = [name for name, value in (("snapshot-id", choice.snapshot_id), ("as-of-timestamp-ms",
-              choice.as_of_timestamp_ms), ("ref", choice.ref)) if value is not None]  # fmt: skip
+    chosen = [
+        name
+        for name, value in (
+            ("snapshot-id", choice.snapshot_id),
+            ("as-of-timestamp-ms", choice.as_of_timestamp_ms),
+            ("ref", choice.ref),
+        )
+        if value is not None
+    ]
     if chosen:
         raise BadRequestError(
             f"Cannot set start-snapshot-id and end-snapshot-id for incremental scans when {chosen[0]} is set"

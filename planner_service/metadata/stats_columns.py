@@ -27,8 +27,12 @@ IntArray = np.ndarray[Any, np.dtype[np.int64]]
 _INT_KINDS = {"int": pl.Int32, "date": pl.Int32}
 _LONG_KINDS = {"long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"}
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
-}  # fmt: skip
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+}
 
 
 def _map_value(column: str, field_id: int) -> pl.Expr:

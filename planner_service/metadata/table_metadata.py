@@ -47,15 +47,17 @@ class Snapshot:
     v1_manifests: tuple[str, ...] = ()  # v1 snapshots may list manifests instead of a manifest list
 
     def to_json(self) -> dict[str, Any]:
-        return without_nulls({
-            "snapshot-id": self.snapshot_id,
-            "sequence-number": self.sequence_number,
-            "timestamp-ms": self.timestamp_ms,
-            "summary": self.summary,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "manifest-list": self.manifest_list,
-            "schema-id": self.schema_id,
-        })  # fmt: skip
+        return without_nulls(
+            {
+                "snapshot-id": self.snapshot_id,
+                "sequence-number": self.sequence_number,
+                "timestamp-ms": self.timestamp_ms,
+                "summary": self.summary,
+                "parent-snapshot-id": self.parent_snapshot_id,
+                "manifest-list": self.manifest_list,
+                "schema-id": self.schema_id,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,15 @@ class SnapshotRef:
     max_ref_age_ms: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return without_nulls({
-            "snapshot-id": self.snapshot_id, "type": self.type, "min-snapshots-to-keep": self.min_snapshots_to_keep,
-            "max-snapshot-age-ms": self.max_snapshot_age_ms, "max-ref-age-ms": self.max_ref_age_ms,
-        })  # fmt: skip
+        return without_nulls(
+            {
+                "snapshot-id": self.snapshot_id,
+                "type": self.type,
+                "min-snapshots-to-keep": self.min_snapshots_to_keep,
+                "max-snapshot-age-ms": self.max_snapshot_age_ms,
+                "max-ref-age-ms": self.max_ref_age_ms,
+            }
+        )
 
     def java_string(self) -> str:
         """Java's SnapshotRef.toString, for messages that read like Iceberg's."""
@@ -213,10 +220,12 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
     if version >= 3:
         get_long("next-row-id", obj)
     _check_statistics(obj)
-    for what, ids in (("schemas", [s.schema_id for s in schema_list]),
-                      ("partition specs", [s.spec_id for s in spec_list]),
-                      ("sort orders", [get_int("order-id", o) for o in sort_orders]),
-                      ("snapshots", [s.snapshot_id for s in snapshot_list])):  # fmt: skip
+    for what, ids in (
+        ("schemas", [s.schema_id for s in schema_list]),
+        ("partition specs", [s.spec_id for s in spec_list]),
+        ("sort orders", [get_int("order-id", o) for o in sort_orders]),
+        ("snapshots", [s.snapshot_id for s in snapshot_list]),
+    ):
         _check_unique(what, ids)
 
     return TableMetadata(
@@ -290,9 +299,13 @@ def _ref(name: str, obj: Any) -> SnapshotRef:
     if kind not in ("branch", "tag"):
         raise CorruptMetadataError(f"Invalid snapshot ref type: {get_string('type', node)[:40]}")
     return SnapshotRef(
-        name, snapshot_id, kind, get_int_or_none("min-snapshots-to-keep", node),
-        get_long_or_none("max-snapshot-age-ms", node), get_long_or_none("max-ref-age-ms", node),
-    )  # fmt: skip
+        name,
+        snapshot_id,
+        kind,
+        get_int_or_none("min-snapshots-to-keep", node),
+        get_long_or_none("max-snapshot-age-ms", node),
+        get_long_or_none("max-ref-age-ms", node),
+    )
 
 
 def _snapshot(obj: Any) -> Snapshot:

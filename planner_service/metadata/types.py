@@ -21,10 +21,24 @@ MAX_TYPE_DEPTH = 330
 
 PRIMITIVE_NAMES = frozenset(
     {
-        "boolean", "int", "long", "float", "double", "date", "time", "timestamp", "timestamptz",
-        "timestamp_ns", "timestamptz_ns", "string", "uuid", "binary", "unknown", "variant",
+        "boolean",
+        "int",
+        "long",
+        "float",
+        "double",
+        "date",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "timestamp_ns",
+        "timestamptz_ns",
+        "string",
+        "uuid",
+        "binary",
+        "unknown",
+        "variant",
     }
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -63,10 +77,17 @@ class NestedField:
     write_default: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return without_nulls({
-            "id": self.field_id, "name": self.name, "required": self.required, "type": self.type.to_json(),
-            "doc": self.doc, "initial-default": self.initial_default, "write-default": self.write_default,
-        })  # fmt: skip
+        return without_nulls(
+            {
+                "id": self.field_id,
+                "name": self.name,
+                "required": self.required,
+                "type": self.type.to_json(),
+                "doc": self.doc,
+                "initial-default": self.initial_default,
+                "write-default": self.write_default,
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -89,9 +110,11 @@ class ListType:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "type": "list", "element-id": self.element_id, "element": self.element.to_json(),
+            "type": "list",
+            "element-id": self.element_id,
+            "element": self.element.to_json(),
             "element-required": self.element_required,
-        }  # fmt: skip
+        }
 
 
 @dataclass(frozen=True)
@@ -106,9 +129,13 @@ class MapType:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "type": "map", "key-id": self.key_id, "key": self.key.to_json(), "value-id": self.value_id,
-            "value": self.value.to_json(), "value-required": self.value_required,
-        }  # fmt: skip
+            "type": "map",
+            "key-id": self.key_id,
+            "key": self.key.to_json(),
+            "value-id": self.value_id,
+            "value": self.value.to_json(),
+            "value-required": self.value_required,
+        }
 
 
 IcebergType = PrimitiveType | StructType | ListType | MapType

@@ -183,16 +183,22 @@ def _evaluate(files: FileTasks, aggregate: Aggregate, fld: NestedField | None) -
     if aggregate.op == "count":
         missing = ~(has_values & has_nulls)
         if missing.any():
-            return None, f"{aggregate.name}: {int(np.count_nonzero(missing))} of {n} data files have no value or " \
-                "null counts for the column"  # fmt: skip
+            return (
+                None,
+                f"{aggregate.name}: {int(np.count_nonzero(missing))} of {n} data files have no value or "
+                "null counts for the column",
+            )
         return int((values - nulls).sum()), None
     typ = fld.type
     assert isinstance(typ, PrimitiveType)
     if typ.kind in ("float", "double"):
         nans, has_nans = (a[rows] for a in stats.counts("nan_value_counts", fid))
         if (has_nans & (nans > 0)).any():
-            return None, f"{aggregate.name}: {int(np.count_nonzero(nans > 0))} data files hold NaN values, which " \
-                "bounds leave out"  # fmt: skip
+            return (
+                None,
+                f"{aggregate.name}: {int(np.count_nonzero(nans > 0))} data files hold NaN values, which "
+                "bounds leave out",
+            )
         if not has_nans.all():
             return None, f"{aggregate.name}: {int(np.count_nonzero(~has_nans))} data files have no NaN counts"
     column = "lower_bounds" if aggregate.op == "min" else "upper_bounds"
@@ -202,6 +208,8 @@ def _evaluate(files: FileTasks, aggregate: Aggregate, fld: NestedField | None) -
     lacking = ~(present | all_null)
     if lacking.any():
         side = "lower" if aggregate.op == "min" else "upper"
-        return None, f"{aggregate.name}: {int(np.count_nonzero(lacking))} of {n} data files have no {side} bound " \
-            "for the column"  # fmt: skip
+        return (
+            None,
+            f"{aggregate.name}: {int(np.count_nonzero(lacking))} of {n} data files have no {side} bound for the column",
+        )
     return stats.bound_extreme(column, fid, typ, rows, largest=aggregate.op == "max"), None

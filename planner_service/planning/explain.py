@@ -32,13 +32,15 @@ class Explain:
     data_files: list[dict[str, Any]] = field(default_factory=list)
 
     def manifest(self, m: ManifestFile, kept: bool, reason: str) -> None:
-        self.manifests.append({
-            "manifest-path": m.manifest_path,
-            "content": "data" if m.content == DATA_MANIFEST else "deletes",
-            "partition-spec-id": m.partition_spec_id,
-            "kept": kept,
-            "reason": reason,
-        })  # fmt: skip
+        self.manifests.append(
+            {
+                "manifest-path": m.manifest_path,
+                "content": "data" if m.content == DATA_MANIFEST else "deletes",
+                "partition-spec-id": m.partition_spec_id,
+                "kept": kept,
+                "reason": reason,
+            }
+        )
 
     def data_files_of(self, index: FileIndex, row_filter: RowFilter) -> None:
         """Every file of the kept manifests (`index`), with why it was kept or skipped."""

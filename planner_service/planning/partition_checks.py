@@ -19,9 +19,15 @@ Partition = tuple[int, tuple[Any, ...]]
 
 _INTEGERS = frozenset({"int", "long", "date", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"})
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "boolean": (bool,), "float": (float, int), "double": (float, int), "string": (str,),
-    "decimal": (Decimal,), "uuid": (uuid.UUID, bytes), "fixed": (bytes,), "binary": (bytes,),
-}  # fmt: skip
+    "boolean": (bool,),
+    "float": (float, int),
+    "double": (float, int),
+    "string": (str,),
+    "decimal": (Decimal,),
+    "uuid": (uuid.UUID, bytes),
+    "fixed": (bytes,),
+    "binary": (bytes,),
+}
 
 
 def check_partitions(

@@ -83,8 +83,18 @@ class ScanPlanner:
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
         schema = project_schema(chosen.schema, request.select, row_filter.field_ids, request.case_sensitive)
         if chosen.snapshot is None:
-            return ScanPlan(table, None, schema, options, None, None, metrics, row_filter=request.row_filter,
-                            case_sensitive=request.case_sensitive, incremental=request.appends is not None)  # fmt: skip
+            return ScanPlan(
+                table,
+                None,
+                schema,
+                options,
+                None,
+                None,
+                metrics,
+                row_filter=request.row_filter,
+                case_sensitive=request.case_sensitive,
+                incremental=request.appends is not None,
+            )
 
         added_in: frozenset[int] | None = None
         with _timed(metrics, "manifest_list"):
@@ -106,18 +116,31 @@ class ScanPlanner:
             explain = Explain(request.row_filter) if request.explain else None
 
             def check(index: FileIndex) -> None:  # once per index and table metadata: not again when cached
-                index.memo(f"partitions checked for {table.metadata_location}",
-                           lambda: check_partitions(index.partitions, meta.specs, meta.schema,
-                                                    partial(_file_with, index)))  # fmt: skip
+                index.memo(
+                    f"partitions checked for {table.metadata_location}",
+                    lambda: check_partitions(index.partitions, meta.specs, meta.schema, partial(_file_with, index)),
+                )
 
             files = self._data_files(
-                data_manifests, deletes, delete_index, row_filter, metrics, explain, cancel, check, added_in,
+                data_manifests,
+                deletes,
+                delete_index,
+                row_filter,
+                metrics,
+                explain,
+                cancel,
+                check,
+                added_in,
                 request.keep_stats,
-            )  # fmt: skip
+            )
             if request.min_rows is not None:
                 files = _cut_at_rows(files, request.min_rows, metrics)
-            check_partitions([(d.spec_id, d.partition) for d in deletes], meta.specs, meta.schema,
-                             lambda p: next(d.path for d in deletes if (d.spec_id, d.partition) == p))  # fmt: skip
+            check_partitions(
+                [(d.spec_id, d.partition) for d in deletes],
+                meta.specs,
+                meta.schema,
+                lambda p: next(d.path for d in deletes if (d.spec_id, d.partition) == p),
+            )
         cancel.check()
         combined = None
         if request.combine:
@@ -128,8 +151,19 @@ class ScanPlanner:
                 # (the columns are combine's alone: it lets the split offsets go before it merges the tasks)
                 combined = combine(files.columns(), options.split_size, options.lookback, options.open_file_cost)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
-        return ScanPlan(table, chosen.snapshot, schema, options, files, combined, metrics, explain,
-                        request.row_filter, request.case_sensitive, request.appends is not None)  # fmt: skip
+        return ScanPlan(
+            table,
+            chosen.snapshot,
+            schema,
+            options,
+            files,
+            combined,
+            metrics,
+            explain,
+            request.row_filter,
+            request.case_sensitive,
+            request.appends is not None,
+        )
 
     def _appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
         """The data manifests of the append snapshots that one of them added, each once (by path)."""

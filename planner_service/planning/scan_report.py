@@ -73,9 +73,12 @@ def scan_metrics(plan: ScanPlan) -> dict[str, Any]:
         "dvs": m.dvs,
     }
     out: dict[str, Any] = {
-        "total-planning-duration": {"count": 1, "time-unit": "nanoseconds",
-                                    "total-duration": int(m.total_planning_ms * 1_000_000)},
-    }  # fmt: skip
+        "total-planning-duration": {
+            "count": 1,
+            "time-unit": "nanoseconds",
+            "total-duration": int(m.total_planning_ms * 1_000_000),
+        },
+    }
     for name, value in counters.items():
         out[name] = {"unit": "bytes" if name.endswith("in-bytes") else "count", "value": int(value)}
     return out

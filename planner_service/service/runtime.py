@@ -46,15 +46,25 @@ class Runtime:
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
         io = file_io(settings, service_roots(settings))
-        catalog = CatalogRouter.of(io, settings.tables, settings.catalog_uri, settings.catalog_name, settings.warehouse,
-                                   rest_catalog_config(settings))  # fmt: skip
+        catalog = CatalogRouter.of(
+            io,
+            settings.tables,
+            settings.catalog_uri,
+            settings.catalog_name,
+            settings.warehouse,
+            rest_catalog_config(settings),
+        )
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
         planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
         warm_up()  # what loads on first use loads now, not in the first plan
-        admission = Admission(settings.max_concurrent_plans, settings.plan_memory_bytes, settings.plan_queue_seconds,
-                              settings.max_waiting_plans)  # fmt: skip
+        admission = Admission(
+            settings.max_concurrent_plans,
+            settings.plan_memory_bytes,
+            settings.plan_queue_seconds,
+            settings.max_waiting_plans,
+        )
         spill = (
             PlanSpill(Path(settings.plan_spill_directory), settings.plan_spill_bytes)
             if settings.plan_spill_directory and settings.plan_spill_bytes
@@ -138,8 +148,9 @@ def credential_vendor(settings: Settings) -> CredentialVendor | None:
         return StaticVendor(settings.vended_storage_properties, s3)
     if settings.vend_credentials == "sts":
         assert settings.sts_role_arn is not None
-        return StsVendor(settings.sts_role_arn, s3, settings.sts_endpoint, settings.sts_region,
-                         settings.sts_duration_seconds)  # fmt: skip
+        return StsVendor(
+            settings.sts_role_arn, s3, settings.sts_endpoint, settings.sts_region, settings.sts_duration_seconds
+        )
     return None
 
 
@@ -149,8 +160,9 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
     """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
-    return FileIO(s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings),
-                  settings.max_inflated_bytes)  # fmt: skip
+    return FileIO(
+        s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings), settings.max_inflated_bytes
+    )
 
 
 def storage_properties(settings: Settings) -> dict[str, str]:
@@ -172,8 +184,13 @@ def storage_properties(settings: Settings) -> dict[str, str]:
 
 
 def s3_config(settings: Settings) -> S3Config:
-    return _section(settings, S3Config, "s3_", connect_timeout="s3_connect_timeout_seconds",
-                    request_timeout="s3_request_timeout_seconds")  # fmt: skip
+    return _section(
+        settings,
+        S3Config,
+        "s3_",
+        connect_timeout="s3_connect_timeout_seconds",
+        request_timeout="s3_request_timeout_seconds",
+    )
 
 
 C = TypeVar("C")

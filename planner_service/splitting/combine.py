@@ -70,9 +70,15 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     _check_split_options(split_size, lookback, open_file_cost)
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
     splits = split_files(
-        files.sizes, files.splittable, files.offset_counts, files.flat_offsets, split_size,
-        files.delete_bytes, files.delete_counts, open_file_cost,
-    )  # fmt: skip
+        files.sizes,
+        files.splittable,
+        files.offset_counts,
+        files.flat_offsets,
+        split_size,
+        files.delete_bytes,
+        files.delete_counts,
+        open_file_cost,
+    )
     sizes, record_counts, delete_bytes = int64(files.sizes), int64(files.record_counts), int64(files.delete_bytes)
     del files  # a caller that hands over its columns gets the split offsets freed before the tasks are merged
     owner, start, length, is_split, weight = splits.owner, splits.start, splits.length, splits.is_split, splits.weight
@@ -84,9 +90,7 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     # the same file and the ranges touch; a run of such splits becomes one range. Each task's size is its
     # ranges' lengths plus their files' delete bytes; its rows, each range's share of its file's records.
     n_tasks = int(bins.max()) + 1 if len(bins) else 0
-    merged = _kernels.merge_bins(
-        bins, owner, start, length, is_split, n_tasks, sizes, record_counts, delete_bytes
-    )  # fmt: skip
+    merged = _kernels.merge_bins(bins, owner, start, length, is_split, n_tasks, sizes, record_counts, delete_bytes)
     offsets, run_file, run_start, run_length = (np.frombuffer(b, np.int64) for b in merged[:4])
     size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(

@@ -59,10 +59,15 @@ def split_files(
         raise ValueError(f"Split size must be > 0: {target_size}")
     zeros = np.zeros(len(sizes), np.int64)
     owner, start, length, is_split, weight = _kernels.split_files(
-        int64(sizes), np.ascontiguousarray(splittable, dtype=np.bool_), int64(offset_counts), int64(flat_offsets),
-        int(target_size), int64(zeros if delete_bytes is None else delete_bytes),
-        int64(zeros if delete_counts is None else delete_counts), int(open_file_cost),
-    )  # fmt: skip
+        int64(sizes),
+        np.ascontiguousarray(splittable, dtype=np.bool_),
+        int64(offset_counts),
+        int64(flat_offsets),
+        int(target_size),
+        int64(zeros if delete_bytes is None else delete_bytes),
+        int64(zeros if delete_counts is None else delete_counts),
+        int(open_file_cost),
+    )
     return Splits(
         np.frombuffer(owner, np.int64),
         np.frombuffer(start, np.int64),

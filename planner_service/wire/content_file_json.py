@@ -31,24 +31,26 @@ class ContentFileEncoder:
 
     def _encode(self, f: ContentFile) -> dict[str, Any]:
         data = f.content == DATA_FILE
-        out = without_nulls({
-            "spec-id": f.spec_id,
-            "content": CONTENT_NAMES[f.content],
-            "file-path": f.path,
-            "file-format": f.format.lower(),
-            "partition": partition_json(self._types, f.spec_id, f.partition),
-            "file-size-in-bytes": f.file_size_in_bytes,
-            "record-count": f.record_count,
-            "split-offsets": None if f.split_offsets is None else list(f.split_offsets),
-            "sort-order-id": f.sort_order_id,
-            "key-metadata": None if f.key_metadata is None else bytes(f.key_metadata).hex().upper(),
-            "first-row-id": f.first_row_id if data else None,  # the rest: delete files only
-            "equality-ids": None if data or f.equality_ids is None else list(f.equality_ids),
-            "referenced-data-file": None if data else f.referenced_data_file,
-            "content-offset": None if data else f.content_offset,
-            "content-size-in-bytes": None if data else f.content_size_in_bytes,
-            "sequence-number": f.data_sequence_number,
-        })  # fmt: skip
+        out = without_nulls(
+            {
+                "spec-id": f.spec_id,
+                "content": CONTENT_NAMES[f.content],
+                "file-path": f.path,
+                "file-format": f.format.lower(),
+                "partition": partition_json(self._types, f.spec_id, f.partition),
+                "file-size-in-bytes": f.file_size_in_bytes,
+                "record-count": f.record_count,
+                "split-offsets": None if f.split_offsets is None else list(f.split_offsets),
+                "sort-order-id": f.sort_order_id,
+                "key-metadata": None if f.key_metadata is None else bytes(f.key_metadata).hex().upper(),
+                "first-row-id": f.first_row_id if data else None,  # the rest: delete files only
+                "equality-ids": None if data or f.equality_ids is None else list(f.equality_ids),
+                "referenced-data-file": None if data else f.referenced_data_file,
+                "content-offset": None if data else f.content_offset,
+                "content-size-in-bytes": None if data else f.content_size_in_bytes,
+                "sequence-number": f.data_sequence_number,
+            }
+        )
         if self._stats_ids is not None and data:
             out |= _stats_json(f, self._stats_ids)
         return out
@@ -70,9 +72,13 @@ class DeleteFileTable:
         return index
 
 
-_STATS_JSON = (("value-counts", "value_counts", False), ("null-value-counts", "null_value_counts", False),
-               ("nan-value-counts", "nan_value_counts", False), ("lower-bounds", "lower_bounds", True),
-               ("upper-bounds", "upper_bounds", True))  # fmt: skip
+_STATS_JSON = (
+    ("value-counts", "value_counts", False),
+    ("null-value-counts", "null_value_counts", False),
+    ("nan-value-counts", "nan_value_counts", False),
+    ("lower-bounds", "lower_bounds", True),
+    ("upper-bounds", "upper_bounds", True),
+)
 
 
 def _stats_json(f: ContentFile, ids: frozenset[int]) -> dict[str, Any]:

@@ -117,16 +117,27 @@ def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
         contiguous = len(rows) and rows[-1] - rows[0] == len(rows) - 1  # rows ascend: a slice, not a copy
         chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
         yield _render_data_files(
-            chunk, index.spec_id[rows], (format_ids[rows], format_json), (index.partition_id[rows], partitions),
+            chunk,
+            index.spec_id[rows],
+            (format_ids[rows], format_json),
+            (index.partition_id[rows], partitions),
             (index.directory_id[rows], directories),
-            files.residual_id[begin:end], _delete_refs(files, begin, end), b"," if begin else b"",
-        )  # fmt: skip
+            files.residual_id[begin:end],
+            _delete_refs(files, begin, end),
+            b"," if begin else b"",
+        )
 
 
 _DATA_FILE_COLUMNS = [
-    "file_name", "file_size_in_bytes", "record_count", "split_offsets", "sort_order_id", "key_metadata",
-    "first_row_id", "data_sequence_number",
-]  # fmt: skip
+    "file_name",
+    "file_size_in_bytes",
+    "record_count",
+    "split_offsets",
+    "sort_order_id",
+    "key_metadata",
+    "first_row_id",
+    "data_sequence_number",
+]
 Snippets = tuple[np.ndarray[Any, Any], list[str]]  # each row's index into JSON texts, the texts
 
 
@@ -145,13 +156,20 @@ def _render_data_files(
     string opened, the directory escaped) and its name's tail."""
     col = frame.get_column
     parts = [
-        rows.literal('{"data-file":{"spec-id":'), rows.ints(spec_id),
-        rows.literal(',"content":"data","file-path":'), rows.snippets(*directory), rows.string_tails(col("file_name")),
-        rows.literal(',"file-format":'), rows.snippets(*file_format),
-        rows.literal(',"partition":'), rows.snippets(*partition),
-        rows.literal(',"file-size-in-bytes":'), rows.ints(col("file_size_in_bytes")),
-        rows.literal(',"record-count":'), rows.ints(col("record_count")),
-    ]  # fmt: skip
+        rows.literal('{"data-file":{"spec-id":'),
+        rows.ints(spec_id),
+        rows.literal(',"content":"data","file-path":'),
+        rows.snippets(*directory),
+        rows.string_tails(col("file_name")),
+        rows.literal(',"file-format":'),
+        rows.snippets(*file_format),
+        rows.literal(',"partition":'),
+        rows.snippets(*partition),
+        rows.literal(',"file-size-in-bytes":'),
+        rows.ints(col("file_size_in_bytes")),
+        rows.literal(',"record-count":'),
+        rows.ints(col("record_count")),
+    ]
     optional: dict[str, tuple[str, Callable[[pl.Series], rows.Part]]] = {
         "split_offsets": ("split-offsets", rows.int_lists),
         "sort_order_id": ("sort-order-id", rows.ints),
@@ -184,12 +202,19 @@ def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str] | None:
 def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
     for begin in range(0, len(tasks), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(tasks))
-        yield rows.render(end - begin, [
-            rows.literal('{"size-bytes":'), rows.ints(tasks.size_bytes[begin:end]),
-            rows.literal(',"estimated-row-count":'), rows.ints(tasks.estimated_rows[begin:end]),
-            rows.literal(',"splits":'), rows.splits(tasks.offsets, tasks.file, tasks.start, tasks.length, begin),
-            rows.literal("}"),
-        ], b"," if begin else b"")  # fmt: skip
+        yield rows.render(
+            end - begin,
+            [
+                rows.literal('{"size-bytes":'),
+                rows.ints(tasks.size_bytes[begin:end]),
+                rows.literal(',"estimated-row-count":'),
+                rows.ints(tasks.estimated_rows[begin:end]),
+                rows.literal(',"splits":'),
+                rows.splits(tasks.offsets, tasks.file, tasks.start, tasks.length, begin),
+                rows.literal("}"),
+            ],
+            b"," if begin else b"",
+        )
 
 
 def _name_mapping(properties: dict[str, str]) -> Any:

@@ -40,18 +40,24 @@ def encode_tasks(
         items = []
         for p in tasks.pieces(t):
             pos = int(tasks.file[p])
-            items.append({
-                "data-file": encoder.encode(content[pos]),
-                "start": int(tasks.start[p]),
-                "length": int(tasks.length[p]),
-                "residual-filter": residuals[files.residual_id[pos]],
-                "delete-file-references": [deletes.ref(files.delete_files[j]) for j in files.deletes_of(pos).tolist()],
-            })  # fmt: skip
-        out.append({
-            "index": t,
-            "files": items,
-            "size-bytes": int(tasks.size_bytes[t]),
-            "estimated-row-count": int(tasks.estimated_rows[t]),
-        })  # fmt: skip
+            items.append(
+                {
+                    "data-file": encoder.encode(content[pos]),
+                    "start": int(tasks.start[p]),
+                    "length": int(tasks.length[p]),
+                    "residual-filter": residuals[files.residual_id[pos]],
+                    "delete-file-references": [
+                        deletes.ref(files.delete_files[j]) for j in files.deletes_of(pos).tolist()
+                    ],
+                }
+            )
+        out.append(
+            {
+                "index": t,
+                "files": items,
+                "size-bytes": int(tasks.size_bytes[t]),
+                "estimated-row-count": int(tasks.estimated_rows[t]),
+            }
+        )
     plan_context = {**reader_context, "delete-files": deletes.files}
     return {"plan-id": plan_id, "plan": plan_context, "tasks": out}

@@ -153,13 +153,17 @@ def _arrow(typ: Any) -> pa.DataType:
             key, value = items["fields"][0], items["fields"][1]
             key_type, _ = _unwrap(key["type"])
             value_type, value_nullable = _unwrap(value["type"])
-            return pa.map_(_field("key", _arrow(key_type), False, key.get("field-id")),
-                           _field("value", _arrow(value_type), value_nullable, value.get("field-id")))  # fmt: skip
+            return pa.map_(
+                _field("key", _arrow(key_type), False, key.get("field-id")),
+                _field("value", _arrow(value_type), value_nullable, value.get("field-id")),
+            )
         return pa.list_(_field("element", _arrow(items), nullable, typ.get("element-id")))
     if kind == "map":
         values, nullable = _unwrap(typ["values"])
-        return pa.map_(_field("key", pa.string(), False, typ.get("key-id")),
-                       _field("value", _arrow(values), nullable, typ.get("value-id")))  # fmt: skip
+        return pa.map_(
+            _field("key", pa.string(), False, typ.get("key-id")),
+            _field("value", _arrow(values), nullable, typ.get("value-id")),
+        )
     if kind == "fixed":
         if logical == "decimal":
             return pa.decimal128(typ["precision"], typ.get("scale", 0))

@@ -248,8 +248,9 @@ def delaying_proxy(target: str, delay: float) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def slow_store(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                 region_name=REGION).create_bucket(Bucket="slow")  # fmt: skip
+    boto3.client(
+        "s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION
+    ).create_bucket(Bucket="slow")
     db = tmp_path_factory.mktemp("slowcat") / "catalog.db"
     props = {"s3.endpoint": s3_endpoint, "s3.access-key-id": KEY, "s3.secret-access-key": SECRET, "s3.region": REGION}
     write_demo_table(PyIcebergSqlCatalog("slow", uri=f"sqlite:///{db}", warehouse="s3://slow/warehouse", **props))
@@ -269,13 +270,25 @@ def test_a_client_that_leaves_the_queue_is_not_planned_and_health_stays_fast(
 ) -> None:
     proxy, db = slow_store
     config = tmp_path / "service.json"
-    config.write_text(json.dumps({
-        "catalog_uri": str(db), "catalog_name": "slow", "s3_endpoint": proxy, "s3_access_key_id": KEY,
-        "s3_secret_access_key": SECRET, "s3_region": REGION, "max_concurrent_plans": 1, "max_waiting_plans": 1,
-        "plan_queue_seconds": 60,
-    }))  # fmt: skip
-    with running_service("--config", str(config), "--log-level", "warning") as url, \
-            httpx.Client(base_url=url, timeout=120) as client:  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {
+                "catalog_uri": str(db),
+                "catalog_name": "slow",
+                "s3_endpoint": proxy,
+                "s3_access_key_id": KEY,
+                "s3_secret_access_key": SECRET,
+                "s3_region": REGION,
+                "max_concurrent_plans": 1,
+                "max_waiting_plans": 1,
+                "plan_queue_seconds": 60,
+            }
+        )
+    )
+    with (
+        running_service("--config", str(config), "--log-level", "warning") as url,
+        httpx.Client(base_url=url, timeout=120) as client,
+    ):
         first: list[httpx.Response] = []
         holder = threading.Thread(target=lambda: first.append(client.post("/plan", json={"table": DEMO_TABLE})))
         holder.start()

@@ -24,8 +24,9 @@ def client(conformance_service: str) -> httpx.Client:
 
 
 def answer(client: httpx.Client, case: dict[str, Any]) -> dict[str, Any]:
-    body = aggregate_request(f"db.{case['table']}", case["aggregates"], filter=case["filter"],
-                             **snapshot_arguments(case["snapshot"]))  # fmt: skip
+    body = aggregate_request(
+        f"db.{case['table']}", case["aggregates"], filter=case["filter"], **snapshot_arguments(case["snapshot"])
+    )
     response = client.post("/aggregate", json=body)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()

@@ -28,10 +28,17 @@ TABLE = "db.unpartitioned"
 @pytest.fixture(scope="module")
 def service(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     config = tmp_path_factory.mktemp("auth") / "service.json"
-    config.write_text(json.dumps({
-        "warehouse": str(conformance.dir / "warehouse"), "auth_tokens": ["static-one", "static-two"],
-        "oauth_clients": {"spark": "s3cret"}, "token_signing_key": KEY, "token_ttl_seconds": 600,
-    }))  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {
+                "warehouse": str(conformance.dir / "warehouse"),
+                "auth_tokens": ["static-one", "static-two"],
+                "oauth_clients": {"spark": "s3cret"},
+                "token_signing_key": KEY,
+                "token_ttl_seconds": 600,
+            }
+        )
+    )
     with running_service("--config", str(config), "--log-level", "warning") as url:
         yield url
 
@@ -50,9 +57,17 @@ def _signed(claims: dict[str, object], key: str = KEY) -> str:
 def test_every_route_but_health_needs_a_token(service: str) -> None:
     with httpx.Client(base_url=service, timeout=30) as client:
         assert client.get("/health").status_code == 200
-        for method, path in (("POST", "/plan"), ("GET", "/metrics"), ("GET", "/openapi.json"), ("GET", "/docs"),
-                             ("GET", "/v1/config"), ("GET", "/v1/namespaces"), ("GET", "/plans/x/tasks/0"),
-                             ("POST", "/v1/namespaces/db/tables/unpartitioned/plan"), ("GET", "/nowhere")):  # fmt: skip
+        for method, path in (
+            ("POST", "/plan"),
+            ("GET", "/metrics"),
+            ("GET", "/openapi.json"),
+            ("GET", "/docs"),
+            ("GET", "/v1/config"),
+            ("GET", "/v1/namespaces"),
+            ("GET", "/plans/x/tasks/0"),
+            ("POST", "/v1/namespaces/db/tables/unpartitioned/plan"),
+            ("GET", "/nowhere"),
+        ):
             response = client.request(method, path, json={"table": TABLE} if method == "POST" else None)
             assert response.status_code == 401, f"{method} {path}: {response.status_code}"
             assert response.headers["www-authenticate"].startswith("Bearer")
@@ -95,13 +110,16 @@ def test_client_credentials_and_token_exchange(service: str) -> None:
     assert body["token_type"] == "bearer" and body["expires_in"] == 600
     assert body["issued_token_type"] == "urn:ietf:params:oauth:token-type:access_token"
     assert issued.headers["cache-control"] == "no-store"
-    basic = httpx.post(f"{service}/v1/oauth/tokens", data={"grant_type": "client_credentials"},
-                       auth=("spark", "s3cret"), timeout=30)  # fmt: skip
+    basic = httpx.post(
+        f"{service}/v1/oauth/tokens", data={"grant_type": "client_credentials"}, auth=("spark", "s3cret"), timeout=30
+    )
     assert basic.status_code == 200, basic.text
     exchanged = _token(
-        service, grant_type="urn:ietf:params:oauth:grant-type:token-exchange", subject_token=body["access_token"],
+        service,
+        grant_type="urn:ietf:params:oauth:grant-type:token-exchange",
+        subject_token=body["access_token"],
         subject_token_type="urn:ietf:params:oauth:token-type:access_token",
-    )  # fmt: skip
+    )
     assert exchanged.status_code == 200, exchanged.text
     for token in (body["access_token"], basic.json()["access_token"], exchanged.json()["access_token"]):
         headers = {"Authorization": f"Bearer {token}"}

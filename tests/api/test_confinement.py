@@ -160,8 +160,9 @@ def test_a_sql_catalog_service_follows_its_catalog(tmp_path: Path) -> None:
         by_location = client.post("/plan", json={"metadata-location": created.metadata_location})
         assert by_location.status_code == 200, by_location.text[:300]
         assert client.post("/plan", json={"table": "late.t"}).status_code == 200
-        stray = client.post("/plan", json={"metadata-location": str(tmp_path / "stray" / "v1.metadata.json")},
-                            timeout=TIMEOUT)  # fmt: skip
+        stray = client.post(
+            "/plan", json={"metadata-location": str(tmp_path / "stray" / "v1.metadata.json")}, timeout=TIMEOUT
+        )
         assert stray.status_code == 403, stray.text[:300]
 
 

@@ -114,8 +114,9 @@ class FaultyStore:
 def store(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, FaultyStore, str]]:
     """(the service's config, the store's proxy, the key of a manifest every plan reads); EXPECTED_FILES
     set to what PyIceberg plans for the table."""
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                      region_name=REGION)  # fmt: skip
+    s3 = boto3.client(
+        "s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION
+    )
     s3.create_bucket(Bucket="faulty")
     root = tmp_path_factory.mktemp("faultcat")
     props = {"s3.endpoint": s3_endpoint, "s3.access-key-id": KEY, "s3.secret-access-key": SECRET, "s3.region": REGION}
@@ -129,11 +130,20 @@ def store(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     key = manifest.manifest_path.removeprefix("s3://faulty/")
     with FaultyStore(s3_endpoint.removeprefix("http://")) as store:
         config = root / "service.json"
-        config.write_text(json.dumps({
-            "catalog_uri": str(root / "catalog.db"), "catalog_name": "faulty", "s3_endpoint": store.url,
-            "s3_access_key_id": KEY, "s3_secret_access_key": SECRET, "s3_region": REGION,
-            "s3_connect_timeout_seconds": 2, "s3_request_timeout_seconds": 2,
-        }))  # fmt: skip
+        config.write_text(
+            json.dumps(
+                {
+                    "catalog_uri": str(root / "catalog.db"),
+                    "catalog_name": "faulty",
+                    "s3_endpoint": store.url,
+                    "s3_access_key_id": KEY,
+                    "s3_secret_access_key": SECRET,
+                    "s3_region": REGION,
+                    "s3_connect_timeout_seconds": 2,
+                    "s3_request_timeout_seconds": 2,
+                }
+            )
+        )
         yield config, store, key
 
 
@@ -202,8 +212,9 @@ def test_a_broken_store_is_a_clear_503_and_nothing_wrong_is_kept(
 
 def test_an_object_truncated_in_the_store_is_422(faulty: tuple[str, FaultyStore, str], s3_endpoint: str) -> None:
     url, _, key = faulty
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                      region_name=REGION)  # fmt: skip
+    s3 = boto3.client(
+        "s3", endpoint_url=s3_endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION
+    )
     whole = s3.get_object(Bucket="faulty", Key=key)["Body"].read()
     s3.put_object(Bucket="faulty", Key=key, Body=whole[: len(whole) // 2])
     try:

@@ -73,11 +73,18 @@ def _fetched_tasks(client: httpx.Client, plan_id: str, count: int) -> list[list[
         page = response.json()
         deletes = page["plan"]["delete-files"]
         for task in page["tasks"]:
-            out.append([
-                (f["data-file"]["file-path"], f["start"], f["length"], f["residual-filter"],
-                 [deletes[i]["file-path"] for i in f["delete-file-references"]])
-                for f in task["files"]
-            ])  # fmt: skip
+            out.append(
+                [
+                    (
+                        f["data-file"]["file-path"],
+                        f["start"],
+                        f["length"],
+                        f["residual-filter"],
+                        [deletes[i]["file-path"] for i in f["delete-file-references"]],
+                    )
+                    for f in task["files"]
+                ]
+            )
     return out
 
 

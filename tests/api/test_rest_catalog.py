@@ -45,8 +45,9 @@ def nested_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFa
         "a.c.snapshots": conformance.tables["snapshots"]["metadata_location"],
     }
     config = tmp_path_factory.mktemp("nested") / "service.json"
-    config.write_text(json.dumps({"allowed_roots": [str(warehouse)], "tables": tables,
-                                  "advertise_server_planning": False}))  # fmt: skip
+    config.write_text(
+        json.dumps({"allowed_roots": [str(warehouse)], "tables": tables, "advertise_server_planning": False})
+    )
     with running_service("--config", str(config)) as url:
         yield url
 

@@ -46,8 +46,13 @@ def _duckdb() -> duckdb.DuckDBPyConnection:
     """DuckDB with the Iceberg extension loaded from its PyPI package (no download)."""
     directory = Path(duckdb.__file__).parent.parent / "duckdb_ext" / "extensions" / f"v{duckdb.__version__}"
     platform = next(directory.iterdir())
-    con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false",
-                                 "autoload_known_extensions": "false"})  # fmt: skip
+    con = duckdb.connect(
+        config={
+            "allow_unsigned_extensions": "true",
+            "autoinstall_known_extensions": "false",
+            "autoload_known_extensions": "false",
+        }
+    )
     for name in EXTENSIONS:
         con.execute(f"LOAD '{platform / name}.duckdb_extension'")
     return con

@@ -60,10 +60,17 @@ def async_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFac
         path.write_text(json.dumps(meta))
         tables[name] = str(path)
     config = root / "service.json"
-    config.write_text(json.dumps({
-        "allowed_roots": [str(conformance.dir / "warehouse"), str(root)], "tables": tables,
-        "plan_task_page_size": 3, "async_plan_min_files": ASYNC_MIN_FILES, "plan_ttl_seconds": 60,
-    }))  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {
+                "allowed_roots": [str(conformance.dir / "warehouse"), str(root)],
+                "tables": tables,
+                "plan_task_page_size": 3,
+                "async_plan_min_files": ASYNC_MIN_FILES,
+                "plan_ttl_seconds": 60,
+            }
+        )
+    )
     with running_service("--warehouse", str(conformance.dir / "warehouse"), "--config", str(config)) as url:
         yield url
 
@@ -89,10 +96,13 @@ def _tasks_of(page: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
     used = {i for t in tasks for i in t.get("delete-file-references", [])}
     assert used == set(range(len(deletes))), "each delete file listed once, and only when used"
     return [
-        (t["data-file"]["file-path"], t["residual-filter"],
-         [deletes[i]["file-path"] for i in t.get("delete-file-references", [])])
+        (
+            t["data-file"]["file-path"],
+            t["residual-filter"],
+            [deletes[i]["file-path"] for i in t.get("delete-file-references", [])],
+        )
         for t in tasks
-    ]  # fmt: skip
+    ]
 
 
 def _all_tasks(client: httpx.Client, table: str, completed: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
@@ -146,8 +156,13 @@ def _distinct_rest_cases() -> list[str]:
         incremental = c["snapshot"]["kind"] == "appends" and c["snapshot"]["end"] is not None  # REST: both ids
         if c["snapshot"]["kind"] not in ("current", "id") and not incremental:
             continue
-        key = (c["table"], json.dumps(c["snapshot"]), json.dumps(c["filter"]), c["case_sensitive"],
-               json.dumps(c.get("stats_fields")))  # fmt: skip
+        key = (
+            c["table"],
+            json.dumps(c["snapshot"]),
+            json.dumps(c["filter"]),
+            c["case_sensitive"],
+            json.dumps(c.get("stats_fields")),
+        )
         if key not in seen:
             seen.add(key)
             ids.append(c["id"])
@@ -187,9 +202,12 @@ def test_rest_plan_matches_java(conformance: Conformance, client: httpx.Client, 
 
 
 _STATS_KEYS = {
-    "value-counts": "value_counts", "null-value-counts": "null_value_counts", "nan-value-counts": "nan_value_counts",
-    "lower-bounds": "lower_bounds", "upper-bounds": "upper_bounds",
-}  # fmt: skip
+    "value-counts": "value_counts",
+    "null-value-counts": "null_value_counts",
+    "nan-value-counts": "nan_value_counts",
+    "lower-bounds": "lower_bounds",
+    "upper-bounds": "upper_bounds",
+}
 
 
 def _stats(data_file: dict[str, Any]) -> dict[str, Any]:
@@ -220,15 +238,22 @@ def test_completed_plan_can_be_fetched_again_and_cancelled(client: httpx.Client)
 def test_plan_of_an_empty_table(client: httpx.Client) -> None:
     body = client.post(f"{table_url('empty')}/plan", json={}).json()
     assert {k: v for k, v in body.items() if k != "plan-id"} == {
-        "status": "completed", "delete-files": [], "file-scan-tasks": [], "plan-tasks": [],
-    }  # fmt: skip
+        "status": "completed",
+        "delete-files": [],
+        "file-scan-tasks": [],
+        "plan-tasks": [],
+    }
 
 
 def test_optional_hints_and_unknown_fields_are_accepted(client: httpx.Client) -> None:
     body = {
-        "select": ["id", "name"], "filter": {"type": "lt", "term": "id", "value": 30}, "use-snapshot-schema": True,
-        "stats-fields": ["id"], "min-rows-requested": 10, "some-future-hint": {"x": 1},
-    }  # fmt: skip
+        "select": ["id", "name"],
+        "filter": {"type": "lt", "term": "id", "value": 30},
+        "use-snapshot-schema": True,
+        "stats-fields": ["id"],
+        "min-rows-requested": 10,
+        "some-future-hint": {"x": 1},
+    }
     response = client.post(f"{table_url('unpartitioned')}/plan", json=body)
     assert response.status_code == 200 and response.json()["status"] == "completed", response.text
 
@@ -279,9 +304,14 @@ def test_unknown_tables_plans_and_tasks(client: httpx.Client) -> None:
 # --- Async planning --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("table", "case_id"), [("db.many_manifests", "many_manifests/current"),
-                                                ("db.v3_dv", "v3_dv/current"),
-                                                ("nosummary.t", "many_manifests/current")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("table", "case_id"),
+    [
+        ("db.many_manifests", "many_manifests/current"),
+        ("db.v3_dv", "v3_dv/current"),
+        ("nosummary.t", "many_manifests/current"),
+    ],
+)
 def test_async_plan(async_client: httpx.Client, conformance: Conformance, table: str, case_id: str) -> None:
     namespace, name = table.split(".")
     url = table_url(name, namespace)
@@ -453,10 +483,12 @@ def _is_error_case(case_id: str) -> bool:
 def _planning_cases() -> list[str]:
     """The REST cases PyIceberg 0.12 can ask for (it has no incremental scans)."""
     return [
-        c for c in _distinct_rest_cases()
-        if not _is_error_case(c) and c.split("/")[0] not in UNLOADABLE
+        c
+        for c in _distinct_rest_cases()
+        if not _is_error_case(c)
+        and c.split("/")[0] not in UNLOADABLE
         and CASES_BY_ID[c]["snapshot"]["kind"] != "appends"
-    ]  # fmt: skip
+    ]
 
 
 CASES_BY_ID = {c["id"]: c for c in CASES}
@@ -491,9 +523,11 @@ def _read_cases() -> list[tuple[str, str | None]]:
         filtered = [
             c["id"]
             for c in CASES
-            if c["table"] == table and c["filter"] is not None and c["snapshot"]["kind"] == "current"
+            if c["table"] == table
+            and c["filter"] is not None
+            and c["snapshot"]["kind"] == "current"
             and not _is_error_case(c["id"])
-        ]  # fmt: skip
+        ]
         out += [(table, case_id) for case_id in filtered[:3]]
     return out
 
@@ -529,8 +563,9 @@ def test_pyiceberg_pages_through_plan_tasks(client: httpx.Client, tables: dict[s
     assert sorted(rows.column("name").to_pylist()) == sorted(direct.to_arrow().column("name").to_pylist())
 
 
-@pytest.mark.parametrize(("case_id", "delete_format"), [("mor_position_deletes/category", "PARQUET"),
-                                                       ("v3_dv/category", "PUFFIN")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("case_id", "delete_format"), [("mor_position_deletes/category", "PARQUET"), ("v3_dv/category", "PUFFIN")]
+)
 def test_pyiceberg_applies_served_deletes(
     conformance: Conformance, tables: dict[str, Table], case_id: str, delete_format: str
 ) -> None:

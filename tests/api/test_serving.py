@@ -106,9 +106,12 @@ def test_configured_origins_may_call_with_cors(tmp_path: Path) -> None:
     with running_service("--config", str(config), "--log-level", "warning") as url:
         preflight = httpx.options(
             f"{url}/plan",
-            headers={"Origin": "https://notebooks.example", "Access-Control-Request-Method": "POST",
-                     "Access-Control-Request-Headers": "content-type"},
-        )  # fmt: skip
+            headers={
+                "Origin": "https://notebooks.example",
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
         assert preflight.status_code == 200
         assert preflight.headers["access-control-allow-origin"] == "https://notebooks.example"
         allowed = httpx.post(f"{url}/plan", json={"table": "db.nope"}, headers={"Origin": "https://notebooks.example"})

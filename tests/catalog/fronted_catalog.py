@@ -53,15 +53,21 @@ class FrontedCatalog:
     async def _answer(self, request: Request, path: str) -> Response:
         if path == "/v1/config":
             config = self.configs.get(request.query_params.get("warehouse"), {})
-            return JSONResponse({"defaults": dict(config.get("defaults", {})),
-                                 "overrides": dict(config.get("overrides", {}))})  # fmt: skip
+            return JSONResponse(
+                {"defaults": dict(config.get("defaults", {})), "overrides": dict(config.get("overrides", {}))}
+            )
         if re.search(f"/namespaces/{re.escape(self.forbidden_namespace)}(%1F|/|$)", path):
             error = {"message": FORBIDDEN_MESSAGE, "type": "ForbiddenException", "code": 403}
             return JSONResponse({"error": error}, status_code=403)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
         async with httpx.AsyncClient(timeout=60) as client:
-            answer = await client.request(request.method, f"{self.upstream}{path}", params=request.query_params,
-                                          headers=headers, content=await request.body())  # fmt: skip
+            answer = await client.request(
+                request.method,
+                f"{self.upstream}{path}",
+                params=request.query_params,
+                headers=headers,
+                content=await request.body(),
+            )
         kept = {k: v for k, v in answer.headers.items() if k.lower() not in _HOP_BY_HOP}
         return Response(answer.content, status_code=answer.status_code, headers=kept)
 

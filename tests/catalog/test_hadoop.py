@@ -17,14 +17,27 @@ from planner_service.io.fileio import FileIO
 
 def _metadata(location: str, last_updated: int) -> dict[str, object]:
     return {
-        "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": location,
-        "last-sequence-number": 0, "last-updated-ms": last_updated, "last-column-id": 1,
-        "current-schema-id": 0, "schemas": [{"type": "struct", "schema-id": 0, "fields": [
-            {"id": 1, "name": "x", "required": True, "type": "long"}]}],
-        "default-spec-id": 0, "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
-        "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}], "properties": {},
-        "current-snapshot-id": -1, "snapshots": [], "snapshot-log": [], "metadata-log": [],
-    }  # fmt: skip
+        "format-version": 2,
+        "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+        "location": location,
+        "last-sequence-number": 0,
+        "last-updated-ms": last_updated,
+        "last-column-id": 1,
+        "current-schema-id": 0,
+        "schemas": [
+            {"type": "struct", "schema-id": 0, "fields": [{"id": 1, "name": "x", "required": True, "type": "long"}]}
+        ],
+        "default-spec-id": 0,
+        "partition-specs": [{"spec-id": 0, "fields": []}],
+        "last-partition-id": 999,
+        "default-sort-order-id": 0,
+        "sort-orders": [{"order-id": 0, "fields": []}],
+        "properties": {},
+        "current-snapshot-id": -1,
+        "snapshots": [],
+        "snapshot-log": [],
+        "metadata-log": [],
+    }
 
 
 def _table(root: Path, versions: list[int], hint: int | None, gz: frozenset[int] = frozenset()) -> Path:

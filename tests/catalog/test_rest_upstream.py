@@ -62,8 +62,13 @@ def nested(tmp_path_factory: pytest.TempPathFactory) -> SqlCatalog:
     schema = Schema(
         NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False)
     )
-    events = catalog.create_table("a.b.c.events", schema, partition_spec=PartitionSpec(
-        PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")))  # fmt: skip
+    events = catalog.create_table(
+        "a.b.c.events",
+        schema,
+        partition_spec=PartitionSpec(
+            PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region")
+        ),
+    )
     for start in (0, 100):
         ids = list(range(start, start + 100))
         events.append(
@@ -96,8 +101,12 @@ def downstream(upstream: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 def _pyiceberg(uri: str, **properties: str) -> RestCatalog:
     """PyIceberg's RestCatalog with the upstream's client credentials."""
-    return RestCatalog("reference", uri=uri, credential=f"{CLIENT}:{SECRET}",
-                       **{"oauth2-server-uri": f"{uri}/v1/oauth/tokens", **properties})  # fmt: skip
+    return RestCatalog(
+        "reference",
+        uri=uri,
+        credential=f"{CLIENT}:{SECRET}",
+        **{"oauth2-server-uri": f"{uri}/v1/oauth/tokens", **properties},
+    )
 
 
 def test_pyiceberg_sees_the_same_catalog_through_both(upstream: str, downstream: str) -> None:
@@ -173,8 +182,9 @@ def _reports_received(upstream: str) -> float:
 def test_scan_reports_go_to_the_catalog(upstream: str, tmp_path: Path) -> None:
     """With rest_catalog_report_metrics, each fresh plan's ScanReport is POSTed to the catalog's metrics
     endpoint (the upstream counts what it receives); a plan from the cache reports nothing again."""
-    config = _config(tmp_path, "reporting", {"rest_catalog_credential": f"{CLIENT}:{SECRET}",
-                                             "rest_catalog_report_metrics": True})  # fmt: skip
+    config = _config(
+        tmp_path, "reporting", {"rest_catalog_credential": f"{CLIENT}:{SECRET}", "rest_catalog_report_metrics": True}
+    )
     before = _reports_received(upstream)
     with running_service("--rest-catalog-uri", upstream, "--config", config) as url:
         for _ in range(2):
@@ -198,8 +208,9 @@ def test_scan_reports_go_to_the_catalog(upstream: str, tmp_path: Path) -> None:
 )
 def test_the_metrics_endpoint(upstream: str, body: dict[str, object], status: int) -> None:
     headers = {"Authorization": f"Bearer {STATIC_TOKEN}"}
-    response = httpx.post(f"{upstream}/v1/namespaces/db/tables/identity_part/metrics", json=body, headers=headers,
-                          timeout=30)  # fmt: skip
+    response = httpx.post(
+        f"{upstream}/v1/namespaces/db/tables/identity_part/metrics", json=body, headers=headers, timeout=30
+    )
     assert response.status_code == status, response.text
     if status == 400:
         assert "report-type" in response.json()["error"]["message"]
@@ -285,8 +296,11 @@ def test_the_service_with_a_warehouse_prefix_and_a_forbidden_namespace(
 ) -> None:
     """rest_catalog_warehouse and rest_catalog_prefix as settings; the catalog's 403 is a 502 naming it."""
     catalog, url = front
-    settings = {"rest_catalog_credential": f"{CLIENT}:{SECRET}", "rest_catalog_warehouse": "analytics",
-                "rest_catalog_prefix": "mine"}  # fmt: skip
+    settings = {
+        "rest_catalog_credential": f"{CLIENT}:{SECRET}",
+        "rest_catalog_warehouse": "analytics",
+        "rest_catalog_prefix": "mine",
+    }
     with running_service("--rest-catalog-uri", url, "--config", _config(tmp_path, "fronted", settings)) as ours:
         catalog.requests.clear()
         planned = httpx.post(f"{ours}/plan", json={"table": "db.unpartitioned"}, timeout=60)

@@ -47,8 +47,17 @@ def postgres_url() -> Iterator[str]:
     data.mkdir()
     shutil.chown(data, "postgres", "postgres")
     _as_postgres(str(bin_dir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres")
-    _as_postgres(str(bin_dir / "pg_ctl"), "-D", str(data), "-w", "-l", str(data / "log"),
-                 "-o", f"'-p {port} -k {data} -h 127.0.0.1'", "start")  # fmt: skip
+    _as_postgres(
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-w",
+        "-l",
+        str(data / "log"),
+        "-o",
+        f"'-p {port} -k {data} -h 127.0.0.1'",
+        "start",
+    )
     try:
         _as_postgres(str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "iceberg")
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/iceberg"

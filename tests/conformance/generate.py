@@ -99,8 +99,11 @@ def resolve_snapshot(table: Any, choice: dict[str, Any]) -> dict[str, Any]:
     """Turn a symbolic snapshot value (see cases.py) into the concrete id or timestamp, keeping the symbol."""
     kind, value = choice["kind"], choice.get("value")
     if kind == "appends":  # start (exclusive) and end (inclusive): "log:N", "ref:NAME", an id, or None
-        return {**choice, **{key: _snapshot_id(table, choice.get(key)) for key in ("start", "end")},
-                "symbol": {key: choice.get(key) for key in ("start", "end")}}  # fmt: skip
+        return {
+            **choice,
+            **{key: _snapshot_id(table, choice.get(key)) for key in ("start", "end")},
+            "symbol": {key: choice.get(key) for key in ("start", "end")},
+        }
     if kind not in ("id", "as_of") or not isinstance(value, str):
         return dict(choice)
     match = _SYMBOL.fullmatch(value)
@@ -190,8 +193,11 @@ def stats_json(jvm: Any, f: Any) -> dict[str, Any]:
     as the upper-case hex of their serialized bytes, as ContentFileParser writes them."""
     to_bytes = jvm.org.apache.iceberg.util.ByteBuffers.toByteArray
     out: dict[str, Any] = {}
-    for name, getter in (("value_counts", f.valueCounts), ("null_value_counts", f.nullValueCounts),
-                         ("nan_value_counts", f.nanValueCounts)):  # fmt: skip
+    for name, getter in (
+        ("value_counts", f.valueCounts),
+        ("null_value_counts", f.nullValueCounts),
+        ("nan_value_counts", f.nanValueCounts),
+    ):
         stats = getter()
         out[name] = None if stats is None else {str(k): int(v) for k, v in stats.items()}
     for name, getter in (("lower_bounds", f.lowerBounds), ("upper_bounds", f.upperBounds)):
@@ -247,8 +253,12 @@ def plan(jvm: Any, table: Any, case: dict[str, Any]) -> dict[str, Any]:
         tasks = [[task_json(jvm, t) for t in java_iter(c.files())] for c in drain(scan.planTasks())]
     except (Py4JJavaError, CapturedException) as err:
         exc = java_exception(err)
-        return {"error": {"class": exc.getClass().getName(), "message": exc.getMessage()}, "files": [], "tasks": [],
-                "scan_report": None}  # fmt: skip
+        return {
+            "error": {"class": exc.getClass().getName(), "message": exc.getMessage()},
+            "files": [],
+            "tasks": [],
+            "scan_report": None,
+        }
     return {"error": None, "files": files, "tasks": tasks, "scan_report": report}
 
 
@@ -382,8 +392,15 @@ def partition_counts(writer: Writer) -> list[dict[str, Any]]:
             reader = reader.option(key, value)
         count = reader.load(writer.ident(table)).rdd.getNumPartitions()
         parallelism = max(writer.spark.sparkContext.defaultParallelism, shuffle)
-        out.append({"table": table, "shuffle_partitions": shuffle, "parallelism": parallelism, "options": options,
-                    "partitions": count})  # fmt: skip
+        out.append(
+            {
+                "table": table,
+                "shuffle_partitions": shuffle,
+                "parallelism": parallelism,
+                "options": options,
+                "partitions": count,
+            }
+        )
         log(f"partitions {table} shuffle={shuffle} {options}: {count}")
     writer.spark.conf.set("spark.sql.shuffle.partitions", "2")
     return out
@@ -406,8 +423,10 @@ def aggregate_expectations(writer: Writer) -> list[dict[str, Any]]:
             plan = df._jdf.queryExecution().executedPlan().toString()
             (row,) = df.collect()
             utc = [isinstance(f.dataType, TimestampType) for f in df.schema.fields]
-            answers[push_down] = {"pushed": "LocalTableScan" in plan,
-                                  "values": [plain_value(v, u) for v, u in zip(row, utc, strict=True)]}  # fmt: skip
+            answers[push_down] = {
+                "pushed": "LocalTableScan" in plan,
+                "values": [plain_value(v, u) for v, u in zip(row, utc, strict=True)],
+            }
         writer.spark.conf.unset(PUSH_DOWN)
         on, off = answers["true"], answers["false"]
         assert not off["pushed"], f"{case['id']}: pushed down with {PUSH_DOWN}=false"

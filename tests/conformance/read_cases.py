@@ -29,10 +29,20 @@ else:  # imported by generate.py, which puts this directory on sys.path
 
 # Tables built only for the read cases (no planning cases of their own; reference_tables.py builds them).
 READ_TABLES = (
-    "all_types", "identity_types", "name_mapped", "metrics_modes", "fixed_types",
+    "all_types",
+    "identity_types",
+    "name_mapped",
+    "metrics_modes",
+    "fixed_types",
     # ORC and Avro data (and delete) files, alone and mixed with Parquet in one table
-    "orc_evolved", "avro_evolved", "mixed_formats", "mixed_v3", "orc_types", "avro_types", "orc_stripes",
-)  # fmt: skip
+    "orc_evolved",
+    "avro_evolved",
+    "mixed_formats",
+    "mixed_v3",
+    "orc_types",
+    "avro_types",
+    "orc_stripes",
+)
 # Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
 SIZED_TABLES = ("sized_files", "sized_unadapted")
 # Spark's partition counts, (table, spark.sql.shuffle.partitions, read options), in a local[2] session: the

@@ -347,8 +347,14 @@ def _format_evolved(w: Writer, name: str, file_format: str) -> None:
     w.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('write.delete.granularity')")
     w.sql(f"DELETE FROM {t} WHERE id % 5 = 1")
     w.sql(f"UPDATE {t} SET amount = -1.0D WHERE id % 11 = 2")
-    w.commit_equality_deletes(name, 0, ["label"], [("apple-3",), ("banana-44",), ("cherry-45",), ("date-46",)],
-                              partition={"category": "a"}, file_format=file_format)  # fmt: skip
+    w.commit_equality_deletes(
+        name,
+        0,
+        ["label"],
+        [("apple-3",), ("banana-44",), ("cherry-45",), ("date-46",)],
+        partition={"category": "a"},
+        file_format=file_format,
+    )
 
 
 def orc_evolved(w: Writer) -> None:
@@ -411,8 +417,15 @@ def avro_types(w: Writer) -> None:
 def orc_stripes(w: Writer) -> None:
     """ORC files of many small stripes (their offsets are the split offsets); small splits cut them."""
     name = "orc_stripes"
-    w.create(name, "id bigint, payload string", properties={"write.format.default": "orc",
-             "write.orc.stripe-size-bytes": "16384", "write.orc.block-size-bytes": "16384"})  # fmt: skip
+    w.create(
+        name,
+        "id bigint, payload string",
+        properties={
+            "write.format.default": "orc",
+            "write.orc.stripe-size-bytes": "16384",
+            "write.orc.block-size-bytes": "16384",
+        },
+    )
     for start, end in ((0, 20000), (20000, 25000)):
         w.sql(f"INSERT INTO {w.ident(name)} SELECT id, sha2(CAST(id AS STRING), 256) FROM range({start}, {end}, 1, 2)")
 
@@ -474,11 +487,19 @@ def _float_sql(value: float | None, typ: str) -> str:
 
 # Timestamps around 1970-01-01, including Java's DateTimeUtil quirk: x.999999 just before a unit boundary
 PRE_EPOCH_TIMES = (
-    "1969-12-31 23:00:00.999999", "1969-12-31 23:59:59.999999", "1969-12-31 00:00:00.999999",
-    "1969-12-01 00:00:00.999999", "1969-01-01 00:00:00.999999", "1969-12-31 22:59:59.999999",
-    "1969-11-30 23:59:59.999999", "1968-12-31 23:59:59.999999", "1970-01-01 00:00:00",
-    "1970-01-01 00:59:59.999999", "1969-06-15 12:00:00", "1971-03-01 01:00:00",
-)  # fmt: skip
+    "1969-12-31 23:00:00.999999",
+    "1969-12-31 23:59:59.999999",
+    "1969-12-31 00:00:00.999999",
+    "1969-12-01 00:00:00.999999",
+    "1969-01-01 00:00:00.999999",
+    "1969-12-31 22:59:59.999999",
+    "1969-11-30 23:59:59.999999",
+    "1968-12-31 23:59:59.999999",
+    "1970-01-01 00:00:00",
+    "1970-01-01 00:59:59.999999",
+    "1969-06-15 12:00:00",
+    "1971-03-01 01:00:00",
+)
 
 
 def pre_epoch(w: Writer) -> None:
@@ -607,11 +628,14 @@ def name_mapped(w: Writer) -> None:
     added with add_files, which sets schema.name-mapping.default; then a rename (the mapping keeps the old
     name) and an Iceberg append (with field ids). identity(category) comes only from the partition path."""
     name, t = "name_mapped", w.ident("name_mapped")
-    w.create(name, "id bigint, category string, score double, info struct<a: int, b: string>, tags array<string>",
-             "category")  # fmt: skip
+    w.create(
+        name, "id bigint, category string, score double, info struct<a: int, b: string>, tags array<string>", "category"
+    )
     source = f"{w.load(name).location()}/imported"
-    rows = [(float(i) / 4, i, (i, f"b{i}") if i % 4 else None, [f"t{i}", None] if i % 3 else None, f"x{i}",
-             "ab"[i % 2]) for i in range(12)]  # fmt: skip
+    rows = [
+        (float(i) / 4, i, (i, f"b{i}") if i % 4 else None, [f"t{i}", None] if i % 3 else None, f"x{i}", "ab"[i % 2])
+        for i in range(12)
+    ]
     schema = (
         "score double, id bigint, info struct<a: int, b: string>, tags array<string>, extra string, category string"
     )
@@ -625,10 +649,16 @@ def metrics_modes(w: Writer) -> None:
     """One column per metrics mode: s and bin full, c counts, n none, t the default truncate(16); strings and
     binary values longer than 16 that differ only past their 16th character or byte."""
     name = "metrics_modes"
-    w.create(name, "id bigint, s string, t string, c bigint, n bigint, bin binary", properties={
-        "write.metadata.metrics.column.s": "full", "write.metadata.metrics.column.bin": "full",
-        "write.metadata.metrics.column.c": "counts", "write.metadata.metrics.column.n": "none",
-    })  # fmt: skip
+    w.create(
+        name,
+        "id bigint, s string, t string, c bigint, n bigint, bin binary",
+        properties={
+            "write.metadata.metrics.column.s": "full",
+            "write.metadata.metrics.column.bin": "full",
+            "write.metadata.metrics.column.c": "counts",
+            "write.metadata.metrics.column.n": "none",
+        },
+    )
     prefix = "a-long-common-prefix-"
     for batch in range(2):
         rows = ", ".join(
@@ -655,10 +685,11 @@ def fixed_types(w: Writer) -> None:
     catalog = w.jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(w.spark._jsparkSession, CATALOG)
     identifier = w.jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"{NAMESPACE}.{name}")
     catalog.createTable(identifier, schema, spec, properties)
-    w.sql(f"INSERT INTO {w.ident(name)} VALUES (1, X'00FF', X'00000001'), (2, X'00FF', X'0000FFFF'), "
-          "(3, X'0A0B', X'00010000')")  # fmt: skip
-    w.sql(f"INSERT INTO {w.ident(name)} VALUES (4, X'0A0B', X'7F000000'), (5, X'FFFF', X'FFFFFFFF'), "
-          "(6, NULL, NULL)")  # fmt: skip
+    w.sql(
+        f"INSERT INTO {w.ident(name)} VALUES (1, X'00FF', X'00000001'), (2, X'00FF', X'0000FFFF'), "
+        "(3, X'0A0B', X'00010000')"
+    )
+    w.sql(f"INSERT INTO {w.ident(name)} VALUES (4, X'0A0B', X'7F000000'), (5, X'FFFF', X'FFFFFFFF'), (6, NULL, NULL)")
 
 
 TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {

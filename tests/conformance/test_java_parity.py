@@ -128,8 +128,13 @@ def _check_case(conformance: Conformance, planner: ScanPlanner, case_id: str) ->
     case = conformance.case(case_id)
     table = load_by_metadata_location(planner.io, conformance.tables[case["table"]]["metadata_location"])
     row_filter = TRUE if case["filter"] is None else expression_from_json(case["filter"])
-    request = ScanRequest(_choice(case["snapshot"]), case.get("options") or None, row_filter, case["case_sensitive"],
-                          appends=_appends(case["snapshot"]))  # fmt: skip
+    request = ScanRequest(
+        _choice(case["snapshot"]),
+        case.get("options") or None,
+        row_filter,
+        case["case_sensitive"],
+        appends=_appends(case["snapshot"]),
+    )
 
     if case["error"] is not None:
         with pytest.raises(PlannerError) as err:

@@ -49,8 +49,13 @@ def test_scan_report_matches_iceberg_java(conformance: Conformance, planner: Sca
         pytest.skip("Java failed to plan: no report")
     table = load_by_metadata_location(planner.io, _table_location(conformance, case["table"]))
     row_filter = TRUE if case["filter"] is None else expression_from_json(case["filter"])
-    request = ScanRequest(_choice(case["snapshot"]), case.get("options") or None, row_filter, case["case_sensitive"],
-                          appends=_appends(case["snapshot"]))  # fmt: skip
+    request = ScanRequest(
+        _choice(case["snapshot"]),
+        case.get("options") or None,
+        row_filter,
+        case["case_sensitive"],
+        appends=_appends(case["snapshot"]),
+    )
     ours = scan_report(planner.plan(table, request))
     java = case["scan_report"]
     if java is None:

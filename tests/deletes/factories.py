@@ -46,8 +46,11 @@ def data_file(
     """A data file whose entry has data sequence number `seq` (the one forDataFile is given)."""
     f = ContentFile(DATA_FILE, path, "PARQUET", spec_id, partition, 1, 10, seq, seq, 1)
     f.value_counts, f.null_value_counts, f.lower_bounds, f.upper_bounds = (
-        value_counts, null_value_counts, lower_bounds, upper_bounds,
-    )  # fmt: skip
+        value_counts,
+        null_value_counts,
+        lower_bounds,
+        upper_bounds,
+    )
     return f
 
 
@@ -80,15 +83,19 @@ def eq_deletes(
     f = ContentFile(EQUALITY_DELETES, path, "PARQUET", spec_id, partition, 1, 10, seq, seq, 1)
     f.equality_ids = equality_ids
     f.value_counts, f.null_value_counts, f.lower_bounds, f.upper_bounds = (
-        value_counts, null_value_counts, lower_bounds, upper_bounds,
-    )  # fmt: skip
+        value_counts,
+        null_value_counts,
+        lower_bounds,
+        upper_bounds,
+    )
     return f
 
 
 def dv(data: ContentFile, seq: int = 1, path: str | None = None) -> ContentFile:
     """A deletion vector of `data` (FileGenerationUtil.generateDV): Puffin, in the data file's partition."""
-    f = ContentFile(POSITION_DELETES, path or f"{data.path}-dv.puffin", "PUFFIN", data.spec_id, data.partition, 1, 10,
-                    seq, seq, 1)  # fmt: skip
+    f = ContentFile(
+        POSITION_DELETES, path or f"{data.path}-dv.puffin", "PUFFIN", data.spec_id, data.partition, 1, 10, seq, seq, 1
+    )
     f.referenced_data_file = data.path
     f.content_offset, f.content_size_in_bytes = 4, 6
     return f

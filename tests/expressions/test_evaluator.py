@@ -34,11 +34,15 @@ STRUCT = StructType(
     tuple(
         NestedField(field_id, name, parse_primitive(typ), required=False)
         for field_id, name, typ in [
-            (1000, "a", "int"), (1001, "s", "string"), (1002, "f", "double"), (1003, "d", "decimal(9, 2)"),
-            (1004, "u", "uuid"), (1005, "b", "binary"),
+            (1000, "a", "int"),
+            (1001, "s", "string"),
+            (1002, "f", "double"),
+            (1003, "d", "decimal(9, 2)"),
+            (1004, "u", "uuid"),
+            (1005, "b", "binary"),
         ]
     )
-)  # fmt: skip
+)
 SCHEMA = Schema(0, STRUCT)
 NAMES = [f.name for f in STRUCT.fields]
 
@@ -50,8 +54,13 @@ def _eval(expr: Expression, **values: Any) -> bool:
 
 NULL_CASES = [
     # Java: the comparator is nullsFirst, so null is below every literal
-    (Op.LT, True), (Op.LT_EQ, True), (Op.NOT_EQ, True), (Op.GT, False), (Op.GT_EQ, False), (Op.EQ, False),
-]  # fmt: skip
+    (Op.LT, True),
+    (Op.LT_EQ, True),
+    (Op.NOT_EQ, True),
+    (Op.GT, False),
+    (Op.GT_EQ, False),
+    (Op.EQ, False),
+]
 
 
 @pytest.mark.parametrize(("op", "expected"), NULL_CASES)
@@ -62,11 +71,20 @@ def test_null_is_below_every_literal(op: Op, expected: bool) -> None:
 @pytest.mark.parametrize(
     ("op", "value", "expected"),
     [
-        (Op.LT, 4, True), (Op.LT, 5, False), (Op.LT_EQ, 5, True), (Op.LT_EQ, 6, False), (Op.GT, 6, True),
-        (Op.GT, 5, False), (Op.GT_EQ, 5, True), (Op.GT_EQ, 4, False), (Op.EQ, 5, True), (Op.EQ, 4, False),
-        (Op.NOT_EQ, 4, True), (Op.NOT_EQ, 5, False),
+        (Op.LT, 4, True),
+        (Op.LT, 5, False),
+        (Op.LT_EQ, 5, True),
+        (Op.LT_EQ, 6, False),
+        (Op.GT, 6, True),
+        (Op.GT, 5, False),
+        (Op.GT_EQ, 5, True),
+        (Op.GT_EQ, 4, False),
+        (Op.EQ, 5, True),
+        (Op.EQ, 4, False),
+        (Op.NOT_EQ, 4, True),
+        (Op.NOT_EQ, 5, False),
     ],
-)  # fmt: skip
+)
 def test_comparisons(op: Op, value: int, expected: bool) -> None:
     assert _eval(predicate(op, "a", 5), a=value) is expected
 

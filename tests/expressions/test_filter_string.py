@@ -111,10 +111,16 @@ def test_a_bare_column_is_a_boolean_test() -> None:
 @pytest.mark.parametrize(
     ("text", "op"),
     [
-        ("id = 5", Op.EQ), ("id == 5", Op.EQ), ("id != 5", Op.NOT_EQ), ("id <> 5", Op.NOT_EQ), ("id < 5", Op.LT),
-        ("id <= 5", Op.LT_EQ), ("id > 5", Op.GT), ("id >= 5", Op.GT_EQ),
+        ("id = 5", Op.EQ),
+        ("id == 5", Op.EQ),
+        ("id != 5", Op.NOT_EQ),
+        ("id <> 5", Op.NOT_EQ),
+        ("id < 5", Op.LT),
+        ("id <= 5", Op.LT_EQ),
+        ("id > 5", Op.GT),
+        ("id >= 5", Op.GT_EQ),
     ],
-)  # fmt: skip
+)
 def test_comparisons(text: str, op: Op) -> None:
     assert parse_filter(text) == predicate(op, "id", Literal("long", 5))
 
@@ -122,10 +128,14 @@ def test_comparisons(text: str, op: Op) -> None:
 @pytest.mark.parametrize(
     ("text", "op"),
     [
-        ("5 = id", Op.EQ), ("5 != id", Op.NOT_EQ), ("5 < id", Op.GT), ("5 <= id", Op.GT_EQ), ("5 > id", Op.LT),
+        ("5 = id", Op.EQ),
+        ("5 != id", Op.NOT_EQ),
+        ("5 < id", Op.GT),
+        ("5 <= id", Op.GT_EQ),
+        ("5 > id", Op.LT),
         ("5 >= id", Op.LT_EQ),
     ],
-)  # fmt: skip
+)
 def test_a_value_on_the_left_flips_the_comparison(text: str, op: Op) -> None:
     assert parse_filter(text) == predicate(op, "id", Literal("long", 5))
 
@@ -195,11 +205,19 @@ def test_transform_terms() -> None:
 @pytest.mark.parametrize(
     ("column", "name"),
     [
-        ("region", "region"), ("Region", "Region"), ("a.b", "a.b"), ("a.b.c", "a.b.c"), ("a.b.c.d.e", "a.b.c.d.e"),
-        ('"Weird Name"', "Weird Name"), ("`weird`", "weird"), ('a."b c".d', "a.b c.d"), ('"a""b"', 'a"b'),
-        ("`select`", "select"), ("ünïcode", "ünïcode"),
+        ("region", "region"),
+        ("Region", "Region"),
+        ("a.b", "a.b"),
+        ("a.b.c", "a.b.c"),
+        ("a.b.c.d.e", "a.b.c.d.e"),
+        ('"Weird Name"', "Weird Name"),
+        ("`weird`", "weird"),
+        ('a."b c".d', "a.b c.d"),
+        ('"a""b"', 'a"b'),
+        ("`select`", "select"),
+        ("ünïcode", "ünïcode"),
     ],
-)  # fmt: skip
+)
 def test_column_names(column: str, name: str) -> None:
     assert parse_filter(f"{column} = 1") == predicate(Op.EQ, Reference(name), Literal("long", 1))
 
@@ -245,7 +263,7 @@ def test_column_names(column: str, name: str) -> None:
         ("X'0A0B'", Literal("binary", b"\x0a\x0b")),
         ("x'ff'", Literal("binary", b"\xff")),
     ],
-)  # fmt: skip
+)
 def test_literals(text: str, literal: Literal) -> None:
     parsed = parse_filter(f"c = {text}")
     assert parsed == predicate(Op.EQ, "c", literal)

@@ -45,9 +45,18 @@ HOUR_US = 3_600_000_000
 TS = 1_510_871_468_000_000  # 2017-11-16T22:31:08 (reference §4.4)
 
 COLUMNS = [
-    ("id", "long"), ("i", "int"), ("l", "long"), ("d", "decimal(9, 2)"), ("s", "string"), ("b", "binary"),
-    ("ts", "timestamp"), ("tstz", "timestamptz"), ("tsns", "timestamp_ns"), ("dt", "date"), ("f", "double"),
-]  # fmt: skip
+    ("id", "long"),
+    ("i", "int"),
+    ("l", "long"),
+    ("d", "decimal(9, 2)"),
+    ("s", "string"),
+    ("b", "binary"),
+    ("ts", "timestamp"),
+    ("tstz", "timestamptz"),
+    ("tsns", "timestamp_ns"),
+    ("dt", "date"),
+    ("f", "double"),
+]
 _FIELDS = [NestedField(n, name, parse_primitive(typ), required=False) for n, (name, typ) in enumerate(COLUMNS, 1)]
 _FIELDS.append(NestedField(len(COLUMNS) + 1, "req", parse_primitive("int"), required=True))
 SCHEMA = Schema(0, StructType(tuple(_FIELDS)))

@@ -26,8 +26,15 @@ from planner_service.expressions.residuals import ResidualEvaluator
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec, Transform, parse_transform
 from planner_service.metadata.types import NestedField, Schema, StructType, parse_primitive
 
-COLUMNS = [(1, "x", "int"), (2, "y", "int"), (3, "ts", "timestamp"), (4, "s", "string"), (5, "id", "long"),
-           (6, "d", "decimal(9, 2)"), (7, "f", "double")]  # fmt: skip
+COLUMNS = [
+    (1, "x", "int"),
+    (2, "y", "int"),
+    (3, "ts", "timestamp"),
+    (4, "s", "string"),
+    (5, "id", "long"),
+    (6, "d", "decimal(9, 2)"),
+    (7, "f", "double"),
+]
 _FIELDS = [NestedField(fid, name, parse_primitive(typ), required=False) for fid, name, typ in COLUMNS]
 _FIELDS.append(NestedField(8, "req", parse_primitive("int"), required=True))
 SCHEMA = Schema(0, StructType(tuple(_FIELDS)))

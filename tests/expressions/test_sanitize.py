@@ -14,13 +14,19 @@ from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.sanitize import sanitized
 from planner_service.metadata.types import parse_schema
 
-SCHEMA = parse_schema({"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "id", "required": True, "type": "long"},
-    {"id": 2, "name": "d", "required": False, "type": "date"},
-    {"id": 3, "name": "ts", "required": False, "type": "timestamptz"},
-    {"id": 4, "name": "s", "required": False, "type": "string"},
-    {"id": 5, "name": "x", "required": False, "type": "double"},
-]})  # fmt: skip
+SCHEMA = parse_schema(
+    {
+        "type": "struct",
+        "schema-id": 0,
+        "fields": [
+            {"id": 1, "name": "id", "required": True, "type": "long"},
+            {"id": 2, "name": "d", "required": False, "type": "date"},
+            {"id": 3, "name": "ts", "required": False, "type": "timestamptz"},
+            {"id": 4, "name": "s", "required": False, "type": "string"},
+            {"id": 5, "name": "x", "required": False, "type": "double"},
+        ],
+    }
+)
 NOW = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 NOW_MS = int(NOW.timestamp() * 1000)
 
@@ -61,11 +67,15 @@ def test_values_become_descriptions(column: str, value: object, expected: str) -
 def test_structure_and_binding_are_kept() -> None:
     expr = predicate(Op.IN, "id", 1, 22, 333)
     assert expression_to_json(sanitized(expr, SCHEMA, now_ms=NOW_MS)) == {
-        "type": "in", "term": "id", "values": ["(1-digit-int)", "(2-digit-int)", "(3-digit-int)"]
-    }  # fmt: skip
+        "type": "in",
+        "term": "id",
+        "values": ["(1-digit-int)", "(2-digit-int)", "(3-digit-int)"],
+    }
     required = predicate(Op.IS_NULL, "id")  # binding folds it: id is required
     assert expression_to_json(sanitized(required, SCHEMA, now_ms=NOW_MS)) is False
     unknown = predicate(Op.EQ, "nope", 5)  # does not bind: sanitized as it is
     assert expression_to_json(sanitized(unknown, SCHEMA, now_ms=NOW_MS)) == {
-        "type": "eq", "term": "nope", "value": "(1-digit-int)"
-    }  # fmt: skip
+        "type": "eq",
+        "term": "nope",
+        "value": "(1-digit-int)",
+    }

@@ -200,12 +200,18 @@ def test_post_epoch_values() -> None:
     # Iceberg TestDateTimeUtil.convertNanos: 2017-11-16T22:31:08.000001001
     nanos = 1_510_871_468_000_001_001
     assert (nanos_to_years(nanos), nanos_to_months(nanos), nanos_to_days(nanos), nanos_to_hours(nanos)) == (
-        47, 574, 17486, 419686,
-    )  # fmt: skip
+        47,
+        574,
+        17486,
+        419686,
+    )
     micros = nanos // 1000
     assert (micros_to_years(micros), micros_to_months(micros), micros_to_days(micros), micros_to_hours(micros)) == (
-        47, 574, 17486, 419686,
-    )  # fmt: skip
+        47,
+        574,
+        17486,
+        419686,
+    )
     assert micros_to_hours(0) == micros_to_days(0) == micros_to_months(0) == micros_to_years(0) == 0
 
 
@@ -355,20 +361,48 @@ def test_apply_transform_errors() -> None:
 
 
 _CAN_TRANSFORM_TYPES = [
-    "boolean", "int", "long", "float", "double", "decimal(9, 2)", "date", "time", "timestamp", "timestamptz",
-    "timestamp_ns", "timestamptz_ns", "string", "uuid", "fixed[4]", "binary", "variant",
-]  # fmt: skip
+    "boolean",
+    "int",
+    "long",
+    "float",
+    "double",
+    "decimal(9, 2)",
+    "date",
+    "time",
+    "timestamp",
+    "timestamptz",
+    "timestamp_ns",
+    "timestamptz_ns",
+    "string",
+    "uuid",
+    "fixed[4]",
+    "binary",
+    "variant",
+]
 _ACCEPTS = {
     "identity": set(_CAN_TRANSFORM_TYPES) - {"variant"},
-    "bucket": {"int", "long", "decimal(9, 2)", "date", "time", "timestamp", "timestamptz", "timestamp_ns",
-               "timestamptz_ns", "string", "uuid", "fixed[4]", "binary"},
+    "bucket": {
+        "int",
+        "long",
+        "decimal(9, 2)",
+        "date",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "timestamp_ns",
+        "timestamptz_ns",
+        "string",
+        "uuid",
+        "fixed[4]",
+        "binary",
+    },
     "truncate": {"int", "long", "decimal(9, 2)", "string", "binary"},
     "year": {"date", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"},
     "month": {"date", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"},
     "day": {"date", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"},
     "hour": {"timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"},
     "void": set(_CAN_TRANSFORM_TYPES),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(_ACCEPTS))

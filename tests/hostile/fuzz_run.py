@@ -41,11 +41,23 @@ def java_env() -> dict[str, object]:
 
 
 def judge_chunk(env: dict[str, object], seed: int, start: int, count: int, out: Path) -> dict[str, object]:
-    cmd = [str(env["python"]), str(SCRIPT), "--out", str(out), "--jars", ",".join(env["jars"]),  # type: ignore[arg-type]
-           "--fuzz-only", "--fuzz-seed", str(seed), "--fuzz-start", str(start), "--fuzz-count", str(count)]  # fmt: skip
+    cmd = [
+        str(env["python"]),
+        str(SCRIPT),
+        "--out",
+        str(out),
+        "--jars",
+        ",".join(env["jars"]),  # type: ignore[arg-type]
+        "--fuzz-only",
+        "--fuzz-seed",
+        str(seed),
+        "--fuzz-start",
+        str(start),
+        "--fuzz-count",
+        str(count),
+    ]
     environment = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS")}
-    done = subprocess.run(cmd, env={**environment, "JAVA_HOME": str(env["java_home"])},
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(cmd, env={**environment, "JAVA_HOME": str(env["java_home"])}, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"java_verdicts.py failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return json.loads((out / "verdicts.json").read_text())  # type: ignore[no-any-return]
@@ -85,11 +97,23 @@ def main() -> int:
             log(f"kept {scratch} (findings)")
         findings.update(found)
         totals.update(outcomes)
-        log(f"{start + count} of {args.count} mutations in {time.monotonic() - started:.0f}s: "
-            f"{len(findings)} findings, {dict(totals)}")  # fmt: skip
-    print(json.dumps({"seed": args.seed, "mutations": args.count, "outcomes": dict(totals),
-                      "service_peak_rss_mb": round(peak), "max_inflated_mib": LIMIT_MIB,
-                      "findings": findings}, indent=1))  # fmt: skip
+        log(
+            f"{start + count} of {args.count} mutations in {time.monotonic() - started:.0f}s: "
+            f"{len(findings)} findings, {dict(totals)}"
+        )
+    print(
+        json.dumps(
+            {
+                "seed": args.seed,
+                "mutations": args.count,
+                "outcomes": dict(totals),
+                "service_peak_rss_mb": round(peak),
+                "max_inflated_mib": LIMIT_MIB,
+                "findings": findings,
+            },
+            indent=1,
+        )
+    )
     return 1 if findings else 0
 
 

@@ -157,8 +157,10 @@ def verdict(jvm: Any, conf: Any, location: Path) -> dict[str, Any]:
     except (Py4JJavaError, CapturedException) as err:
         return {"stage": "plan", "error": error_json(err)}
     except RuntimeError as err:  # a Java iterator whose hasNext() said yes and whose next() then threw
-        return {"stage": "plan", "error": {"class": "java.util.NoSuchElementException", "message": str(err),
-                                           "cause": None}}  # fmt: skip
+        return {
+            "stage": "plan",
+            "error": {"class": "java.util.NoSuchElementException", "message": str(err), "cause": None},
+        }
     return {"stage": "planned", "error": None, "files": sorted(files, key=_key), "tasks": sorted(tasks, key=_key)}
 
 
@@ -205,8 +207,14 @@ def main() -> int:
             write_case(base, case, warehouse / NAMESPACE / name)
             verdicts[name] = verdict(jvm, conf, warehouse / NAMESPACE / name)
             error = verdicts[name]["error"]
-            log(f"{name}: " + (f"{verdicts[name]['stage']}: {error['class']}: {error['message'][:160]}"
-                               if error else f"{len(verdicts[name]['files'])} files"))  # fmt: skip
+            log(
+                f"{name}: "
+                + (
+                    f"{verdicts[name]['stage']}: {error['class']}: {error['message'][:160]}"
+                    if error
+                    else f"{len(verdicts[name]['files'])} files"
+                )
+            )
         fuzz = {}
         for i, case in enumerate(fuzz_cases(args.fuzz_seed, args.fuzz_count, args.fuzz_start)):
             fuzz[case.name] = fuzz_verdict(jvm, conf, base, case, warehouse / FUZZ_NAMESPACE / case.name)

@@ -22,9 +22,33 @@ from variants import MISSING_ID, Case
 
 # Values a field may be set to: wrong types, edges of int and long, ids that exist nowhere, empty things.
 HOSTILE_VALUES: list[Any] = [
-    None, -1, 0, 1, 7, 2**31, -(2**31) - 1, 2**63 - 1, -(2**63), 2**64, 1.5, -0.0, "", "2", "x" * 300, True,
-    [], {}, [1, 2], {"a": 1}, "bucket[0]", "truncate[-3]", "decimal(40, 2)", "identity", "leaf", MISSING_ID,
-]  # fmt: skip
+    None,
+    -1,
+    0,
+    1,
+    7,
+    2**31,
+    -(2**31) - 1,
+    2**63 - 1,
+    -(2**63),
+    2**64,
+    1.5,
+    -0.0,
+    "",
+    "2",
+    "x" * 300,
+    True,
+    [],
+    {},
+    [1, 2],
+    {"a": 1},
+    "bucket[0]",
+    "truncate[-3]",
+    "decimal(40, 2)",
+    "identity",
+    "leaf",
+    MISSING_ID,
+]
 HOSTILE_INTS = [-1, 0, 1, 2, 5, 7, 255, 2**31 - 1, -(2**31), 2**62, -(2**63), MISSING_ID]
 HOSTILE_STRINGS = ["", "CSV", "parquet", "orc", "/etc/passwd", "x" * 5000, "s3://elsewhere/f.parquet", "\u00e9"]
 KINDS = ("json", "json", "json", "metadata-bytes", "records", "records", "records", "bytes", "blocks", "bomb")

@@ -78,8 +78,16 @@ def hostile_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
     root = tmp_path_factory.mktemp("hostile")
     db = root / "catalog.db"
     planted: dict[str, str] = {}
-    cases = ("intact", "list-deflate", "list-zstd", "list-snappy", "list-count", "list-leftover",
-             "manifest-deflate", "manifest-zstd")  # fmt: skip
+    cases = (
+        "intact",
+        "list-deflate",
+        "list-zstd",
+        "list-snappy",
+        "list-count",
+        "list-leftover",
+        "manifest-deflate",
+        "manifest-zstd",
+    )
     for kind in cases:
         catalog = PyIcebergSqlCatalog("hostile", uri=f"sqlite:///{db}", warehouse=f"file://{root / kind}")
         write_demo_table(catalog)
@@ -90,8 +98,11 @@ def hostile_tables(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
         manifest_list = Path(snapshot.manifest_list.removeprefix("file://"))
         manifests = [m for m in snapshot.manifests(table.io) if m.added_files_count or m.existing_files_count]
         manifest = Path(manifests[0].manifest_path.removeprefix("file://"))
-        target, schema = (manifest, schema_of(manifest)) if kind.startswith("manifest") else (
-            manifest_list, schema_of(manifest_list))  # fmt: skip
+        target, schema = (
+            (manifest, schema_of(manifest))
+            if kind.startswith("manifest")
+            else (manifest_list, schema_of(manifest_list))
+        )
         blocks = {
             "list-deflate": ("deflate", [(BOMB // 64, deflated_zeros(BOMB))]),
             "list-zstd": ("zstandard", [(BOMB // 64, zstd_zeros(BOMB))]),

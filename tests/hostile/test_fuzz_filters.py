@@ -30,10 +30,51 @@ from planner_service.nesting import ensure_recursion_headroom
 TABLES = ["all_types", "unpartitioned", "bucket_part", "identity_part", "time_part", "truncate_part", "day_part"]
 TYPED_TABLES = ["all_types"] * 4 + TABLES[1:]  # all_types has the most column types: drawn as often as the rest
 # all_types, then unpartitioned and the partitioned tables
-REAL_COLUMNS = ["b", "i", "l", "f", "d", "dec9", "dec38", "dt", "ts_ntz", "ts", "s", "bin", "st", "st.x", "st.y",
-                "lst", "m", "id", "category", "name", "amount"]  # fmt: skip
-ODD_COLUMNS = ["nope", "ID", "Id", "st.z", "st.x.y", "lst.element", "m.key", "", " ", ".", "..", "a.", ".a", "ü名",
-               "a\x00b", "a'b", 'a"b', "a`b", "\u202eid", "x" * 300]  # fmt: skip
+REAL_COLUMNS = [
+    "b",
+    "i",
+    "l",
+    "f",
+    "d",
+    "dec9",
+    "dec38",
+    "dt",
+    "ts_ntz",
+    "ts",
+    "s",
+    "bin",
+    "st",
+    "st.x",
+    "st.y",
+    "lst",
+    "m",
+    "id",
+    "category",
+    "name",
+    "amount",
+]
+ODD_COLUMNS = [
+    "nope",
+    "ID",
+    "Id",
+    "st.z",
+    "st.x.y",
+    "lst.element",
+    "m.key",
+    "",
+    " ",
+    ".",
+    "..",
+    "a.",
+    ".a",
+    "ü名",
+    "a\x00b",
+    "a'b",
+    'a"b',
+    "a`b",
+    "\u202eid",
+    "x" * 300,
+]
 
 FUZZ = settings(
     max_examples=400,
@@ -125,14 +166,45 @@ def _quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-ODD_NUMBERS = ["1e309", "-1e309", "1e-400", "0.0", "-0.0", ".5", "5.", "1e", "1.e", "1E+", "2e-",
-               "0x10", "1_000", "NaN", "'NaN'"]  # fmt: skip
+ODD_NUMBERS = [
+    "1e309",
+    "-1e309",
+    "1e-400",
+    "0.0",
+    "-0.0",
+    ".5",
+    "5.",
+    "1e",
+    "1.e",
+    "1E+",
+    "2e-",
+    "0x10",
+    "1_000",
+    "NaN",
+    "'NaN'",
+]
 # the text of DATE '...', TIMESTAMP '...', DECIMAL '...', UUID '...' literals
-TYPED_TEXTS = ["2024-01-01", "2024-02-30", "0000-01-01", "99999-01-01", "-2024-01-01", "10:15:30.5",
-               "25:00:00", "2024-01-01 00:00:00", "2024-01-01T02:00:00+02:00", "2024-01-01T00:00:00Z",
-               "2024-01-01T00:00:00+99:00", "2024-01-01 00:00:00.123456789",
-               "2024-01-01 00:00:00.1234567891234", "12.30", "1e400", "NaN",
-               "f79c3e09-677c-4bbd-a479-3f349cb785e7", "not-a-uuid", ""]  # fmt: skip
+TYPED_TEXTS = [
+    "2024-01-01",
+    "2024-02-30",
+    "0000-01-01",
+    "99999-01-01",
+    "-2024-01-01",
+    "10:15:30.5",
+    "25:00:00",
+    "2024-01-01 00:00:00",
+    "2024-01-01T02:00:00+02:00",
+    "2024-01-01T00:00:00Z",
+    "2024-01-01T00:00:00+99:00",
+    "2024-01-01 00:00:00.123456789",
+    "2024-01-01 00:00:00.1234567891234",
+    "12.30",
+    "1e400",
+    "NaN",
+    "f79c3e09-677c-4bbd-a479-3f349cb785e7",
+    "not-a-uuid",
+    "",
+]
 sql_column = st.one_of(
     st.sampled_from(REAL_COLUMNS),
     st.sampled_from(ODD_COLUMNS).map(lambda c: '"' + c.replace('"', '""') + '"'),
@@ -243,16 +315,37 @@ def test_sqlish_filters(client: httpx.Client, text: str, table: str) -> None:
 
 PLAIN = {"id": "long", "category": "string", "name": "string", "ts": "timestamptz", "amount": "double"}
 TYPED_COLUMNS: dict[str, dict[str, str]] = {
-    "all_types": {"b": "boolean", "i": "int", "l": "long", "f": "float", "d": "double", "dec9": "decimal",
-                  "dec38": "decimal", "dt": "date", "ts_ntz": "timestamp", "ts": "timestamptz", "s": "string",
-                  "bin": "binary", "st.x": "int", "st.y": "string"},
+    "all_types": {
+        "b": "boolean",
+        "i": "int",
+        "l": "long",
+        "f": "float",
+        "d": "double",
+        "dec9": "decimal",
+        "dec38": "decimal",
+        "dt": "date",
+        "ts_ntz": "timestamp",
+        "ts": "timestamptz",
+        "s": "string",
+        "bin": "binary",
+        "st.x": "int",
+        "st.y": "string",
+    },
     "time_part": {"id": "long", "d": "date", "created": "timestamptz", "ts": "timestamptz"},
     **{table: PLAIN for table in ("unpartitioned", "bucket_part", "identity_part", "truncate_part", "day_part")},
-}  # fmt: skip
+}
 EDGE_INTEGERS = [0, -1, 1, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**63 - 1, 2**63, -(2**63), -(2**63) - 1]
-TIMESTAMPS = ["1970-01-01 00:00:00", "0001-01-01 00:00:00", "9999-12-31 23:59:59.999999", "1969-12-31T23:59:59.999999Z",
-              "2024-01-01T02:00:00+02:00", "2024-02-29 12:00:00", "1900-01-01 00:00:00-14:00", "1677-09-21 00:12:43",
-              "2262-04-11 23:47:16.854775807"]  # fmt: skip
+TIMESTAMPS = [
+    "1970-01-01 00:00:00",
+    "0001-01-01 00:00:00",
+    "9999-12-31 23:59:59.999999",
+    "1969-12-31T23:59:59.999999Z",
+    "2024-01-01T02:00:00+02:00",
+    "2024-02-29 12:00:00",
+    "1900-01-01 00:00:00-14:00",
+    "1677-09-21 00:12:43",
+    "2262-04-11 23:47:16.854775807",
+]
 DATES = ["1970-01-01", "0001-01-01", "9999-12-31", "1969-12-31", "2024-02-29", "1582-10-10"]
 typed_integer = st.one_of(st.integers(-100, 100), st.sampled_from(EDGE_INTEGERS), st.integers()).map(str)
 typed_sql_values: dict[str, st.SearchStrategy[str]] = {
@@ -330,14 +423,59 @@ def test_typed_filters(client: httpx.Client, table_and_filter: tuple[str, str]) 
 
 # --- JSON expressions --------------------------------------------------------------------------------------
 
-JSON_OPS = ["lt", "lt-eq", "gt", "gt-eq", "eq", "not-eq", "starts-with", "not-starts-with", "in", "not-in",
-            "is-null", "not-null", "is-nan", "not-nan"]  # fmt: skip
-ODD_TYPES = ["and", "or", "not", "true", "false", "literal", "reference", "transform", "EQ", "Not_Eq", "LT_EQ",
-             "is_null", "always-true", "", " eq", "eq ", "count", "__proto__", "ëq"]  # fmt: skip
+JSON_OPS = [
+    "lt",
+    "lt-eq",
+    "gt",
+    "gt-eq",
+    "eq",
+    "not-eq",
+    "starts-with",
+    "not-starts-with",
+    "in",
+    "not-in",
+    "is-null",
+    "not-null",
+    "is-nan",
+    "not-nan",
+]
+ODD_TYPES = [
+    "and",
+    "or",
+    "not",
+    "true",
+    "false",
+    "literal",
+    "reference",
+    "transform",
+    "EQ",
+    "Not_Eq",
+    "LT_EQ",
+    "is_null",
+    "always-true",
+    "",
+    " eq",
+    "eq ",
+    "count",
+    "__proto__",
+    "ëq",
+]
 
-JSON_STRINGS = ["2024-01-01", "2024-01-01T10:00:00", "2024-01-01T10:00:00+00:00", "2024-13-45",
-                "10:15:30", "12.30", "1e400", "f79c3e09-677c-4bbd-a479-3f349cb785e7", "0A0B", "zz",
-                "NaN", "-Infinity", ""]  # fmt: skip
+JSON_STRINGS = [
+    "2024-01-01",
+    "2024-01-01T10:00:00",
+    "2024-01-01T10:00:00+00:00",
+    "2024-13-45",
+    "10:15:30",
+    "12.30",
+    "1e400",
+    "f79c3e09-677c-4bbd-a479-3f349cb785e7",
+    "0A0B",
+    "zz",
+    "NaN",
+    "-Infinity",
+    "",
+]
 json_scalar = st.one_of(
     st.none(),
     st.booleans(),
@@ -353,8 +491,18 @@ any_json = st.recursive(
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=10,
 )
-ODD_TRANSFORMS = ["bucket[99999999999999999999]", "bucket[0]", "bucket[-1]", "bucket[]", "bucket[", "truncate[0]",
-                  "bucket[ 16 ]", "zorder", "", "unknown[3]"]  # fmt: skip
+ODD_TRANSFORMS = [
+    "bucket[99999999999999999999]",
+    "bucket[0]",
+    "bucket[-1]",
+    "bucket[]",
+    "bucket[",
+    "truncate[0]",
+    "bucket[ 16 ]",
+    "zorder",
+    "",
+    "unknown[3]",
+]
 json_transform = st.one_of(
     st.sampled_from(["identity", "year", "month", "day", "hour", "void", "bucket[16]", "truncate[4]", "IDENTITY"]),
     st.tuples(st.sampled_from(["bucket", "truncate"]), st.one_of(st.integers(), st.text(max_size=5))).map(
@@ -453,8 +601,18 @@ def test_json_expressions_with_odd_fields(client: httpx.Client, expression: Any,
 
 
 DECIMAL_STRINGS = ["NaN", "-NaN", "sNaN", "Infinity", "-Infinity", "1e400", "1E-400", "12.30", "9999999.99", "-0"]
-TYPED_TRANSFORMS = ["bucket[16]", "truncate[3]", "year", "month", "day", "hour", "identity", "void",
-                    "bucket[2147483647]", "truncate[1]"]  # fmt: skip
+TYPED_TRANSFORMS = [
+    "bucket[16]",
+    "truncate[3]",
+    "year",
+    "month",
+    "day",
+    "hour",
+    "identity",
+    "void",
+    "bucket[2147483647]",
+    "truncate[1]",
+]
 typed_json_values: dict[str, st.SearchStrategy[Any]] = {
     "long": st.one_of(st.integers(-100, 100), st.sampled_from(EDGE_INTEGERS), st.integers()),
     "string": st.one_of(st.text(max_size=12), st.text(st.characters(exclude_categories=()), max_size=4)),

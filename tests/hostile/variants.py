@@ -158,8 +158,12 @@ def _dangling_ref(meta: Json) -> None:
 
 
 def _sort_source_missing(meta: Json) -> None:
-    meta["sort-orders"].append({"order-id": 1, "fields": [
-        {"transform": "identity", "source-id": 999, "direction": "asc", "null-order": "nulls-first"}]})  # fmt: skip
+    meta["sort-orders"].append(
+        {
+            "order-id": 1,
+            "fields": [{"transform": "identity", "source-id": 999, "direction": "asc", "null-order": "nulls-first"}],
+        }
+    )
     meta["default-sort-order-id"] = 1
 
 
@@ -169,8 +173,9 @@ def _dup_partition_name(meta: Json) -> None:
 
 
 def _unsorted_metadata_log(meta: Json) -> None:
-    meta["metadata-log"] = [{"timestamp-ms": 1_700_000_000_000 + (5 - i) * 3_600_000, "metadata-file": f"/m/v{i}.json"}
-                            for i in range(3)]  # fmt: skip
+    meta["metadata-log"] = [
+        {"timestamp-ms": 1_700_000_000_000 + (5 - i) * 3_600_000, "metadata-file": f"/m/v{i}.json"} for i in range(3)
+    ]
 
 
 def _partition_source(transform: str, column: str) -> Callable[[Json], Json]:
@@ -187,8 +192,12 @@ def _old_spec(transform: str, source_id: int) -> Callable[[Json], Json]:
     """A second, older spec (not the default) with one field of `transform` on `source_id`."""
 
     def edit(meta: Json) -> None:
-        meta["partition-specs"].append({"spec-id": 1, "fields": [
-            {"name": "old", "transform": transform, "source-id": source_id, "field-id": 1100}]})  # fmt: skip
+        meta["partition-specs"].append(
+            {
+                "spec-id": 1,
+                "fields": [{"name": "old", "transform": transform, "source-id": source_id, "field-id": 1100}],
+            }
+        )
         meta["last-partition-id"] = 1100
 
     return _with(edit)

@@ -36,14 +36,22 @@ def planned(body: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, 
     for payload in expand_tasks(body):  # each task's references are into its own delete files
         own = payload["plan"]["delete-files"]
         for s in payload["task"]["files"]:
-            out.append({"path": s["data-file"]["file-path"], "start": s["start"], "length": s["length"],
-                        "deletes": sorted(own[i]["file-path"] for i in s["delete-file-references"])})  # fmt: skip
+            out.append(
+                {
+                    "path": s["data-file"]["file-path"],
+                    "start": s["start"],
+                    "length": s["length"],
+                    "deletes": sorted(own[i]["file-path"] for i in s["delete-file-references"]),
+                }
+            )
     out.sort(key=lambda t: (t["path"], t["start"]))
     files = [
-        {"path": f["data-file"]["file-path"],
-         "deletes": sorted(deletes[i]["file-path"] for i in f.get("delete-file-references") or ())}
+        {
+            "path": f["data-file"]["file-path"],
+            "deletes": sorted(deletes[i]["file-path"] for i in f.get("delete-file-references") or ()),
+        }
         for f in body["files"]
-    ]  # fmt: skip
+    ]
     return sorted(files, key=lambda f: f["path"]), out
 
 

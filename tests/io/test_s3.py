@@ -91,8 +91,12 @@ def test_cli_reads_s3_settings_from_the_environment(
     from planner_service.cli import main
 
     db, pyiceberg_catalog = s3_table
-    for name, value in (("ENDPOINT", s3_endpoint), ("REGION", REGION), ("ACCESS_KEY_ID", KEY),
-                        ("SECRET_ACCESS_KEY", SECRET)):  # fmt: skip
+    for name, value in (
+        ("ENDPOINT", s3_endpoint),
+        ("REGION", REGION),
+        ("ACCESS_KEY_ID", KEY),
+        ("SECRET_ACCESS_KEY", SECRET),
+    ):
         monkeypatch.setenv(f"SCAN_PLANNER_S3_{name}", value)
     args = ["plan", "--table", DEMO_TABLE, "--catalog-uri", db, "--catalog-name", "s3demo", "--json"]
     assert main(args) == 0

@@ -146,8 +146,11 @@ def test_selection_by_field_id_path_and_skipped_fields() -> None:
 
 def test_empty_file_and_empty_record() -> None:
     assert _decode(_write([])) == {path: [] for path in ALL}
-    schema = {"type": "record", "name": "e", "fields": [{"name": "p", "field-id": 1, "type": {
-        "type": "record", "name": "p", "fields": []}}]}  # fmt: skip
+    schema = {
+        "type": "record",
+        "name": "e",
+        "fields": [{"name": "p", "field-id": 1, "type": {"type": "record", "name": "p", "fields": []}}],
+    }
     out = io.BytesIO()
     fastavro.writer(out, fastavro.parse_schema(schema), [{"p": {}}] * 3)
     container = read_container(out.getvalue())
@@ -249,10 +252,14 @@ def _zigzag(*values: int) -> bytes:
 def test_array_blocks_that_give_their_byte_size() -> None:
     """Avro writers may write an array block as a negative count and its size in bytes: decoded item by
     item when selected, jumped over when skipped."""
-    schema = {"type": "record", "name": "r", "fields": [
-        {"name": "a", "type": {"type": "array", "items": "long"}, "field-id": 1},
-        {"name": "z", "type": "long", "field-id": 2},
-    ]}  # fmt: skip
+    schema = {
+        "type": "record",
+        "name": "r",
+        "fields": [
+            {"name": "a", "type": {"type": "array", "items": "long"}, "field-id": 1},
+            {"name": "z", "type": "long", "field-id": 2},
+        ],
+    }
     items = _zigzag(1, 300)
     raw = _zigzag(-2, len(items)) + items + _zigzag(1) + _zigzag(-7) + _zigzag(0) + _zigzag(5)
     text = json.dumps(schema)

@@ -46,52 +46,76 @@ class MemoryIO(FileIO):
 
 
 def _map_type(name: str, key_id: int, value_id: int, value: str) -> list[Any]:
-    item = {"type": "record", "name": name, "fields": [
-        {"name": "key", "type": "int", "field-id": key_id},
-        {"name": "value", "type": value, "field-id": value_id},
-    ]}  # fmt: skip
+    item = {
+        "type": "record",
+        "name": name,
+        "fields": [
+            {"name": "key", "type": "int", "field-id": key_id},
+            {"name": "value", "type": value, "field-id": value_id},
+        ],
+    }
     return ["null", {"type": "array", "items": item, "logicalType": "map"}]
 
 
-DATA_FILE_SCHEMA = {"type": "record", "name": "r2", "fields": [
-    {"name": "content", "type": "int", "field-id": 134},
-    {"name": "file_path", "type": "string", "field-id": 100},
-    {"name": "file_format", "type": "string", "field-id": 101},
-    {"name": "partition", "type": {"type": "record", "name": "r102", "fields": []}, "field-id": 102},
-    {"name": "record_count", "type": "long", "field-id": 103},
-    {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
-    {"name": "value_counts", "type": _map_type("k117_v118", 119, 120, "long"), "default": None, "field-id": 109},
-    {"name": "null_value_counts", "type": _map_type("k121_v122", 121, 122, "long"), "default": None,
-     "field-id": 110},
-    {"name": "lower_bounds", "type": _map_type("k126_v127", 126, 127, "bytes"), "default": None, "field-id": 125},
-    {"name": "upper_bounds", "type": _map_type("k129_v130", 129, 130, "bytes"), "default": None, "field-id": 128},
-]}  # fmt: skip
-MANIFEST_ENTRY_SCHEMA = {"type": "record", "name": "manifest_entry", "fields": [
-    {"name": "status", "type": "int", "field-id": 0},
-    {"name": "snapshot_id", "type": ["null", "long"], "default": None, "field-id": 1},
-    {"name": "sequence_number", "type": ["null", "long"], "default": None, "field-id": 3},
-    {"name": "file_sequence_number", "type": ["null", "long"], "default": None, "field-id": 4},
-    {"name": "data_file", "type": DATA_FILE_SCHEMA, "field-id": 2},
-]}  # fmt: skip
-MANIFEST_FILE_SCHEMA = {"type": "record", "name": "manifest_file", "fields": [
-    {"name": "manifest_path", "type": "string", "field-id": 500},
-    {"name": "manifest_length", "type": "long", "field-id": 501},
-    {"name": "partition_spec_id", "type": "int", "field-id": 502},
-    {"name": "content", "type": "int", "field-id": 517},
-    {"name": "sequence_number", "type": "long", "field-id": 515},
-    {"name": "min_sequence_number", "type": "long", "field-id": 516},
-    {"name": "added_snapshot_id", "type": "long", "field-id": 503},
-    {"name": "added_files_count", "type": "int", "field-id": 504},
-    {"name": "existing_files_count", "type": "int", "field-id": 505},
-    {"name": "deleted_files_count", "type": "int", "field-id": 506},
-    {"name": "added_rows_count", "type": "long", "field-id": 512},
-    {"name": "existing_rows_count", "type": "long", "field-id": 513},
-    {"name": "deleted_rows_count", "type": "long", "field-id": 514},
-]}  # fmt: skip
-SCHEMA_JSON = {"type": "struct", "schema-id": 0, "fields": [
-    {"id": 1, "name": "id", "required": True, "type": "long"},
-    {"id": 2, "name": "data", "required": False, "type": "string"},
-]}  # fmt: skip
+DATA_FILE_SCHEMA = {
+    "type": "record",
+    "name": "r2",
+    "fields": [
+        {"name": "content", "type": "int", "field-id": 134},
+        {"name": "file_path", "type": "string", "field-id": 100},
+        {"name": "file_format", "type": "string", "field-id": 101},
+        {"name": "partition", "type": {"type": "record", "name": "r102", "fields": []}, "field-id": 102},
+        {"name": "record_count", "type": "long", "field-id": 103},
+        {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
+        {"name": "value_counts", "type": _map_type("k117_v118", 119, 120, "long"), "default": None, "field-id": 109},
+        {
+            "name": "null_value_counts",
+            "type": _map_type("k121_v122", 121, 122, "long"),
+            "default": None,
+            "field-id": 110,
+        },
+        {"name": "lower_bounds", "type": _map_type("k126_v127", 126, 127, "bytes"), "default": None, "field-id": 125},
+        {"name": "upper_bounds", "type": _map_type("k129_v130", 129, 130, "bytes"), "default": None, "field-id": 128},
+    ],
+}
+MANIFEST_ENTRY_SCHEMA = {
+    "type": "record",
+    "name": "manifest_entry",
+    "fields": [
+        {"name": "status", "type": "int", "field-id": 0},
+        {"name": "snapshot_id", "type": ["null", "long"], "default": None, "field-id": 1},
+        {"name": "sequence_number", "type": ["null", "long"], "default": None, "field-id": 3},
+        {"name": "file_sequence_number", "type": ["null", "long"], "default": None, "field-id": 4},
+        {"name": "data_file", "type": DATA_FILE_SCHEMA, "field-id": 2},
+    ],
+}
+MANIFEST_FILE_SCHEMA = {
+    "type": "record",
+    "name": "manifest_file",
+    "fields": [
+        {"name": "manifest_path", "type": "string", "field-id": 500},
+        {"name": "manifest_length", "type": "long", "field-id": 501},
+        {"name": "partition_spec_id", "type": "int", "field-id": 502},
+        {"name": "content", "type": "int", "field-id": 517},
+        {"name": "sequence_number", "type": "long", "field-id": 515},
+        {"name": "min_sequence_number", "type": "long", "field-id": 516},
+        {"name": "added_snapshot_id", "type": "long", "field-id": 503},
+        {"name": "added_files_count", "type": "int", "field-id": 504},
+        {"name": "existing_files_count", "type": "int", "field-id": 505},
+        {"name": "deleted_files_count", "type": "int", "field-id": 506},
+        {"name": "added_rows_count", "type": "long", "field-id": 512},
+        {"name": "existing_rows_count", "type": "long", "field-id": 513},
+        {"name": "deleted_rows_count", "type": "long", "field-id": 514},
+    ],
+}
+SCHEMA_JSON = {
+    "type": "struct",
+    "schema-id": 0,
+    "fields": [
+        {"id": 1, "name": "id", "required": True, "type": "long"},
+        {"id": 2, "name": "data", "required": False, "type": "string"},
+    ],
+}
 
 
 def _avro(schema: dict[str, Any], records: list[dict[str, Any]]) -> bytes:
@@ -134,12 +158,20 @@ class TableWriter:
         data = _avro(MANIFEST_ENTRY_SCHEMA, records)
         self.io.files[path] = data
         self._manifests[path] = {
-            "manifest_path": path, "manifest_length": len(data), "partition_spec_id": 0, "content": content,
-            "sequence_number": seq, "min_sequence_number": seq, "added_snapshot_id": snapshot_id,
-            "added_files_count": len(entries), "existing_files_count": 0, "deleted_files_count": 0,
-            "added_rows_count": sum(e.record_count for e in entries), "existing_rows_count": 0,
+            "manifest_path": path,
+            "manifest_length": len(data),
+            "partition_spec_id": 0,
+            "content": content,
+            "sequence_number": seq,
+            "min_sequence_number": seq,
+            "added_snapshot_id": snapshot_id,
+            "added_files_count": len(entries),
+            "existing_files_count": 0,
+            "deleted_files_count": 0,
+            "added_rows_count": sum(e.record_count for e in entries),
+            "existing_rows_count": 0,
             "deleted_rows_count": 0,
-        }  # fmt: skip
+        }
         return path
 
     def empty_manifest(self, path: str, seq: int = 1, snapshot_id: int = 1) -> str:
@@ -153,22 +185,39 @@ class TableWriter:
         seq = seq if seq is not None else len(self._snapshots) + 1
         location = f"{self.location}/metadata/snap-{snapshot_id}.avro"
         self.io.files[location] = _avro(MANIFEST_FILE_SCHEMA, [self._manifests[m] for m in manifests])
-        self._snapshots.append({
-            "snapshot-id": snapshot_id, "sequence-number": seq, "timestamp-ms": 1_700_000_000_000 + seq,
-            "manifest-list": location, "summary": {"operation": "append"}, "schema-id": 0,
-        })  # fmt: skip
+        self._snapshots.append(
+            {
+                "snapshot-id": snapshot_id,
+                "sequence-number": seq,
+                "timestamp-ms": 1_700_000_000_000 + seq,
+                "manifest-list": location,
+                "summary": {"operation": "append"},
+                "schema-id": 0,
+            }
+        )
         return location
 
     def table(self) -> LoadedTable:
         current = self._snapshots[-1]
         metadata = {
-            "format-version": 2, "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1", "location": self.location,
-            "last-sequence-number": max(s["sequence-number"] for s in self._snapshots), "last-updated-ms": 0,
-            "last-column-id": 2, "current-schema-id": 0, "schemas": [SCHEMA_JSON], "default-spec-id": 0,
-            "partition-specs": [{"spec-id": 0, "fields": []}], "last-partition-id": 999,
-            "default-sort-order-id": 0, "sort-orders": [{"order-id": 0, "fields": []}], "properties": {},
-            "current-snapshot-id": current["snapshot-id"], "snapshots": self._snapshots, "snapshot-log": [],
-        }  # fmt: skip
+            "format-version": 2,
+            "table-uuid": "9c12d441-03fe-4693-9a96-a0705ddf69c1",
+            "location": self.location,
+            "last-sequence-number": max(s["sequence-number"] for s in self._snapshots),
+            "last-updated-ms": 0,
+            "last-column-id": 2,
+            "current-schema-id": 0,
+            "schemas": [SCHEMA_JSON],
+            "default-spec-id": 0,
+            "partition-specs": [{"spec-id": 0, "fields": []}],
+            "last-partition-id": 999,
+            "default-sort-order-id": 0,
+            "sort-orders": [{"order-id": 0, "fields": []}],
+            "properties": {},
+            "current-snapshot-id": current["snapshot-id"],
+            "snapshots": self._snapshots,
+            "snapshot-log": [],
+        }
         location = f"{self.location}/metadata/v{len(self._snapshots)}.metadata.json"
         return LoadedTable(location, location, table_metadata_from_json(metadata, location))
 
@@ -179,8 +228,14 @@ def _data_file(e: FileEntry) -> dict[str, Any]:
         lower, upper = (v.to_bytes(8, "little", signed=True) for v in e.id_range)
         bounds = ([{"key": 1, "value": lower}], [{"key": 1, "value": upper}])
     return {
-        "content": e.content, "file_path": e.path, "file_format": "PARQUET", "partition": {},
-        "record_count": e.record_count, "file_size_in_bytes": 1000,
-        "value_counts": [{"key": 1, "value": e.record_count}], "null_value_counts": [{"key": 1, "value": 0}],
-        "lower_bounds": bounds[0], "upper_bounds": bounds[1],
-    }  # fmt: skip
+        "content": e.content,
+        "file_path": e.path,
+        "file_format": "PARQUET",
+        "partition": {},
+        "record_count": e.record_count,
+        "file_size_in_bytes": 1000,
+        "value_counts": [{"key": 1, "value": e.record_count}],
+        "null_value_counts": [{"key": 1, "value": 0}],
+        "lower_bounds": bounds[0],
+        "upper_bounds": bounds[1],
+    }

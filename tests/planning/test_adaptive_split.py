@@ -37,8 +37,11 @@ def test_tasks_equal_spark_and_iceberg_partitions(conformance: Conformance, inde
 def test_the_sized_table_shows_each_rule(conformance: Conformance) -> None:
     """400 MiB: 4 splits of 128 MiB hold parallelism 2 (unchanged), not 8 (50 MiB) nor 200 (the 16 MiB floor);
     a split-size option turns the adaptation off."""
-    counts = {(c["shuffle_partitions"], tuple(c["options"].items())): c["partitions"]
-              for c in conformance.expected["partition_counts"] if c["table"] == "sized_files"}  # fmt: skip
+    counts = {
+        (c["shuffle_partitions"], tuple(c["options"].items())): c["partitions"]
+        for c in conformance.expected["partition_counts"]
+        if c["table"] == "sized_files"
+    }
     assert counts[(2, ())] < counts[(8, ())] < counts[(200, ())]
     assert counts[(200, (("split-size", str(128 * MIB)),))] == counts[(2, ())]
 
@@ -47,8 +50,11 @@ def test_read_split_adaptive_size_enabled_false_keeps_the_split_size(conformance
     """sized_unadapted (sized_files with read.split.adaptive-size.enabled=false) at parallelism 200: Spark +
     Iceberg packs 128 MiB splits, as sized_files at parallelism 2, not the 16 MiB ones sized_files gets at
     200; the planner too (the table's property beats the parallelism)."""
-    recorded = {(c["table"], c["shuffle_partitions"]): c["partitions"]
-                for c in conformance.expected["partition_counts"] if not c["options"]}  # fmt: skip
+    recorded = {
+        (c["table"], c["shuffle_partitions"]): c["partitions"]
+        for c in conformance.expected["partition_counts"]
+        if not c["options"]
+    }
     assert recorded[("sized_unadapted", 200)] == recorded[("sized_files", 2)] < recorded[("sized_files", 200)]
     planner = ScanPlanner(FileIO())
     table = load_by_metadata_location(planner.io, _tables(conformance)["sized_unadapted"]["metadata_location"])

@@ -13,16 +13,24 @@ from planner_service.metadata.partitioning import PartitionField, PartitionSpec,
 from planner_service.metadata.types import NestedField, PrimitiveType, Schema, StructType
 from planner_service.planning.partition_checks import check_partitions
 
-SCHEMA = Schema(0, StructType((
-    NestedField(1, "amount", PrimitiveType("decimal(9, 2)", precision=9, scale=2), False),
-    NestedField(2, "day", PrimitiveType("date"), False),
-    NestedField(3, "name", PrimitiveType("string"), False),
-)))  # fmt: skip
-SPEC = PartitionSpec(0, (
-    PartitionField(1, 1000, "amount", Transform("identity")),
-    PartitionField(2, 1001, "day", Transform("identity")),
-    PartitionField(3, 1002, "name", Transform("truncate", 2)),
-))  # fmt: skip
+SCHEMA = Schema(
+    0,
+    StructType(
+        (
+            NestedField(1, "amount", PrimitiveType("decimal(9, 2)", precision=9, scale=2), False),
+            NestedField(2, "day", PrimitiveType("date"), False),
+            NestedField(3, "name", PrimitiveType("string"), False),
+        )
+    ),
+)
+SPEC = PartitionSpec(
+    0,
+    (
+        PartitionField(1, 1000, "amount", Transform("identity")),
+        PartitionField(2, 1001, "day", Transform("identity")),
+        PartitionField(3, 1002, "name", Transform("truncate", 2)),
+    ),
+)
 
 
 def _check(*values: Any) -> int:

@@ -230,8 +230,15 @@ def test_integer_eq(expr: Expression, expected: bool) -> None:
     assert should_read(expr) is expected
 
 
-NOT_EQ_VALUES = [INT_MIN_VALUE - 25, INT_MIN_VALUE - 1, INT_MIN_VALUE, INT_MAX_VALUE - 4, INT_MAX_VALUE,
-                 INT_MAX_VALUE + 1, INT_MAX_VALUE + 6]  # fmt: skip
+NOT_EQ_VALUES = [
+    INT_MIN_VALUE - 25,
+    INT_MIN_VALUE - 1,
+    INT_MIN_VALUE,
+    INT_MAX_VALUE - 4,
+    INT_MAX_VALUE,
+    INT_MAX_VALUE + 1,
+    INT_MAX_VALUE + 6,
+]
 
 
 # Java: testIntegerNotEq, testIntegerNotEqRewritten (notEq never prunes: bounds are not values)

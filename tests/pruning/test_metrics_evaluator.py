@@ -258,20 +258,39 @@ def test_not_and_or(expr: Expression, expected: bool) -> None:
 
 # Java: testIntegerLt, testIntegerLtEq, testIntegerGt, testIntegerGtEq, testIntegerEq (bounds 30..79)
 INTEGER_CASES = [
-    (Op.LT, INT_MIN_VALUE - 25, False), (Op.LT, INT_MIN_VALUE, False), (Op.LT, INT_MIN_VALUE + 1, True),
+    (Op.LT, INT_MIN_VALUE - 25, False),
+    (Op.LT, INT_MIN_VALUE, False),
+    (Op.LT, INT_MIN_VALUE + 1, True),
     (Op.LT, INT_MAX_VALUE, True),
-    (Op.LT_EQ, INT_MIN_VALUE - 25, False), (Op.LT_EQ, INT_MIN_VALUE - 1, False), (Op.LT_EQ, INT_MIN_VALUE, True),
+    (Op.LT_EQ, INT_MIN_VALUE - 25, False),
+    (Op.LT_EQ, INT_MIN_VALUE - 1, False),
+    (Op.LT_EQ, INT_MIN_VALUE, True),
     (Op.LT_EQ, INT_MAX_VALUE, True),
-    (Op.GT, INT_MAX_VALUE + 6, False), (Op.GT, INT_MAX_VALUE, False), (Op.GT, INT_MAX_VALUE - 1, True),
+    (Op.GT, INT_MAX_VALUE + 6, False),
+    (Op.GT, INT_MAX_VALUE, False),
+    (Op.GT, INT_MAX_VALUE - 1, True),
     (Op.GT, INT_MAX_VALUE - 4, True),
-    (Op.GT_EQ, INT_MAX_VALUE + 6, False), (Op.GT_EQ, INT_MAX_VALUE + 1, False), (Op.GT_EQ, INT_MAX_VALUE, True),
+    (Op.GT_EQ, INT_MAX_VALUE + 6, False),
+    (Op.GT_EQ, INT_MAX_VALUE + 1, False),
+    (Op.GT_EQ, INT_MAX_VALUE, True),
     (Op.GT_EQ, INT_MAX_VALUE - 4, True),
-    (Op.EQ, INT_MIN_VALUE - 25, False), (Op.EQ, INT_MIN_VALUE - 1, False), (Op.EQ, INT_MIN_VALUE, True),
-    (Op.EQ, INT_MAX_VALUE - 4, True), (Op.EQ, INT_MAX_VALUE, True), (Op.EQ, INT_MAX_VALUE + 1, False),
+    (Op.EQ, INT_MIN_VALUE - 25, False),
+    (Op.EQ, INT_MIN_VALUE - 1, False),
+    (Op.EQ, INT_MIN_VALUE, True),
+    (Op.EQ, INT_MAX_VALUE - 4, True),
+    (Op.EQ, INT_MAX_VALUE, True),
+    (Op.EQ, INT_MAX_VALUE + 1, False),
     (Op.EQ, INT_MAX_VALUE + 6, False),
-]  # fmt: skip
-NOT_EQ_VALUES = [INT_MIN_VALUE - 25, INT_MIN_VALUE - 1, INT_MIN_VALUE, INT_MAX_VALUE - 4, INT_MAX_VALUE,
-                 INT_MAX_VALUE + 1, INT_MAX_VALUE + 6]  # fmt: skip
+]
+NOT_EQ_VALUES = [
+    INT_MIN_VALUE - 25,
+    INT_MIN_VALUE - 1,
+    INT_MIN_VALUE,
+    INT_MAX_VALUE - 4,
+    INT_MAX_VALUE,
+    INT_MAX_VALUE + 1,
+    INT_MAX_VALUE + 6,
+]
 
 
 @pytest.mark.parametrize(("op", "value", "expected"), INTEGER_CASES)
@@ -672,9 +691,17 @@ def test_nan_equals(column: str, value: float, expected: bool) -> None:
 # Java: testInclusiveMetricsEvaluatorNotEquals, testInclusiveMetricsEvaluatorNotIn (no visibility)
 @pytest.mark.parametrize(
     ("column", "value"),
-    [("all_nan", 1.0), ("max_nan", 1.0), ("max_nan", 10.0), ("min_max_nan", 1.0), ("all_nan_null_bounds", 1.0),
-     ("some_nan_correct_bounds", 1.0), ("some_nan_correct_bounds", 10.0), ("some_nan_correct_bounds", 30)],
-)  # fmt: skip
+    [
+        ("all_nan", 1.0),
+        ("max_nan", 1.0),
+        ("max_nan", 10.0),
+        ("min_max_nan", 1.0),
+        ("all_nan_null_bounds", 1.0),
+        ("some_nan_correct_bounds", 1.0),
+        ("some_nan_correct_bounds", 10.0),
+        ("some_nan_correct_bounds", 30),
+    ],
+)
 def test_nan_not_equals_and_not_in(column: str, value: float) -> None:
     assert nan_should_read(p(Op.NOT_EQ, column, value)) is True
     assert nan_should_read(p(Op.NOT_IN, column, value)) is True

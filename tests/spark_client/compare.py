@@ -63,8 +63,12 @@ def snapshot_arguments(snapshot: dict[str, Any]) -> dict[str, Any]:
 def read_arguments(case: dict[str, Any]) -> dict[str, Any]:
     """plan_and_read's keyword arguments (besides the table and the service) for a recorded read case."""
     options = {"split-size": case["split_size"]} if case["split_size"] is not None else None
-    return {"filter": case["filter"], "columns": case["columns"], "options": options,
-            **snapshot_arguments(case["snapshot"])}  # fmt: skip
+    return {
+        "filter": case["filter"],
+        "columns": case["columns"],
+        "options": options,
+        **snapshot_arguments(case["snapshot"]),
+    }
 
 
 def assert_spark_read_matches(case: dict[str, Any], schema: Any, actual: pa.Table, expected: pa.Table) -> None:

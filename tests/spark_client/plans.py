@@ -101,8 +101,13 @@ def wire(p: dict[str, Any]) -> dict[str, Any]:
         for f in task["files"]:
             if f["residual-filter"] not in residuals:
                 residuals.append(f["residual-filter"])
-            files.append({"data-file": f["data-file"], "residual": residuals.index(f["residual-filter"]),
-                          "delete-file-references": f["delete-file-references"]})  # fmt: skip
+            files.append(
+                {
+                    "data-file": f["data-file"],
+                    "residual": residuals.index(f["residual-filter"]),
+                    "delete-file-references": f["delete-file-references"],
+                }
+            )
             splits.append([len(files) - 1, f["start"], f["length"]])
         tasks.append({"splits": splits})
     return {**p, "files": files, "residuals": residuals, "tasks": tasks, "task-count": len(tasks)}

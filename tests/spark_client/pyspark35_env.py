@@ -22,8 +22,13 @@ from tests.conformance.reference import load_java_env
 # the versions of pyspark 3.5's time: it predates numpy 2 (which pyarrow >= 18 needs) and pandas 3;
 # pyroaring (deletion vectors) has BitMap64 from 1.0 and needs no numpy, so any numpy suits it
 REQUIREMENTS = (
-    "numpy>=1.26,<2", "pandas>=2.0,<2.3", "pyarrow>=15,<18", "httpx>=0.27", "pyroaring>=1.0", "fastavro>=1.9",
-)  # fmt: skip
+    "numpy>=1.26,<2",
+    "pandas>=2.0,<2.3",
+    "pyarrow>=15,<18",
+    "httpx>=0.27",
+    "pyroaring>=1.0",
+    "fastavro>=1.9",
+)
 _PROBE = (
     "import json, pyspark, pandas, pyarrow, httpx, pyroaring, fastavro; from pyroaring import BitMap64; "
     "print(json.dumps({'pyspark': pyspark.__version__, 'pyroaring': pyroaring.__version__}))"

@@ -64,8 +64,12 @@ def _read(spark: SparkSession, request: dict[str, Any], out: Path) -> dict[str, 
     with PlannerClient(request["service_url"]) as client:
         tasks = client.plan(plan_request(table, **arguments, parallelism=spark_parallelism(spark)))["task-count"]
     df = plan_and_read(spark, table, service_url=request["service_url"], **arguments)
-    result: dict[str, Any] = {"spark": spark.version, "tasks": tasks, "partitions": df.rdd.getNumPartitions(),
-                              "schema": df.schema.jsonValue()}  # fmt: skip
+    result: dict[str, Any] = {
+        "spark": spark.version,
+        "tasks": tasks,
+        "partitions": df.rdd.getNumPartitions(),
+        "schema": df.schema.jsonValue(),
+    }
     if request.get("plan_only"):
         return result
     try:

@@ -47,10 +47,17 @@ def test_aggregate_equals_spark_and_iceberg(
     Spark + Iceberg's values either way; from metadata exactly where it answers so (the log says which)."""
     case = conformance.aggregate(case_id)
     with caplog.at_level(logging.INFO, logger="spark_client.aggregates"):
-        arguments = {"filter": case["filter"], "driver_read_bytes": driver_read_bytes,
-                     **snapshot_arguments(case["snapshot"])}  # fmt: skip
-        df, no_job = from_metadata(spark, lambda: aggregate(spark, f"db.{case['table']}", case["aggregates"],
-                                   service_url=conformance_service, **arguments))  # fmt: skip
+        arguments = {
+            "filter": case["filter"],
+            "driver_read_bytes": driver_read_bytes,
+            **snapshot_arguments(case["snapshot"]),
+        }
+        df, no_job = from_metadata(
+            spark,
+            lambda: aggregate(
+                spark, f"db.{case['table']}", case["aggregates"], service_url=conformance_service, **arguments
+            ),
+        )
     assert df.columns == case["aggregates"]
     types = [f.dataType.simpleString() for f in df.schema.fields]
     assert spark_row_values(df) == comparable(case["read_values"], types)

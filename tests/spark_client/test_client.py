@@ -24,8 +24,13 @@ def mock_client(
     handler: Callable[[httpx.Request], httpx.Response], retries: int = 3, backoff: float = 0.5
 ) -> tuple[PlannerClient, list[float]]:
     slept: list[float] = []
-    client = PlannerClient("http://planner.test", retries=retries, backoff=backoff,
-                           transport=httpx.MockTransport(handler), sleep=slept.append)  # fmt: skip
+    client = PlannerClient(
+        "http://planner.test",
+        retries=retries,
+        backoff=backoff,
+        transport=httpx.MockTransport(handler),
+        sleep=slept.append,
+    )
     return client, slept
 
 
@@ -75,9 +80,13 @@ def test_retries_are_bounded_and_the_last_error_is_raised() -> None:
 
 
 def test_retry_after_is_honoured_within_a_bound() -> None:
-    responses = iter([httpx.Response(503, headers={"Retry-After": "2"}, json=UNAVAILABLE),
-                      httpx.Response(503, headers={"Retry-After": "3600"}, json=UNAVAILABLE),
-                      httpx.Response(200, json=PLAN)])  # fmt: skip
+    responses = iter(
+        [
+            httpx.Response(503, headers={"Retry-After": "2"}, json=UNAVAILABLE),
+            httpx.Response(503, headers={"Retry-After": "3600"}, json=UNAVAILABLE),
+            httpx.Response(200, json=PLAN),
+        ]
+    )
     client, slept = mock_client(lambda request: next(responses))
     client.plan({"table": "db.t"})
     assert slept == [2.0, 30.0]
@@ -114,14 +123,27 @@ def test_read_timeouts_are_not_retried() -> None:
 @pytest.mark.parametrize(
     ("response", "status", "error_type", "message"),
     [
-        (httpx.Response(404, json={"error": {"message": "Table does not exist: db.x", "type": "NoSuchTableException",
-                                             "code": 404}}), 404, "NoSuchTableException", "Table does not exist: db.x"),
-        (httpx.Response(400, json={"error": {"message": "Invalid filter", "type": "BadRequestException", "code": 400}}),
-         400, "BadRequestException", "Invalid filter"),
+        (
+            httpx.Response(
+                404,
+                json={"error": {"message": "Table does not exist: db.x", "type": "NoSuchTableException", "code": 404}},
+            ),
+            404,
+            "NoSuchTableException",
+            "Table does not exist: db.x",
+        ),
+        (
+            httpx.Response(
+                400, json={"error": {"message": "Invalid filter", "type": "BadRequestException", "code": 400}}
+            ),
+            400,
+            "BadRequestException",
+            "Invalid filter",
+        ),
         (httpx.Response(502, text="<html>Bad Gateway</html>"), 502, "HTTPError", "<html>Bad Gateway</html>"),
         (httpx.Response(500, json={"detail": "?"}), 500, "HTTPError", '{"detail":"?"}'),
     ],
-)  # fmt: skip
+)
 def test_other_errors_raise_at_once(response: httpx.Response, status: int, error_type: str, message: str) -> None:
     client, slept = mock_client(lambda request: response)
     with pytest.raises(PlannerServiceError) as info:
@@ -144,12 +166,22 @@ def test_the_error_survives_pickling() -> None:
 
 
 def test_plan_request_names_the_wire_fields() -> None:
-    body = plan_request("db.t", filter={"type": "lt", "term": "id", "value": 3}, columns=("id", "name"),
-                        as_of=datetime(2024, 1, 1, 0, 0, 1, tzinfo=UTC), options={"split-size": 1024},
-                        case_sensitive=False)  # fmt: skip
-    assert body == {"table": "db.t", "as-of-timestamp-ms": 1704067201000, "select": ["id", "name"],
-                    "filter": {"type": "lt", "term": "id", "value": 3}, "case-sensitive": False,
-                    "options": {"split-size": 1024}}  # fmt: skip
+    body = plan_request(
+        "db.t",
+        filter={"type": "lt", "term": "id", "value": 3},
+        columns=("id", "name"),
+        as_of=datetime(2024, 1, 1, 0, 0, 1, tzinfo=UTC),
+        options={"split-size": 1024},
+        case_sensitive=False,
+    )
+    assert body == {
+        "table": "db.t",
+        "as-of-timestamp-ms": 1704067201000,
+        "select": ["id", "name"],
+        "filter": {"type": "lt", "term": "id", "value": 3},
+        "case-sensitive": False,
+        "options": {"split-size": 1024},
+    }
     assert plan_request("db.t", snapshot_id=7, filter="id < 3") == {
         "table": "db.t",
         "snapshot-id": 7,

@@ -51,8 +51,9 @@ DELIBERATE = ("storage-credentials", "config", "access_token")  # the fields tha
 class Exchanges:
     """Every answer the services gave (without the deliberate fields) and the secrets seen in play."""
 
-    secrets: set[str] = field(default_factory=lambda: {SECRET, SESSION_TOKEN, READER_SECRET, STATIC_SESSION_TOKEN,
-                                                       CLIENT_SECRET})  # fmt: skip
+    secrets: set[str] = field(
+        default_factory=lambda: {SECRET, SESSION_TOKEN, READER_SECRET, STATIC_SESSION_TOKEN, CLIENT_SECRET}
+    )
     bodies: list[str] = field(default_factory=list)
     logs: list[Path] = field(default_factory=list)
 
@@ -139,8 +140,9 @@ def upstream(
 def sts(
     exchanges: Exchanges, vended_catalog: str, s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[httpx.Client]:
-    with _service(exchanges, tmp_path_factory.mktemp("sts"), vended_catalog, s3_endpoint,
-                  **sts_vending(s3_endpoint)) as client:  # fmt: skip
+    with _service(
+        exchanges, tmp_path_factory.mktemp("sts"), vended_catalog, s3_endpoint, **sts_vending(s3_endpoint)
+    ) as client:
         known = set(exchanges.secrets)
         exchanges.record(client.post("/plan", json={"table": TABLE}))
         assert len(exchanges.secrets - known) == 2  # STS's secret key and session token, looked for from now on

@@ -31,8 +31,9 @@ def test_read_equals_spark_and_iceberg_java(
     case = conformance.read(read_id)
     arguments = read_arguments(case)
     limit = 0 if by_id else None
-    df = plan_and_read(spark, f"db.{case['table']}", service_url=conformance_service, inline_task_limit=limit,
-                       **arguments)  # fmt: skip
+    df = plan_and_read(
+        spark, f"db.{case['table']}", service_url=conformance_service, inline_task_limit=limit, **arguments
+    )
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request(f"db.{case['table']}", **arguments, parallelism=spark_parallelism(spark)))
     assert df.rdd.getNumPartitions() == plan["task-count"]
@@ -77,8 +78,9 @@ def test_partitions_equal_spark_and_iceberg(
 
 def test_split_files_are_read_once(spark: Any, conformance_service: str) -> None:
     """row_groups with 1 KiB splits: many tasks per file, every row once."""
-    df = plan_and_read(spark, "db.row_groups", columns=["id"], options={"split-size": 1024},
-                       service_url=conformance_service)  # fmt: skip
+    df = plan_and_read(
+        spark, "db.row_groups", columns=["id"], options={"split-size": 1024}, service_url=conformance_service
+    )
     with PlannerClient(conformance_service) as client:
         plan = client.plan(plan_request("db.row_groups", columns=["id"], options={"split-size": 1024}))
     files_per_path: dict[str, int] = {}
@@ -101,9 +103,14 @@ def test_the_demo_table_as_pyiceberg_reads_it(spark: Any, demo_service: str, dem
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType, TimestampType
 
     df = plan_and_read(spark, "demo.events", options={"split-size": 4096}, service_url=demo_service)
-    assert df.schema == StructType([StructField("id", LongType(), False), StructField("ts", TimestampType(), False),
-                                    StructField("region", StringType(), True),
-                                    StructField("amount", DoubleType(), True)])  # fmt: skip
+    assert df.schema == StructType(
+        [
+            StructField("id", LongType(), False),
+            StructField("ts", TimestampType(), False),
+            StructField("region", StringType(), True),
+            StructField("amount", DoubleType(), True),
+        ]
+    )
     with PlannerClient(demo_service) as client:
         tasks = client.plan(plan_request("demo.events", options={"split-size": 4096}))["tasks"]
     assert df.rdd.getNumPartitions() == len(tasks) > 10
@@ -111,8 +118,9 @@ def test_the_demo_table_as_pyiceberg_reads_it(spark: Any, demo_service: str, dem
 
 
 def test_filter_string_and_columns(spark: Any, demo_service: str, demo_table: Any) -> None:
-    df = plan_and_read(spark, "demo.events", filter="region = 'eu' AND id < 450", columns=["amount", "id"],
-                       service_url=demo_service)  # fmt: skip
+    df = plan_and_read(
+        spark, "demo.events", filter="region = 'eu' AND id < 450", columns=["amount", "id"], service_url=demo_service
+    )
     assert df.columns == ["amount", "id"]  # the order asked for; `region`, which only the filter reads, is gone
     expected = _pyiceberg_rows(demo_table, ["amount", "id"], row_filter="region = 'eu' AND id < 450")
     assert rows(df.toArrow()) == expected and 0 < sum(expected.values()) < 450
@@ -122,8 +130,13 @@ def test_json_filter_and_time_travel(spark: Any, demo_service: str, demo_table: 
     first = demo_table.snapshot_by_name("first-load")
     history = demo_table.history()
     second = history[1]
-    by_tag = plan_and_read(spark, "demo.events", filter={"type": "lt", "term": "id", "value": 120}, ref="first-load",
-                           service_url=demo_service)  # fmt: skip
+    by_tag = plan_and_read(
+        spark,
+        "demo.events",
+        filter={"type": "lt", "term": "id", "value": 120},
+        ref="first-load",
+        service_url=demo_service,
+    )
     assert rows(by_tag.toArrow()) == _pyiceberg_rows(demo_table, snapshot_id=first.snapshot_id, row_filter="id < 120")
 
     by_id = plan_and_read(spark, "demo.events", snapshot_id=second.snapshot_id, service_url=demo_service)
@@ -156,13 +169,15 @@ def test_a_plan_by_id_past_the_partition_cap_reads_runs_of_tasks(
     flat driver at any table size): each partition reads a run of consecutive tasks, every row exactly once."""
     case = conformance.read("mor_position_deletes/full")
     small = {"split-size": 4096}
-    whole = plan_and_read(spark, "db.mor_position_deletes", options=small, inline_task_limit=0,
-                          service_url=conformance_service)  # fmt: skip
+    whole = plan_and_read(
+        spark, "db.mor_position_deletes", options=small, inline_task_limit=0, service_url=conformance_service
+    )
     assert whole.rdd.getNumPartitions() > most
     spark.conf.set("spark.sql.files.maxPartitionNum", str(most))
     try:
-        df = plan_and_read(spark, "db.mor_position_deletes", options=small, inline_task_limit=0,
-                           service_url=conformance_service)  # fmt: skip
+        df = plan_and_read(
+            spark, "db.mor_position_deletes", options=small, inline_task_limit=0, service_url=conformance_service
+        )
         assert df.rdd.getNumPartitions() == most
         assert rows(df.toArrow()) == rows(pq.read_table(conformance.dir / case["path"]))
     finally:

@@ -98,15 +98,23 @@ def test_options_columns_filter_and_tag(source: Any, demo_service: str, demo_tab
     def reader() -> Any:  # a DataFrameReader keeps its options: one per read
         return source.read.format("scan-planner").option("service-url", demo_service)
 
-    df = (reader().option("table", "demo.events").option("columns", "amount, id").option("tag", "first-load")
-          .option("filter", "id < 120").option("split-size", "2048").load())  # fmt: skip
+    df = (
+        reader()
+        .option("table", "demo.events")
+        .option("columns", "amount, id")
+        .option("tag", "first-load")
+        .option("filter", "id < 120")
+        .option("split-size", "2048")
+        .load()
+    )
     assert df.columns == ["amount", "id"]
     first = demo_table.snapshot_by_name("first-load").snapshot_id
     arrow = demo_table.scan(snapshot_id=first, row_filter="id < 120", selected_fields=("amount", "id")).to_arrow()
     assert rows(df.toArrow()) == rows(arrow.select(["amount", "id"]))
     with PlannerClient(demo_service) as client:
-        plan = client.plan(plan_request("demo.events", ref="first-load", filter="id < 120",
-                                        options={"split-size": 2048}))  # fmt: skip
+        plan = client.plan(
+            plan_request("demo.events", ref="first-load", filter="id < 120", options={"split-size": 2048})
+        )
     assert df.rdd.getNumPartitions() == len(plan["tasks"]) > 1
 
     json_filter = json.dumps({"type": "eq", "term": "region", "value": "us"})
@@ -243,9 +251,12 @@ def test_a_plan_by_id_past_max_partitions_reads_runs_of_tasks(
         tasks = client.plan({"table": "db.mor_position_deletes", "options": {"split-size": 4096}})["task-count"]
     assert tasks > most
     df = (
-        source.read.format("scan-planner").option("service-url", conformance_service)
-        .option("inline-task-limit", "0").option("split-size", "4096").option("max-partitions", str(most))
+        source.read.format("scan-planner")
+        .option("service-url", conformance_service)
+        .option("inline-task-limit", "0")
+        .option("split-size", "4096")
+        .option("max-partitions", str(most))
         .load("db.mor_position_deletes")
-    )  # fmt: skip
+    )
     assert df.rdd.getNumPartitions() == most
     assert rows(df.toArrow()) == rows(pq.read_table(conformance.dir / case["path"]))

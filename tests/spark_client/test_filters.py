@@ -119,8 +119,9 @@ def test_both_forms_plan_alike(conformance_service: str, spark_filter: Any) -> N
     assert expression is not None
     plans = []
     for row_filter in (expression, to_filter_string(expression)):
-        response = httpx.post(f"{conformance_service}/plan", json={"table": "db.all_types", "filter": row_filter},
-                              timeout=60)  # fmt: skip
+        response = httpx.post(
+            f"{conformance_service}/plan", json={"table": "db.all_types", "filter": row_filter}, timeout=60
+        )
         assert response.status_code == 200, (row_filter, response.text)
         plans.append(response.json())
     files = [sorted(f["data-file"]["file-path"] for f in splits(p)) for p in plans]

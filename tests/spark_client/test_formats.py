@@ -39,8 +39,11 @@ def test_orc_without_ids_reads_by_the_name_mapping(tmp_path: Path) -> None:
     mapping = [{"field-id": 1, "names": ["id"]}, {"field-id": 2, "names": ["name", "label"]}]
     task = {**file_task(str(path), file_format="orc")}
     out = read_all(plan(s, [[task]], name_mapping=mapping))
-    assert out.to_pylist() == [{"id": 1, "label": "a", "extra": None}, {"id": 2, "label": "b", "extra": None},
-                               {"id": 3, "label": None, "extra": None}]  # fmt: skip
+    assert out.to_pylist() == [
+        {"id": 1, "label": "a", "extra": None},
+        {"id": 2, "label": "b", "extra": None},
+        {"id": 3, "label": None, "extra": None},
+    ]
 
 
 AVRO_SCHEMA: dict[str, Any] = {
@@ -48,18 +51,40 @@ AVRO_SCHEMA: dict[str, Any] = {
     "name": "table",
     "fields": [
         {"name": "id", "type": "long", "field-id": 1},
-        {"name": "u", "type": ["null", {"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"}],
-         "default": None, "field-id": 2},
+        {
+            "name": "u",
+            "type": ["null", {"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"}],
+            "default": None,
+            "field-id": 2,
+        },
         {"name": "t", "type": ["null", {"type": "long", "logicalType": "time-micros"}], "default": None, "field-id": 3},
-        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False},
-         "field-id": 4},
-        {"name": "m", "type": ["null", {"type": "array", "logicalType": "map", "items": {
-            "type": "record", "name": "k5_v6", "fields": [
-                {"name": "key", "type": "int", "field-id": 5},
-                {"name": "value", "type": ["null", "string"], "default": None, "field-id": 6}]}}],
-         "default": None, "field-id": 7},
+        {
+            "name": "ts",
+            "type": {"type": "long", "logicalType": "timestamp-micros", "adjust-to-utc": False},
+            "field-id": 4,
+        },
+        {
+            "name": "m",
+            "type": [
+                "null",
+                {
+                    "type": "array",
+                    "logicalType": "map",
+                    "items": {
+                        "type": "record",
+                        "name": "k5_v6",
+                        "fields": [
+                            {"name": "key", "type": "int", "field-id": 5},
+                            {"name": "value", "type": ["null", "string"], "default": None, "field-id": 6},
+                        ],
+                    },
+                },
+            ],
+            "default": None,
+            "field-id": 7,
+        },
     ],
-}  # fmt: skip
+}
 ICEBERG = schema(
     field(1, "id", "long", required=True),
     field(2, "u", "uuid"),
@@ -74,32 +99,45 @@ ICEBERG = schema(
 def test_avro_types_spark_does_not_write(tmp_path: Path) -> None:
     u = uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7")
     records = [
-        {"id": 1, "u": u.bytes, "t": dt.time(10, 15, 30, 5), "ts": dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC),
-         "m": [{"key": 3, "value": "c"}, {"key": -1, "value": None}]},
+        {
+            "id": 1,
+            "u": u.bytes,
+            "t": dt.time(10, 15, 30, 5),
+            "ts": dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC),
+            "m": [{"key": 3, "value": "c"}, {"key": -1, "value": None}],
+        },
         {"id": 2, "u": None, "t": None, "ts": dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=dt.UTC), "m": None},
-    ]  # fmt: skip
+    ]
     path = tmp_path / "f.avro"
     with open(path, "wb") as out:
         fastavro.writer(out, AVRO_SCHEMA, records, sync_interval=16)  # a block per record
     rows = read_all(plan(ICEBERG, [[file_task(str(path), file_format="avro")]])).to_pylist()
     assert rows == [
-        {"id": 1, "u": u.bytes, "t": dt.time(10, 15, 30, 5), "ts": dt.datetime(2024, 1, 1, 12),
-         "m": [(3, "c"), (-1, None)]},
+        {
+            "id": 1,
+            "u": u.bytes,
+            "t": dt.time(10, 15, 30, 5),
+            "ts": dt.datetime(2024, 1, 1, 12),
+            "m": [(3, "c"), (-1, None)],
+        },
         {"id": 2, "u": None, "t": None, "ts": dt.datetime(1969, 12, 31, 23, 59, 59, 999999), "m": None},
-    ]  # fmt: skip
+    ]
 
 
 def test_avro_blocks_split_by_their_sync_markers(tmp_path: Path) -> None:
     """Cut anywhere, the tasks of an Avro file read each block once: the one whose range holds the sync
     marker before it (Avro's DataFileReader.sync / pastSync)."""
     path = tmp_path / "f.avro"
-    records = [{"id": i, "u": None, "t": None, "ts": dt.datetime(2024, 1, 1, tzinfo=dt.UTC), "m": None}
-               for i in range(200)]  # fmt: skip
+    records = [
+        {"id": i, "u": None, "t": None, "ts": dt.datetime(2024, 1, 1, tzinfo=dt.UTC), "m": None} for i in range(200)
+    ]
     with open(path, "wb") as out:
         fastavro.writer(out, AVRO_SCHEMA, records, sync_interval=64)
     size = path.stat().st_size
     for split in (1, 17, 100, 1000, size):
-        tasks = [[file_task(str(path), start, min(split, size - start), file_format="avro")]
-                 for start in range(0, size, split)]  # fmt: skip
+        tasks = [
+            [file_task(str(path), start, min(split, size - start), file_format="avro")]
+            for start in range(0, size, split)
+        ]
         ids = read_all(plan(ICEBERG, tasks)).column("id").to_pylist()
         assert sorted(ids) == list(range(200)), split

@@ -31,8 +31,9 @@ HDFS_ROOT = "hdfs://namenode:8020/warehouse"
 class Store:
     """A table on one object store: PyIceberg's view of it, and the service and reader settings for it."""
 
-    def __init__(self, name: str, catalog: PyIcebergSqlCatalog, db: Path, properties: dict[str, str],
-                 settings: dict[str, Any]) -> None:  # fmt: skip
+    def __init__(
+        self, name: str, catalog: PyIcebergSqlCatalog, db: Path, properties: dict[str, str], settings: dict[str, Any]
+    ) -> None:
         self.name, self.catalog, self.db = name, catalog, db
         self.properties = properties  # PyIceberg's (and the executors' `storage`)
         self.settings = settings  # the service's
@@ -43,24 +44,43 @@ class Store:
 
 
 def _gcs(endpoint: str, directory: Path) -> Store:
-    pafs.GcsFileSystem(anonymous=True, endpoint_override=endpoint.split("://")[1], scheme="http",
-                       project_id="test").create_dir("lake")  # fmt: skip
+    pafs.GcsFileSystem(
+        anonymous=True, endpoint_override=endpoint.split("://")[1], scheme="http", project_id="test"
+    ).create_dir("lake")
     expires = str(int((time.time() + 86400) * 1000))
-    properties = {"gcs.service.host": endpoint, "gcs.project-id": "test", "gcs.oauth2.token": "emulator",
-                  "gcs.oauth2.token-expires-at": expires}  # fmt: skip
+    properties = {
+        "gcs.service.host": endpoint,
+        "gcs.project-id": "test",
+        "gcs.oauth2.token": "emulator",
+        "gcs.oauth2.token-expires-at": expires,
+    }
     settings = {"gcs_endpoint": endpoint, "gcs_project_id": "test", "gcs_anonymous": True}
     return _written("gcs", "gs://lake/warehouse", directory, properties, settings)
 
 
 def _azure(authority: str, directory: Path) -> Store:
-    pafs.AzureFileSystem(account_name=AZURITE_ACCOUNT, account_key=AZURITE_KEY, blob_storage_authority=authority,
-                         blob_storage_scheme="http", dfs_storage_authority=authority,
-                         dfs_storage_scheme="http").create_dir("lake")  # fmt: skip
-    properties = {"adls.account-name": AZURITE_ACCOUNT, "adls.account-key": AZURITE_KEY,
-                  "adls.blob-storage-authority": authority, "adls.dfs-storage-authority": authority,
-                  "adls.blob-storage-scheme": "http", "adls.dfs-storage-scheme": "http"}  # fmt: skip
-    settings = {"adls_account_name": AZURITE_ACCOUNT, "adls_account_key": AZURITE_KEY,
-                "adls_blob_storage_authority": authority, "adls_storage_scheme": "http"}  # fmt: skip
+    pafs.AzureFileSystem(
+        account_name=AZURITE_ACCOUNT,
+        account_key=AZURITE_KEY,
+        blob_storage_authority=authority,
+        blob_storage_scheme="http",
+        dfs_storage_authority=authority,
+        dfs_storage_scheme="http",
+    ).create_dir("lake")
+    properties = {
+        "adls.account-name": AZURITE_ACCOUNT,
+        "adls.account-key": AZURITE_KEY,
+        "adls.blob-storage-authority": authority,
+        "adls.dfs-storage-authority": authority,
+        "adls.blob-storage-scheme": "http",
+        "adls.dfs-storage-scheme": "http",
+    }
+    settings = {
+        "adls_account_name": AZURITE_ACCOUNT,
+        "adls_account_key": AZURITE_KEY,
+        "adls_blob_storage_authority": authority,
+        "adls_storage_scheme": "http",
+    }
     # PyIceberg 0.12's pyarrow FileIO takes abfs://container@account... for a container named so: the account
     # goes in adls.account-name instead (the service reads both forms: test_azure_locations_name_the_account)
     return _written("azure", "abfs://lake/warehouse", directory, properties, settings)
@@ -68,8 +88,12 @@ def _azure(authority: str, directory: Path) -> Store:
 
 def _written(name: str, warehouse: str, directory: Path, properties: dict[str, str], settings: dict[str, Any]) -> Store:
     db = directory / f"{name}.db"
-    catalog = PyIcebergSqlCatalog(name, uri=f"sqlite:///{db}", warehouse=warehouse,
-                                  **{"py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO", **properties})  # fmt: skip
+    catalog = PyIcebergSqlCatalog(
+        name,
+        uri=f"sqlite:///{db}",
+        warehouse=warehouse,
+        **{"py-io-impl": "pyiceberg.io.pyarrow.PyArrowFileIO", **properties},
+    )
     write_demo_table(catalog)
     return Store(name, catalog, db, properties, settings)
 
@@ -113,10 +137,17 @@ def test_plans_hold_what_pyiceberg_plans(
 
 
 @pytest.mark.parametrize("store", ["gcs", "azure"])
-def test_spark_reads_what_pyiceberg_reads(spark: Any, stores: dict[str, Store], services: dict[str, str],
-                                          store: str) -> None:  # fmt: skip
-    df = plan_and_read(spark, DEMO_TABLE, filter="id < 400", columns=["id", "region", "amount"],
-                       service_url=services[store], storage=stores[store].properties)  # fmt: skip
+def test_spark_reads_what_pyiceberg_reads(
+    spark: Any, stores: dict[str, Store], services: dict[str, str], store: str
+) -> None:
+    df = plan_and_read(
+        spark,
+        DEMO_TABLE,
+        filter="id < 400",
+        columns=["id", "region", "amount"],
+        service_url=services[store],
+        storage=stores[store].properties,
+    )
     ours = sorted((r.id, r.region, r.amount) for r in df.collect())
     theirs = stores[store].table.scan(row_filter="id < 400", selected_fields=("id", "region", "amount")).to_arrow()
     assert ours == sorted(zip(*(theirs.column(c).to_pylist() for c in ("id", "region", "amount")), strict=True))
@@ -145,6 +176,7 @@ def test_hdfs_says_what_it_needs(services: dict[str, str]) -> None:
     assert response.status_code == 503, response.text
     message = response.json()["error"]["message"]
     assert "HDFS is not available here" in message and "HADOOP_HOME" in message
-    outside = httpx.post(f"{services['gcs']}/plan", json={"metadata-location": "gs://elsewhere/t/v1.metadata.json"},
-                         timeout=60)  # fmt: skip
+    outside = httpx.post(
+        f"{services['gcs']}/plan", json={"metadata-location": "gs://elsewhere/t/v1.metadata.json"}, timeout=60
+    )
     assert outside.status_code == 403, outside.text

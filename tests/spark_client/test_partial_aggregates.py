@@ -28,13 +28,28 @@ S = schema(
     field(6, "d", "decimal(9,2)"),
 )
 FILES = [  # three tasks: NaN beside numbers and nulls; nothing but nulls; no NaN
-    {"id": [1, 2, 3], "f": [1.0, math.nan, None], "s": ["b", None, "a"], "st": [{"x": 1}, None, {"x": None}],
-     "d": ["1.50", None, "-2.00"]},
+    {
+        "id": [1, 2, 3],
+        "f": [1.0, math.nan, None],
+        "s": ["b", None, "a"],
+        "st": [{"x": 1}, None, {"x": None}],
+        "d": ["1.50", None, "-2.00"],
+    },
     {"id": [4, 5], "f": [None, None], "s": [None, None], "st": [None, None], "d": [None, None]},
     {"id": [6, 7], "f": [-1.0, 2.5], "s": ["é", "z"], "st": [{"x": 7}, {"x": -3}], "d": ["0.01", "9.99"]},
-]  # fmt: skip
-NAMES = ["count(*)", "count(f)", "max(f)", "min(f)", "min(s)", "max(s)", "count(st.x)", "min(st.x)", "max(d)",
-         "count(st)"]  # fmt: skip
+]
+NAMES = [
+    "count(*)",
+    "count(f)",
+    "max(f)",
+    "min(f)",
+    "min(s)",
+    "max(s)",
+    "count(st.x)",
+    "min(st.x)",
+    "max(d)",
+    "count(st)",
+]
 
 
 def rows(columns: dict[str, list[Any]]) -> pa.Table:
@@ -61,10 +76,22 @@ def test_partials_combine_to_sparks_aggregates(spark: Any, files: list[str], dri
     ours = ours.collect()[0]
     whole = pa.concat_tables([rows(columns) for columns in FILES])
     as_rows = [tuple(row.values()) for row in whole.to_pylist()]  # (not pandas: it makes null doubles NaN)
-    reference = spark.createDataFrame(as_rows, spark_schema(S)).agg(
-        F.count(F.lit(1)), F.count("f"), F.max("f"), F.min("f"), F.min("s"), F.max("s"), F.count("st.x"),
-        F.min("st.x"), F.max("d"), F.count("st"),
-    ).collect()[0]  # fmt: skip
+    reference = (
+        spark.createDataFrame(as_rows, spark_schema(S))
+        .agg(
+            F.count(F.lit(1)),
+            F.count("f"),
+            F.max("f"),
+            F.min("f"),
+            F.min("s"),
+            F.max("s"),
+            F.count("st.x"),
+            F.min("st.x"),
+            F.max("d"),
+            F.count("st"),
+        )
+        .collect()[0]
+    )
     assert plain(list(ours)) == plain(list(reference))
     assert plain(list(ours)) == [7, 4, "NaN", -1.0, "a", "é", 3, -3, Decimal("9.99"), 4]
 

@@ -85,15 +85,23 @@ def test_without_ids_or_mapping_top_level_columns_take_their_position(tmp_path: 
 
 def test_renamed_reordered_added_dropped_and_promoted(tmp_path: Path) -> None:
     old = schema(
-        field(1, "id", "int"), field(2, "gone", "string"), field(3, "f", "float"), field(4, "dec", "decimal(5,2)"),
+        field(1, "id", "int"),
+        field(2, "gone", "string"),
+        field(3, "f", "float"),
+        field(4, "dec", "decimal(5,2)"),
         field(5, "st", {"type": "struct", "fields": [field(11, "x", "int"), field(12, "y", "string")]}),
-    )  # fmt: skip
+    )
     path = write_rows(
         tmp_path / "f.parquet",
         old,
-        {"id": [1, 2], "gone": ["g", "h"], "f": [1.5, None], "dec": [Decimal("1.25"), None],
-         "st": [{"x": 1, "y": "a"}, {"x": None, "y": "b"}]},
-    )  # fmt: skip
+        {
+            "id": [1, 2],
+            "gone": ["g", "h"],
+            "f": [1.5, None],
+            "dec": [Decimal("1.25"), None],
+            "st": [{"x": 1, "y": "a"}, {"x": None, "y": "b"}],
+        },
+    )
     new = schema(
         field(5, "st", {"type": "struct", "fields": [field(12, "why", "string"), field(13, "z", "long")]}),
         field(4, "dec", "decimal(9,2)"),

@@ -118,21 +118,31 @@ def reads35(
         for c in READ_CASES
     ]
     requests += [_request(name, demo_service, "demo.events", arguments) for name, arguments in DEMO_READS.items()]
-    requests += [_request(VENDED + name, vending_services[name], VENDED_TABLE, arguments)
-                 for name, arguments in VENDED_READS.items()]  # fmt: skip
     requests += [
-        {**_request(prefix + c["id"], conformance_service, f"db.{c['table']}",
-                    {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"]),
-                     **arguments}),
-         "aggregates": c["aggregates"]}
+        _request(VENDED + name, vending_services[name], VENDED_TABLE, arguments)
+        for name, arguments in VENDED_READS.items()
+    ]
+    requests += [
+        {
+            **_request(
+                prefix + c["id"],
+                conformance_service,
+                f"db.{c['table']}",
+                {"filter": c["filter"], **snapshot_arguments(conformance.aggregate(c["id"])["snapshot"]), **arguments},
+            ),
+            "aggregates": c["aggregates"],
+        }
         for c in AGGREGATE_CASES
         for prefix, arguments in ((AGGREGATE, {"driver_read_bytes": 0}), (AGGREGATE_IN_DRIVER, {}))
-    ]  # fmt: skip
+    ]
     requests += [
-        {**_request(f"{PARTITIONS}{i}", conformance_service, f"db.{table}", {"options": options or None}),
-         "shuffle_partitions": shuffle, "plan_only": True}
+        {
+            **_request(f"{PARTITIONS}{i}", conformance_service, f"db.{table}", {"options": options or None}),
+            "shuffle_partitions": shuffle,
+            "plan_only": True,
+        }
         for i, (table, shuffle, options) in enumerate(PARTITION_COUNT_CASES)
-    ]  # fmt: skip
+    ]
     wanted = _limit(conformance)
     requests += [
         _request(LIMITED, conformance_service, "db.many_manifests", {"limit": wanted, "options": SMALL_SPLITS}),
@@ -142,10 +152,14 @@ def reads35(
     requests_path.write_text(json.dumps(requests))
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON"}
     kept = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("AWS_")}  # no keys of its own
-    environment = {**kept, "JAVA_HOME": env35.java_home,
-                   "PYSPARK_PYTHON": str(env35.python), "PYTHONPATH": str(REPO)}  # fmt: skip
-    run = subprocess.run([str(env35.python), str(HERE / "pyspark35_read.py"), str(requests_path), str(out)],
-                         capture_output=True, text=True, env=environment, timeout=900)  # fmt: skip
+    environment = {**kept, "JAVA_HOME": env35.java_home, "PYSPARK_PYTHON": str(env35.python), "PYTHONPATH": str(REPO)}
+    run = subprocess.run(
+        [str(env35.python), str(HERE / "pyspark35_read.py"), str(requests_path), str(out)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr[-5000:]
     reads = Reads35(env35, out)
     assert set(reads.results) == {r["name"] for r in requests}
@@ -175,8 +189,9 @@ def test_read_equals_spark_and_iceberg_java_on_pyspark_35(
     assert result["partitions"] == result["tasks"]
     assert "error" not in result, result["error"]
     schema = StructType.fromJson(result["schema"])
-    assert_spark_read_matches(case, schema, reads35.table(prefix + read_id),
-                              pq.read_table(conformance.dir / case["path"]))  # fmt: skip
+    assert_spark_read_matches(
+        case, schema, reads35.table(prefix + read_id), pq.read_table(conformance.dir / case["path"])
+    )
 
 
 @pytest.mark.parametrize("case_id", [c["id"] for c in AGGREGATE_CASES])

@@ -25,8 +25,15 @@ pytestmark = pytest.mark.skipif(haproxy_path() is None, reason="haproxy is not i
 
 REPLICAS = 2
 # reads whose tasks carry deletes of every kind, several specs, split files and every data format
-CASES = ["mor_position_deletes/full", "equality_deletes/full", "v3_dv/full", "spec_evolution/id",
-         "row_groups/full", "mixed_formats/full", "orc_stripes/full"]  # fmt: skip
+CASES = [
+    "mor_position_deletes/full",
+    "equality_deletes/full",
+    "v3_dv/full",
+    "spec_evolution/id",
+    "row_groups/full",
+    "mixed_formats/full",
+    "orc_stripes/full",
+]
 SMALL_SPLITS = {"split-size": 4096}  # many tasks per plan: every replica serves some
 
 

@@ -84,8 +84,16 @@ def test_spark_ddl_quotes_names() -> None:
 
 def test_spark_struct_type() -> None:
     types = pytest.importorskip("pyspark.sql.types")
-    s = spark_schema(schema(field(1, "id", "long", required=True), field(2, "s", STRUCT), field(3, "m", MAP),
-                            field(4, "d", "decimal(38,10)"), field(5, "u", "uuid"), field(6, "t", "time")))  # fmt: skip
+    s = spark_schema(
+        schema(
+            field(1, "id", "long", required=True),
+            field(2, "s", STRUCT),
+            field(3, "m", MAP),
+            field(4, "d", "decimal(38,10)"),
+            field(5, "u", "uuid"),
+            field(6, "t", "time"),
+        )
+    )
     assert s == types.StructType(
         [
             types.StructField("id", types.LongType(), False),
@@ -133,8 +141,14 @@ def test_reads_from_s3(tmp_path: Path, s3_endpoint: str) -> None:
         "s3.secret-access-key": "s",
         "s3.region": "us-east-1",
     }
-    fs = pafs.S3FileSystem(endpoint_override=s3_endpoint.split("://")[1], scheme="http", access_key="k", secret_key="s",
-                           region="us-east-1", allow_bucket_creation=True)  # fmt: skip
+    fs = pafs.S3FileSystem(
+        endpoint_override=s3_endpoint.split("://")[1],
+        scheme="http",
+        access_key="k",
+        secret_key="s",
+        region="us-east-1",
+        allow_bucket_creation=True,
+    )
     fs.create_dir("reader-bucket")
     s = schema(field(1, "id", "long"))
     local = write_rows(tmp_path / "f.parquet", s, {"id": [1, 2, 3]})

@@ -23,12 +23,24 @@ HERE = Path(__file__).resolve().parent
 
 
 def run(mode: str, service: str, executors_python: str) -> dict[str, Any]:
-    drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYTHONPATH", "SPARK_CONNECT_MODE_ENABLED",
-            "SPARK_REMOTE"}  # fmt: skip
+    drop = {
+        "SPARK_HOME",
+        "PYSPARK_SUBMIT_ARGS",
+        "SPARK_CONF_DIR",
+        "PYTHONPATH",
+        "SPARK_CONNECT_MODE_ENABLED",
+        "SPARK_REMOTE",
+    }
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env |= {"PYSPARK_PYTHON": executors_python, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    proc = subprocess.run([sys.executable, str(HERE / "spark_environments.py"), mode, service], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "spark_environments.py"), mode, service],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
@@ -76,8 +88,14 @@ def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
         payload.write_bytes(cloudpickle.dumps(value))
         code = f"import pickle; pickle.loads(open({str(payload)!r}, 'rb').read())"
         env = {"PYTHONPATH": os.pathsep.join(worker_path), "PATH": os.environ.get("PATH", "")}
-        proc = subprocess.run([str(bare / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [str(bare / "bin" / "python"), "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode != 0, name
         last = proc.stderr.strip().splitlines()[-1]
         assert last.startswith("spark_client.environment.ExecutorEnvironmentError: "), proc.stderr[-2000:]

@@ -120,13 +120,20 @@ def test_the_session_policy_allows_reading_the_table_only() -> None:
     assert policy == {
         "Version": "2012-10-17",
         "Statement": [
-            {"Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"],
-             "Resource": ["arn:aws:s3:::lake/warehouse/db/events/*"]},
+            {
+                "Effect": "Allow",
+                "Action": ["s3:GetObject", "s3:GetObjectVersion"],
+                "Resource": ["arn:aws:s3:::lake/warehouse/db/events/*"],
+            },
             {"Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": ["arn:aws:s3:::lake"]},
-            {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": ["arn:aws:s3:::lake"],
-             "Condition": {"StringLike": {"s3:prefix": ["warehouse/db/events", "warehouse/db/events/*"]}}},
+            {
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket"],
+                "Resource": ["arn:aws:s3:::lake"],
+                "Condition": {"StringLike": {"s3:prefix": ["warehouse/db/events", "warehouse/db/events/*"]}},
+            },
         ],
-    }  # fmt: skip
+    }
 
 
 def test_a_service_behind_the_catalog_reads_with_what_it_vends(static_service: str, tmp_path: Path) -> None:

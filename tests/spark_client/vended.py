@@ -31,8 +31,9 @@ def s3_keys(endpoint: str) -> dict[str, str]:
 
 def write_vended_table(endpoint: str, directory: Path) -> str:
     """demo.events written by PyIceberg to s3://vended/warehouse, registered in a SQL catalog; its path."""
-    boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                 region_name=REGION).create_bucket(Bucket=BUCKET)  # fmt: skip
+    boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION
+    ).create_bucket(Bucket=BUCKET)
     db = directory / "catalog.db"
     catalog = SqlCatalog(CATALOG_NAME, uri=f"sqlite:///{db}", warehouse=f"s3://{BUCKET}/warehouse", **s3_keys(endpoint))
     write_demo_table(catalog)
@@ -51,10 +52,19 @@ def vending_service(
     """A service over the table's SQL catalog with the service's own S3 keys, plus `settings` (the vending:
     vend_credentials = "static" or "sts", ...); yields its URL."""
     config = directory / "service.json"
-    config.write_text(json.dumps({
-        "catalog_uri": catalog, "catalog_name": CATALOG_NAME, "s3_endpoint": endpoint, "s3_region": REGION,
-        "s3_access_key_id": KEY, "s3_secret_access_key": SECRET, **settings,
-    }))  # fmt: skip
+    config.write_text(
+        json.dumps(
+            {
+                "catalog_uri": catalog,
+                "catalog_name": CATALOG_NAME,
+                "s3_endpoint": endpoint,
+                "s3_region": REGION,
+                "s3_access_key_id": KEY,
+                "s3_secret_access_key": SECRET,
+                **settings,
+            }
+        )
+    )
     with running_service("--config", str(config), log_path=log_path) as url:
         yield url
 

@@ -37,9 +37,7 @@ def test_lookback() -> None:
 
 
 def test_largest_bin_first_eviction() -> None:
-    assert _pack([36, 36, 36, 36, 65, 65, 128], 128, 2, largest_first=True) == [
-        [36, 36, 36], [128], [36, 65], [65]
-    ]  # fmt: skip
+    assert _pack([36, 36, 36, 36, 65, 65, 128], 128, 2, largest_first=True) == [[36, 36, 36], [128], [36, 65], [65]]
 
 
 def test_oversized_item_gets_its_own_bin() -> None:

@@ -50,8 +50,14 @@ def test_unsplittable_and_empty_files() -> None:
 def test_adjacent_splits_of_one_file_merge_within_a_bin() -> None:
     f, g = _file(30, None, path="f"), _file(30, None, path="g")
     # 10-byte splits, each bin holds three: f's three splits merge back, g's as well
-    assert _combined([f, g], 10) == [[("f", 0, 10)], [("f", 10, 10)], [("f", 20, 10)],
-                                                  [("g", 0, 10)], [("g", 10, 10)], [("g", 20, 10)]]  # fmt: skip
+    assert _combined([f, g], 10) == [
+        [("f", 0, 10)],
+        [("f", 10, 10)],
+        [("f", 20, 10)],
+        [("g", 0, 10)],
+        [("g", 10, 10)],
+        [("g", 20, 10)],
+    ]
     assert _combined([f, g], 30) == [[("f", 0, 30)], [("g", 0, 30)]]
     assert _combined([f, g], 60) == [[("f", 0, 30), ("g", 0, 30)]]
 

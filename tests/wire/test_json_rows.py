@@ -33,13 +33,18 @@ def test_rows_parse_back_to_their_columns() -> None:
     snippets = ['{"a":1}', "null", '[1,"x"]']
     ids = np.arange(n) % 3
     parts = [
-        rows.literal('{"s":'), rows.strings(frame["s"]),
-        rows.literal(',"i":'), rows.ints(frame["i"]),
-        rows.literal(',"l":'), rows.int_lists(frame["l"]),
-        rows.literal(',"n":'), rows.ints(np.arange(n) * -3),
-        rows.literal(',"p":'), rows.snippets(ids, snippets),
+        rows.literal('{"s":'),
+        rows.strings(frame["s"]),
+        rows.literal(',"i":'),
+        rows.ints(frame["i"]),
+        rows.literal(',"l":'),
+        rows.int_lists(frame["l"]),
+        rows.literal(',"n":'),
+        rows.ints(np.arange(n) * -3),
+        rows.literal(',"p":'),
+        rows.snippets(ids, snippets),
         rows.literal("}"),
-    ]  # fmt: skip
+    ]
     expected = [
         {"s": s, "i": i, "l": lst, "n": k * -3, "p": json.loads(snippets[k % 3])}
         for k, (s, i, lst) in enumerate(zip(STRINGS, INT64, (LISTS * 2)[:n], strict=True))
