@@ -6,23 +6,24 @@ from __future__ import annotations
 import gc
 import logging
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service import __version__
 from planner_service.api import aggregates, native, rest_catalog, rest_scan
 from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
-from planner_service.api.errors import BodySizeLimit, CrossSiteGuard, install_error_handlers, unexpected_error_response
+from planner_service.api.body_limit import BodySizeLimit
+from planner_service.api.cross_site import CrossSiteGuard
+from planner_service.api.errors import install_error_handlers
+from planner_service.api.request_observer import RequestObserver
 from planner_service.service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
 
-log = logging.getLogger("planner_service.requests")
+log = logging.getLogger("planner_service.requests")  # (the startup line beside the requests' lines)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -76,7 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"], allow_headers=["*"]
         )
     app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_allowed_origins)
-    app.add_middleware(Observe)  # outermost: refusals (401, 403, 408, 413) are logged and counted too
+    app.add_middleware(RequestObserver)  # outermost: refusals (401, 403, 408, 413) are logged and counted too
     return app
 
 
@@ -87,56 +88,3 @@ def create_worker_app() -> FastAPI:
     settings = get_settings()
     configure_logging(settings.log_level.upper())
     return create_app(settings)
-
-
-class Observe:
-    """Each request's log line and metrics (route, status, latency); an exception the app let through is
-    answered 500 here, so that the server does not log it a second time. Plain ASGI: a few microseconds of
-    the event loop per request. GET /health is answered here, without routing or the other middleware."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        runtime: Runtime | None = getattr(scope["app"].state, "runtime", None)
-        if scope["path"] == "/health" and scope["method"] in ("GET", "HEAD") and runtime is not None:
-            # the liveness probe skips routing and the other middleware: the least of the event loop
-            await native.health_response(runtime)(scope, receive, send)
-            self._observed(scope, runtime, "/health", 200, started)
-            return
-        status = [500]
-        sent = [False]
-
-        async def observed(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                status[0], sent[0] = message["status"], True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, observed)
-        except Exception as exc:
-            if sent[0]:
-                raise
-            request = Request(scope)
-            await unexpected_error_response(request, exc)(scope, receive, send)
-        route = str(getattr(scope.get("route"), "path", "unmatched"))
-        self._observed(scope, runtime, route, status[0], started)
-
-    @staticmethod
-    def _observed(scope: Scope, runtime: Runtime | None, route: str, status: int, started: float) -> None:
-        elapsed = time.perf_counter() - started
-        if runtime is not None:
-            runtime.metrics.inc(
-                "scan_planner_requests_total", "HTTP requests", method=scope["method"], route=route, status=str(status)
-            )
-            runtime.metrics.observe(
-                "scan_planner_request_seconds", "HTTP request latency", elapsed, method=scope["method"], route=route
-            )
-        log.info(
-            "request",
-            extra={"method": scope["method"], "path": scope["path"], "status": status, "ms": round(elapsed * 1000, 2)},
-        )

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from planner_service.api.error_kinds import error_kind
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
@@ -33,10 +34,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         result: int = args.run(args)
         return result
     except PlannerError as exc:
-        print(
-            json.dumps({"error": {"type": exc.error_type, "message": exc.message, "code": exc.status_code}}),
-            file=sys.stderr,
-        )
+        kind = error_kind(exc)
+        print(json.dumps({"error": {"type": kind.type, "message": exc.message, "code": kind.status}}), file=sys.stderr)
         return 1
 
 
@@ -200,8 +199,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    from planner_service.api.aggregates import encode_aggregates
     from planner_service.planning.aggregates import evaluate_aggregates, parse_aggregates
+    from planner_service.wire.aggregates_json import encode_aggregates
 
     aggregates = parse_aggregates(args.aggregates)
     plan = _planned(args, combine=False, keep_stats=True)

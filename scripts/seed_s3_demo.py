@@ -18,12 +18,13 @@ import time
 
 from pyiceberg.catalog.sql import SqlCatalog
 
+from iceberg_io import new_s3_filesystem
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import PlannerError
 from planner_service.io.locations import parse_location
 from planner_service.io.roots import Roots
+from planner_service.service.runtime import storage_config
 from planner_service.settings import Settings, load_settings
-from spark_client.storage import new_s3_filesystem
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,15 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _create_bucket(settings: Settings, bucket: str, wait_seconds: float) -> None:
     """Create the bucket (a no-op if it exists), retrying while the store is still starting."""
-    fs = new_s3_filesystem(
-        endpoint=settings.s3_endpoint,
-        region=settings.s3_region,
-        access_key_id=settings.s3_access_key_id,
-        secret_access_key=settings.s3_secret_access_key,
-        session_token=settings.s3_session_token,
-        path_style=settings.s3_path_style,
-        allow_bucket_creation=True,
-    )
+    fs = new_s3_filesystem(storage_config(settings).s3, allow_bucket_creation=True)
     deadline = time.monotonic() + wait_seconds
     while True:
         try:

@@ -3,15 +3,15 @@
     from spark_client import plan_and_read
     df = plan_and_read(spark, "demo.events", filter="region = 'eu'", service_url="http://127.0.0.1:8181")
 
-`plan_and_read` (dataframe.py) plans with `PlannerClient` (client.py) and makes one Spark partition per
-CombinedScanTask; on Spark 4, `ScanPlannerDataSource` (datasource.py) is `spark.read.format("scan-planner")`.
+`plan_and_read` (dataframe.py) plans a `Scan` with `PlannerClient` (both of planner_client, the HTTP client
+that needs only httpx) and makes one Spark partition per CombinedScanTask; on Spark 4,
+`ScanPlannerDataSource` (datasource.py) is `spark.read.format("scan-planner")`.
 `aggregate(spark, table, ["count(*)", "max(ts)"])` (aggregates.py) answers from metadata where exact.
 `read_task(task, plan, storage)` reads one CombinedScanTask of a /plan response (Parquet, ORC and Avro data
-files) into Arrow batches of the plan's schema. It needs only pyarrow (pyroaring for deletion vectors,
-fastavro for Avro files), not pyspark, and knows the planner only through its JSON. Importing this package
-imports nothing heavy (no pyspark, no pyarrow.dataset):
-its names load on first use (pyspark 3.5 has no pyspark.sql.datasource), so the service can share
-spark_client.storage, the filesystems, without the reader.
+files) into Arrow batches of the plan's schema. It needs only pyarrow and iceberg_io (pyroaring for
+deletion vectors, fastavro for Avro files), not pyspark, and knows the planner only through its JSON.
+Importing this package imports nothing heavy (no pyspark, no pyarrow.dataset): its names load on first use
+(pyspark 3.5 has no pyspark.sql.datasource).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from planner_client import PlannerClient, PlannerServiceError, Scan
     from spark_client.aggregates import aggregate
-    from spark_client.client import PlannerClient, PlannerServiceError
     from spark_client.dataframe import plan_and_read, read_plan
     from spark_client.datasource import ScanPlannerDataSource
     from spark_client.reader import read_task
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PlannerClient",
     "PlannerServiceError",
+    "Scan",
     "ScanPlannerDataSource",
     "aggregate",
     "plan_and_read",
@@ -38,8 +39,9 @@ __all__ = [
 
 _LAZY = {
     "aggregate": "spark_client.aggregates",
-    "PlannerClient": "spark_client.client",
-    "PlannerServiceError": "spark_client.client",
+    "PlannerClient": "planner_client",
+    "PlannerServiceError": "planner_client",
+    "Scan": "planner_client",
     "plan_and_read": "spark_client.dataframe",
     "read_plan": "spark_client.dataframe",
     "ScanPlannerDataSource": "spark_client.datasource",

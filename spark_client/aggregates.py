@@ -23,25 +23,25 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pyarrow as pa
 
-from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from iceberg_io import StorageConfig
+from planner_client import DEFAULT_SERVICE_URL, PlannerClient, Scan, ScanArgs
 from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_for_spark, read_plan
 from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
 from spark_client.partitions import expand_tasks, is_inline
 from spark_client.reader import DEFAULT_BATCH_SIZE
 from spark_client.schema import spark_schema, to_spark_batch
-from spark_client.storage import vended_storage
 from spark_client.values import to_scalar
+from spark_client.vended import Storage, vended_storage
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["DRIVER_READ_BYTES", "aggregate", "aggregate_request", "read_aggregates"]
+__all__ = ["DRIVER_READ_BYTES", "aggregate", "read_aggregates"]
 
 log = logging.getLogger(__name__)
 # Scans of at most this many planned bytes are aggregated in the driver rather than by a Spark job: a job's
@@ -51,65 +51,43 @@ DRIVER_READ_BYTES = 128 * 1024 * 1024
 _AGGREGATE = re.compile(r"\s*(count|min|max)\s*\(\s*(.*?)\s*\)\s*", re.IGNORECASE | re.DOTALL)
 
 
-def aggregate_request(table: str, aggregates: Sequence[str], **scan: Any) -> dict[str, Any]:
-    """A POST /aggregate body: the aggregates and plan_request's table, snapshot and filter arguments."""
-    if isinstance(aggregates, str):
-        raise TypeError('aggregates is a list such as ["count(*)", "max(ts)"], not a string')
-    body = plan_request(table, **scan)
-    body["aggregates"] = list(aggregates)
-    return body
-
-
 def aggregate(
     spark: SparkSession,
-    table: str,
+    table: str | Scan,
     aggregates: Sequence[str],
-    filter: str | Mapping[str, Any] | None = None,
-    snapshot_id: int | None = None,
-    as_of: int | datetime | None = None,
-    ref: str | None = None,
-    service_url: str = DEFAULT_SERVICE_URL,
-    storage: Mapping[str, Any] | None = None,
     *,
-    case_sensitive: bool = True,
+    service_url: str = DEFAULT_SERVICE_URL,
+    storage: Storage = None,
     client: PlannerClient | None = None,
     token: str | None = None,
-    start_snapshot_id: int | None = None,
-    end_snapshot_id: int | None = None,
     driver_read_bytes: int = DRIVER_READ_BYTES,
+    **scan: Unpack[ScanArgs],
 ) -> DataFrame:
     """One row: each of `aggregates` ("count(*)", "count(col)", "min(col)", "max(col)"; dotted names for
-    nested columns) over the rows of `table` that match `filter`, at the snapshot chosen as plan_and_read
-    chooses it. From metadata when the service says every aggregate is exact, else read and aggregated by
-    Spark (the log says why); a scan of at most `driver_read_bytes` planned bytes (default 128 MiB) is read
-    in the driver, with no Spark job (0: always a job). The other arguments are plan_and_read's."""
-    scan: dict[str, Any] = {
-        "filter": filter,
-        "snapshot_id": snapshot_id,
-        "as_of": as_of,
-        "ref": ref,
-        "case_sensitive": case_sensitive,
-        "start_snapshot_id": start_snapshot_id,
-        "end_snapshot_id": end_snapshot_id,
-    }
-    body = aggregate_request(table, aggregates, **scan)
+    nested columns) over the rows of a scan (`table` and `scan` as plan_and_read takes them; its columns,
+    options and limit play no part). From metadata when the service says every aggregate is exact, else read
+    and aggregated by Spark (the log says why); a scan of at most `driver_read_bytes` planned bytes (default
+    128 MiB) is read in the driver, with no Spark job (0: always a job). The other arguments are
+    plan_and_read's."""
+    chosen = Scan.of(Scan.of(table, **scan), columns=None, options=None, limit=None)
     if client is not None:
-        result = client.aggregate(body)
+        result = client.aggregate(chosen, aggregates)
     else:
         with PlannerClient(service_url, token=token) as own:
-            result = own.aggregate(body)
+            result = own.aggregate(chosen, aggregates)
     answered = result["aggregates"]
     if result["exact"]:
-        log.info("aggregates of %s from metadata (%d data files, no rows read)", table, result.get("data-files", 0))
+        log.info(
+            "aggregates of %s from metadata (%d data files, no rows read)", chosen.table, result.get("data-files", 0)
+        )
         fields = {"fields": [{**a, "required": False} for a in answered]}  # every column nullable
         values = [pa.array([to_scalar(a["value"], a["type"])]) for a in answered]
         row = to_spark_batch(pa.RecordBatch.from_arrays(values, names=[a["name"] for a in answered]), fields)
         return local_frame(spark, row, spark_schema(fields))
     reasons = "; ".join(dict.fromkeys(a["reason"] for a in answered if not a["exact"]))  # once each
-    log.info("aggregates of %s read from the rows: %s", table, reasons)
+    log.info("aggregates of %s read from the rows: %s", chosen.table, reasons)
     columns = list(dict.fromkeys(c for _, c in (_parse(a["name"]) for a in answered) if c is not None))
-    body = plan_request(table, columns=columns, **scan)
-    plan, url, token = plan_for_spark(spark, body, "aggregate", client, service_url, token)
+    plan, url, token = plan_for_spark(spark, Scan.of(chosen, columns=columns), "aggregate", client, service_url, token)
     names = [a["name"] for a in answered]
     return read_aggregates(spark, plan, names, storage, url, token, driver_read_bytes=driver_read_bytes)
 
@@ -118,7 +96,7 @@ def read_aggregates(
     spark: SparkSession,
     plan: Mapping[str, Any],
     names: Sequence[str],
-    storage: Mapping[str, Any] | None,
+    storage: Storage,
     service_url: str,
     token: str | None,
     *,
@@ -165,7 +143,7 @@ def local_frame(spark: SparkSession, row: pa.RecordBatch, schema: StructType) ->
     return spark.createDataFrame([tuple(row.to_pylist()[0].values())], schema)
 
 
-def _in_driver(plan: Mapping[str, Any], partials: PartialAggregates, storage: Mapping[str, Any] | None) -> pa.Table:
+def _in_driver(plan: Mapping[str, Any], partials: PartialAggregates, storage: StorageConfig) -> pa.Table:
     """The partial rows of a small inline plan, its tasks read in this process (pyarrow decodes without the
     GIL: a thread a task, up to the cores) instead of a Spark job, whose fixed cost is more than theirs."""
     payloads = expand_tasks(plan)

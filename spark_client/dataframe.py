@@ -11,12 +11,12 @@ count)`, made in the JVM, whose element i is task i's index (the executor fetche
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import pyarrow as pa
 
-from spark_client.client import DEFAULT_SERVICE_URL, PlannerClient, plan_request
+from iceberg_io import StorageConfig
+from planner_client import DEFAULT_SERVICE_URL, PlannerClient, Scan, ScanArgs
 from spark_client.executors import ExecutorCheck, require_classic
 from spark_client.partitions import (
     DEFAULT_MAX_PARTITIONS,
@@ -29,7 +29,7 @@ from spark_client.partitions import (
     settle_worker,
     task_payloads,
 )
-from spark_client.storage import vended_storage
+from spark_client.vended import Storage, vended_storage
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -49,76 +49,53 @@ def spark_parallelism(spark: SparkSession) -> int:
 
 def plan_and_read(
     spark: SparkSession,
-    table: str,
-    filter: str | Mapping[str, Any] | None = None,
-    columns: Sequence[str] | None = None,
-    snapshot_id: int | None = None,
-    as_of: int | datetime | None = None,
-    ref: str | None = None,
-    options: Mapping[str, int | str] | None = None,
-    service_url: str = DEFAULT_SERVICE_URL,
-    storage: Mapping[str, Any] | None = None,
+    table: str | Scan,
     *,
-    case_sensitive: bool = True,
+    service_url: str = DEFAULT_SERVICE_URL,
+    storage: Storage = None,
     client: PlannerClient | None = None,
     inline_task_limit: int | None = None,
     token: str | None = None,
-    start_snapshot_id: int | None = None,
-    end_snapshot_id: int | None = None,
-    limit: int | None = None,
+    **scan: Unpack[ScanArgs],
 ) -> DataFrame:
-    """Plan `table` on the service and read it: one Spark partition per CombinedScanTask.
+    """Plan a scan on the service and read it: one Spark partition per CombinedScanTask.
 
-    filter: a filter string ("region = 'eu' AND id < 100") or a REST JSON expression; the rows read are
-      exactly those matching it (the executors apply each file's residual).
-    columns: the columns to read (top-level or nested names), in the DataFrame's order; all by default.
-    snapshot_id / as_of (epoch ms or a datetime; naive is UTC) / ref (branch or tag): at most one.
-    start_snapshot_id / end_snapshot_id: an incremental append scan instead (Spark's start-snapshot-id,
-      exclusive, and end-snapshot-id, inclusive, default the current snapshot): the rows the appends after
-      the start added (delete files are not applied, as in Spark + Iceberg's incremental reads).
-    limit: at most this many rows (DataFrame.limit); the service plans only the first files that surely
-      hold them when it can tell (files without residual or deletes), so fewer partitions are read. 0 reads
-      nothing (Spark answers LIMIT 0 without reading; the plan is whole).
-    options: split-size, lookback, file-open-cost (Iceberg's read-option names).
-    storage: passed to the executors' reader (spark_client.reader), e.g. S3 endpoint and credentials.
+    table: namespace.name, or a planner_client.Scan; `scan`'s keyword arguments (filter, columns,
+      snapshot_id, as_of, ref, start_snapshot_id, end_snapshot_id, options, limit, case_sensitive: see Scan)
+      set its fields. The DataFrame's columns are the scan's, in its order; with a limit, at most that many
+      rows (DataFrame.limit).
+    storage: how the executors reach the object stores: an iceberg_io.StorageConfig, or Iceberg's storage
+      properties (s3.endpoint, s3.access-key-id, gcs.*, adls.*); the service's vended credentials go over it.
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
     inline_task_limit: plans with more tasks are answered by id and each executor fetches its own task
       (default: the service's setting, 10,000); 0 always does.
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
       the executors get it from the driver).
     """
-    body = plan_request(
-        table,
-        filter=filter,
-        columns=list(columns) if columns is not None else None,
-        snapshot_id=snapshot_id,
-        as_of=as_of,
-        ref=ref,
-        options=options,
-        case_sensitive=case_sensitive,
-        inline_task_limit=inline_task_limit,
-        start_snapshot_id=start_snapshot_id,
-        end_snapshot_id=end_snapshot_id,
-        limit=limit or None,
-    )
-    plan, url, token = plan_for_spark(spark, body, "plan_and_read", client, service_url, token)
-    df = read_plan(spark, plan, columns=columns, storage=storage, service_url=url, token=token)
-    return df if limit is None else df.limit(limit)
+    chosen = Scan.of(table, **scan)
+    plan, url, token = plan_for_spark(spark, chosen, "plan_and_read", client, service_url, token, inline_task_limit)
+    df = read_plan(spark, plan, columns=chosen.columns, storage=storage, service_url=url, token=token)
+    return df if chosen.limit is None else df.limit(chosen.limit)
 
 
 def plan_for_spark(
     spark: SparkSession,
-    body: Mapping[str, Any],
+    scan: Scan,
     what: str,
     client: PlannerClient | None,
     service_url: str,
     token: str | None,
+    inline_task_limit: int | None = None,
 ) -> tuple[dict[str, Any], str, str | None]:
-    """The plan for a /plan body, for Spark to read (`what`: the caller's name, for errors), with the service
-    URL and token its executors use; the session checked to be classic and its executors fit first. The
-    session's parallelism joins the body (the split size adapts to it, as Spark + Iceberg's does)."""
+    """The plan of a scan, for Spark to read (`what`: the caller's name, for errors), with the service URL
+    and token its executors use; the session checked to be classic and its executors fit first. The
+    session's parallelism joins the request (the split size adapts to it, as Spark + Iceberg's does)."""
     require_classic(spark, what)
-    body = {**body, "parallelism": spark_parallelism(spark), "task-estimates": False}  # (a plan by id: its count)
+    body = scan.request(
+        inline_task_limit=inline_task_limit,
+        parallelism=spark_parallelism(spark),
+        task_estimates=False,  # (a plan by id: its task count is all the driver needs)
+    )
     executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     if client is not None:
         plan = client.plan(body)
@@ -135,7 +112,7 @@ def read_plan(
     spark: SparkSession,
     plan: Mapping[str, Any],
     columns: Sequence[str] | None = None,
-    storage: Mapping[str, Any] | None = None,
+    storage: Storage = None,
     service_url: str = DEFAULT_SERVICE_URL,
     token: str | None = None,
 ) -> DataFrame:
@@ -153,7 +130,7 @@ def map_tasks(
     plan: Mapping[str, Any],
     per_task: TaskFunction,
     schema: StructType,
-    storage: Mapping[str, Any] | None = None,
+    storage: Storage = None,
     service_url: str = DEFAULT_SERVICE_URL,
     token: str | None = None,
 ) -> DataFrame:
@@ -195,7 +172,7 @@ class _Tasks:
         self,
         per_task: TaskFunction,
         schema: pa.Schema,
-        storage: dict[str, Any] | None,
+        storage: StorageConfig,
         max_rows: int,
         plan: tuple[str, str, str | None] | None = None,
     ) -> None:

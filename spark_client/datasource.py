@@ -40,7 +40,8 @@ except ImportError as exc:  # pyspark 3.5 has no Python data sources
     ) from exc
 from pyspark.sql.types import StructType
 
-from spark_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, plan_request
+from iceberg_io import StorageConfig
+from planner_client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, Scan
 from spark_client.dataframe import arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
@@ -54,7 +55,7 @@ from spark_client.partitions import (
     task_payloads,
     task_ranges,
 )
-from spark_client.storage import vended_storage
+from spark_client.vended import vended_storage
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
 
@@ -97,19 +98,24 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
 
     def __init__(self, options: Mapping[str, str]) -> None:
         super().__init__(options)  # type: ignore[arg-type]
-        self.request = request_of(options)
+        self.scan = scan_of(options)
+        self.inline_task_limit = (
+            _int(options["inline-task-limit"], "inline-task-limit") if options.get("inline-task-limit") else None
+        )
+        self.parallelism = _positive_int(options, "parallelism", 1) if options.get("parallelism") else None
         self.service_url = options.get("service-url") or DEFAULT_SERVICE_URL
         self.token = options.get("token") or os.environ.get(TOKEN_VARIABLE) or None
-        self.storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
+        storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
+        self.storage = StorageConfig.from_properties(storage)
         self.max_rows = _positive_int(options, "max-records-per-batch", DEFAULT_MAX_ROWS)
         self.max_partitions = _positive_int(options, "max-partitions", DEFAULT_MAX_PARTITIONS)
 
     def schema(self) -> StructType:
         # A false filter leaves the schema the projection of `select` alone (a filter's own columns would join it)
-        probe = {**self.request, "filter": False}
+        probe = Scan.of(self.scan, filter=False, limit=None)
         with PlannerClient(self.service_url, token=self.token) as client:
-            plan = client.plan(probe)
-        return output_schema(plan["schema"], self.request.get("select"))
+            plan = client.plan(probe.request(inline_task_limit=self.inline_task_limit))
+        return output_schema(plan["schema"], self.scan.columns)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         reader_class = _PushdownReader if _called_by(_PUSHDOWN_WORKER) else _Reader
@@ -118,7 +124,7 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
 
 class _Reader(DataSourceReader, metaclass=WorkerChecked):
     def __init__(self, source: ScanPlannerDataSource, schema: StructType) -> None:
-        self.request = source.request
+        self.source = source
         self.service_url = source.service_url
         self.token = source.token  # the driver's, for the executors too
         self.storage = source.storage
@@ -129,10 +135,13 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         self.pushed: list[dict[str, Any]] = []
 
     def partitions(self) -> list[InputPartition]:
-        body = {**self.request, "task-estimates": False}  # a plan by id: its task count is all the driver needs
-        row_filter = conjunction(self.pushed, body.pop("filter", None))
-        if row_filter is not None:
-            body["filter"] = row_filter
+        source = self.source
+        scan = Scan.of(source.scan, filter=conjunction(self.pushed, source.scan.filter))
+        body = scan.request(
+            inline_task_limit=source.inline_task_limit,
+            parallelism=source.parallelism,
+            task_estimates=False,  # a plan by id: its task count is all the driver needs
+        )
         with PlannerClient(self.service_url, token=self.token) as client:
             plan = client.plan(body)
         storage = vended_storage(plan, self.storage)
@@ -140,7 +149,7 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         missing = [name for name in self.schema.fieldNames() if name not in planned]
         if missing:
             raise ValueError(
-                f"columns {missing} are not in {self.request['table']} (it changed since the query was "
+                f"columns {missing} are not in {source.scan.table} (it changed since the query was "
                 f"analyzed, or a user schema names them): it has {sorted(planned)}"
             )
         if is_inline(plan):
@@ -172,7 +181,7 @@ class _Task(InputPartition, metaclass=WorkerChecked):
     are read with, the plan's vended credentials included (what partitions() learns stays in the driver's
     reader: only the partitions travel with it)."""
 
-    def __init__(self, value: str | tuple[str, str, int, int], storage: dict[str, Any] | None) -> None:
+    def __init__(self, value: str | tuple[str, str, int, int], storage: StorageConfig) -> None:
         super().__init__(value)
         self.storage = storage
 
@@ -190,8 +199,8 @@ class _PushdownReader(_Reader):
         return kept
 
 
-def request_of(options: Mapping[str, str]) -> dict[str, Any]:
-    """The POST /plan body of a read's options (ValueError for a missing table or a bad value)."""
+def scan_of(options: Mapping[str, str]) -> Scan:
+    """The scan a read's options ask for (ValueError for a missing table or a bad value)."""
     table = options.get("table") or options.get("path")
     if not table:
         raise ValueError(f'the {FORMAT} source needs a table: .option("table", "ns.name") or .load("ns.name")')
@@ -206,26 +215,22 @@ def request_of(options: Mapping[str, str]) -> dict[str, Any]:
     if len(chosen) > 1:
         raise ValueError(f"give at most one of the options {', '.join(chosen)}")
     refs = [options[key] for key in ("branch", "tag") if options.get(key)]
-    snapshot_id = options.get("snapshot-id")
-    as_of = options.get("as-of-timestamp")
-    split_options = {key: _positive_int(options, key, 0) for key in _SPLIT_OPTIONS if options.get(key)}
-    return plan_request(
+
+    def number(option: str) -> int | None:
+        text = options.get(option)
+        return _int(text, option) if text else None
+
+    return Scan(
         table,
         filter=user_filter,
         columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None,
-        snapshot_id=_int(snapshot_id, "snapshot-id") if snapshot_id else None,
-        as_of=_int(as_of, "as-of-timestamp") if as_of else None,
+        snapshot_id=number("snapshot-id"),
+        as_of=number("as-of-timestamp"),
         ref=refs[0] if refs else None,
-        options=split_options,
+        start_snapshot_id=number("start-snapshot-id"),
+        end_snapshot_id=number("end-snapshot-id"),
+        options={key: _positive_int(options, key, 0) for key in _SPLIT_OPTIONS if options.get(key)},
         case_sensitive=_bool(options.get("case-sensitive", "true"), "case-sensitive"),
-        inline_task_limit=_int(options["inline-task-limit"], "inline-task-limit")
-        if options.get("inline-task-limit")
-        else None,
-        start_snapshot_id=_int(options["start-snapshot-id"], "start-snapshot-id")
-        if options.get("start-snapshot-id")
-        else None,
-        end_snapshot_id=_int(options["end-snapshot-id"], "end-snapshot-id") if options.get("end-snapshot-id") else None,
-        parallelism=_positive_int(options, "parallelism", 1) if options.get("parallelism") else None,
     )
 
 

@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from iceberg_io import StorageConfig, read_range
 from spark_client.formats import DataFile, open_data_file
 from spark_client.projection import find_by_id, with_ids
-from spark_client.storage import read_range
 
 DV_MAGIC = bytes.fromhex("D1D33964")
 FILE_PATH_ID = 2147483546  # reserved field ids of a position delete file's columns (spec, "Reserved Field IDs")
@@ -75,7 +75,7 @@ def _portable_roaring64(data: bytes, location: str) -> np.ndarray:
 class TaskDeletes:
     """The plan's delete files, read on first use and kept for the task."""
 
-    def __init__(self, delete_files: list[dict[str, Any]], storage: dict[str, Any] | None) -> None:
+    def __init__(self, delete_files: list[dict[str, Any]], storage: StorageConfig) -> None:
         self._files = delete_files
         self._storage = storage
         self._position_tables: dict[int, pa.Table] = {}
@@ -145,7 +145,7 @@ def _column(schema: pa.Schema, wanted: int, location: str) -> str:
     path = find_by_id(list(schema), wanted)
     if path is None:
         raise CorruptDeleteFile(f"Delete file {location} has no column with field id {wanted}")
-    return schema.field(path[0]).name
+    return str(schema.field(path[0]).name)
 
 
 # --- Applying equality deletes -------------------------------------------------------------------------------

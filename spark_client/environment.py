@@ -23,11 +23,13 @@ from typing import Any
 
 __all__ = ["MAP_IN_ARROW_PACKAGES", "READER_PACKAGES", "ExecutorEnvironmentError", "WorkerChecked"]
 
+# The client's own packages, shipped together (dist/spark_client.zip, or the wheel)
+CLIENT_PACKAGES = ("spark_client", "planner_client", "iceberg_io")
 # What reading a task imports on a worker (spark_client's reader, its deletes and its client for tasks
 # fetched by id); pyroaring is for deletion vectors, fastavro for Avro data and delete files.
-READER_PACKAGES = ("pyarrow", "numpy", "pyroaring", "fastavro", "httpx", "spark_client")
+READER_PACKAGES = ("pyarrow", "numpy", "pyroaring", "fastavro", "httpx", *CLIENT_PACKAGES)
 # ... and what pyspark's mapInArrow imports besides (plan_and_read)
-MAP_IN_ARROW_PACKAGES = ("pyarrow", "pandas", "numpy", "pyroaring", "fastavro", "httpx", "spark_client")
+MAP_IN_ARROW_PACKAGES = ("pyarrow", "pandas", "numpy", "pyroaring", "fastavro", "httpx", *CLIENT_PACKAGES)
 
 
 class ExecutorEnvironmentError(RuntimeError):
@@ -58,7 +60,7 @@ def _version() -> str:
 
 def environment_message(executable: str, version: str, missing: list[str], needed: tuple[str, ...]) -> str:
     """What is missing where, and what to do: the text of ExecutorEnvironmentError."""
-    packages = [name for name in needed if name != "spark_client"]
+    packages = [name for name in needed if name not in CLIENT_PACKAGES]
     return (
         f"Spark's executors cannot import what reading the plan needs: {', '.join(missing)} (not installed). "
         f"Their Python is {executable} ({version}). Point PYSPARK_PYTHON (spark.pyspark.python) at a Python "
@@ -81,6 +83,7 @@ def restore_class(module: str, qualname: str, needed: tuple[str, ...]) -> type:
     found: Any = importlib.import_module(module)
     for name in qualname.split("."):
         found = getattr(found, name)
+    assert isinstance(found, type), f"{module}.{qualname} is not a class"
     return found
 
 
@@ -101,7 +104,7 @@ def _pickle_by_value() -> None:
         from pyspark import cloudpickle
     except ImportError:  # no pyspark here: nothing will pickle this module
         return
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]  # (unannotated)
 
 
 _pickle_by_value()

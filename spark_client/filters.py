@@ -12,7 +12,7 @@ which Spark holds as binary) as upper-case hex, the REST spec's form.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -95,14 +95,16 @@ def _value(value: Any) -> Any:
     raise _Untranslatable  # arrays, structs, variants
 
 
-def conjunction(expressions: Sequence[dict[str, Any]], user_filter: str | dict[str, Any] | None) -> Any:
+def conjunction(
+    expressions: Sequence[dict[str, Any]], user_filter: str | Mapping[str, Any] | bool | None
+) -> str | Mapping[str, Any] | bool | None:
     """The single /plan filter: the user's filter AND every expression (None when there is nothing)."""
     if not expressions:
         return user_filter
     if isinstance(user_filter, str):
         return " AND ".join([f"({user_filter})", *(to_filter_string(e) for e in expressions)])
-    parts: list[dict[str, Any]] = [user_filter, *expressions] if user_filter is not None else list(expressions)
-    combined = parts[0]
+    parts: list[Any] = [user_filter, *expressions] if user_filter is not None else list(expressions)
+    combined: Mapping[str, Any] = parts[0]
     for part in parts[1:]:
         combined = {"type": "and", "left": combined, "right": part}
     return combined

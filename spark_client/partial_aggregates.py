@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_client.partitions import read_payload
+from spark_client.vended import Storage
 
 __all__ = ["AggregateColumn", "PartialAggregates", "combine", "partial_schema"]
 
@@ -65,7 +66,7 @@ class PartialAggregates:
         self.batch_size = batch_size
 
     def __call__(
-        self, payload: str | Mapping[str, Any], schema: pa.Schema, storage: Mapping[str, Any] | None, max_rows: int
+        self, payload: str | Mapping[str, Any], schema: pa.Schema, storage: Storage, max_rows: int
     ) -> Iterator[pa.RecordBatch]:
         states = [_State(a) for a in self.aggregates]
         for batch in read_payload(payload, self.read_schema, storage, self.batch_size):

@@ -18,6 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from spark_client.vended import Storage
+
 __all__ = [
     "DEFAULT_MAX_PARTITIONS",
     "DEFAULT_MAX_ROWS",
@@ -43,7 +45,7 @@ DEFAULT_MAX_PARTITIONS = 200_000
 DEFAULT_MAX_ROWS = 10_000
 # What an executor does with one task: (payload, the Arrow schema of its output, storage settings, the most
 # rows in a batch for Spark) -> batches of that schema. read_payload reads the task's rows.
-TaskFunction = Callable[[Any, pa.Schema, Mapping[str, Any] | None, int], Iterator[pa.RecordBatch]]
+TaskFunction = Callable[[Any, pa.Schema, Storage, int], Iterator[pa.RecordBatch]]
 # Plan fields an executor never needs (large, or only for people).
 _DRIVER_ONLY = frozenset(
     {
@@ -121,7 +123,7 @@ def is_inline(plan: Mapping[str, Any]) -> bool:
 def read_payload(
     payload: str | Mapping[str, Any],
     schema: pa.Schema,
-    storage: Mapping[str, Any] | None = None,
+    storage: Storage = None,
     max_rows: int = DEFAULT_MAX_ROWS,
 ) -> Iterator[pa.RecordBatch]:
     """Read one task: spark_client.reader's batches in Spark's types (schema.to_spark_batch), cut to at most
@@ -132,8 +134,7 @@ def read_payload(
 
     data = json.loads(payload) if isinstance(payload, str) else payload
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
-    storage_options = dict(storage) if storage is not None else None
-    for batch in read_task(task, plan, storage_options, batch_size=max_rows, columns=schema.names):
+    for batch in read_task(task, plan, storage, batch_size=max_rows, columns=schema.names):
         for piece in _slices(batch, max_rows):
             yield conform_batch(to_spark_batch(piece, plan["schema"]), schema)
 
@@ -143,7 +144,7 @@ def read_task_by_index(
     plan_id: str,
     index: int,
     schema: pa.Schema,
-    storage: Mapping[str, Any] | None = None,
+    storage: Storage = None,
     max_rows: int = DEFAULT_MAX_ROWS,
     token: str | None = None,
 ) -> Iterator[pa.RecordBatch]:
@@ -153,7 +154,7 @@ def read_task_by_index(
 
 def fetch_task(service_url: str, plan_id: str, index: int, token: str | None = None) -> dict[str, Any]:
     """Task `index` of a plan answered by id, as the service gives it (PlannerClient.task's payload)."""
-    from spark_client.client import PlannerClient
+    from planner_client import PlannerClient
 
     with PlannerClient(service_url, token=token) as client:
         return client.task(plan_id, index)

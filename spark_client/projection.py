@@ -181,4 +181,6 @@ def _promote(array: pa.Array, target: pa.DataType, name: str) -> pa.Array:
 
 
 def _string_like(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    return bool(
+        pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+    )

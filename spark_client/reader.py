@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from iceberg_io import StorageConfig
 from spark_client.deletes import EqualityDeletes, TaskDeletes, equality_mask
 from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open_data_file
 from spark_client.projection import find_by_id, project_struct, with_ids
@@ -34,6 +35,7 @@ from spark_client.residual import UnsupportedResidual, is_true, referenced_names
 from spark_client.schema import arrow_field, arrow_type, fields_by_id
 from spark_client.statistics import ColumnStats, Verdict, residual
 from spark_client.values import iceberg_type_of, to_scalar
+from spark_client.vended import Storage
 
 __all__ = ["DEFAULT_BATCH_SIZE", "UnsupportedFileFormat", "read_task"]
 
@@ -146,7 +148,7 @@ class _Plan:
 def read_task(
     task: Mapping[str, Any],
     plan: Mapping[str, Any],
-    storage: dict[str, Any] | None = None,
+    storage: Storage = None,
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
@@ -155,13 +157,15 @@ def read_task(
     schema, or of its top-level `columns` alone (in the schema's order; [] for rows without columns, e.g.
     to count them).
 
-    `storage` configures the object stores (see storage.py). Raises UnsupportedFileFormat for a file of a
+    `storage` configures the object stores (an iceberg_io.StorageConfig, or Iceberg's storage properties
+    such as s3.endpoint). Raises UnsupportedFileFormat for a file of a
     format this reader cannot read.
     """
     context = _Plan.of(plan, columns)
-    deletes = TaskDeletes(context.delete_files, storage)
+    config = StorageConfig.of(storage)
+    deletes = TaskDeletes(context.delete_files, config)
     for file_task in task["files"]:
-        yield from _FileRead(file_task, context, deletes, storage, batch_size).batches()
+        yield from _FileRead(file_task, context, deletes, config, batch_size).batches()
 
 
 class _FileRead:
@@ -172,7 +176,7 @@ class _FileRead:
         file_task: Mapping[str, Any],
         plan: _Plan,
         deletes: TaskDeletes,
-        storage: dict[str, Any] | None,
+        storage: StorageConfig,
         batch_size: int,
     ) -> None:
         self.task = file_task

@@ -68,7 +68,7 @@ def _epoch_units(text: str, digits: int) -> int:
         seconds = (aware - _EPOCH_UTC) // timedelta(seconds=1)
     else:
         seconds = (base - _EPOCH) // timedelta(seconds=1)
-    return int(seconds) * 10**digits + fraction
+    return int(seconds) * int(10**digits) + fraction
 
 
 def iceberg_type_of(typ: pa.DataType) -> str:

@@ -3,6 +3,8 @@ under its key replaces the old one (the planner upgrades a manifest decoded with
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from planner_service.cache import LruCache
 
 
@@ -38,6 +40,14 @@ def test_too_heavy_values_are_not_kept_and_loads_run_once() -> None:
     cache.put("big", "xxxx")
     assert cache.get("big") is None
     calls: list[int] = []
-    assert cache.get_or_load("k", lambda: calls.append(1) or "v") == "v"
-    assert cache.get_or_load("k", lambda: calls.append(1) or "w") == "v"
+
+    def loader(value: str) -> Callable[[], str]:
+        def load() -> str:
+            calls.append(1)
+            return value
+
+        return load
+
+    assert cache.get_or_load("k", loader("v")) == "v"
+    assert cache.get_or_load("k", loader("w")) == "v"
     assert calls == [1]

@@ -17,9 +17,9 @@ import pytest
 import yaml
 from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
+from planner_client import TOKEN_VARIABLE
 from planner_service.demo import DEMO_TABLE
 from planner_service.settings import Settings, load_settings
-from spark_client.client import TOKEN_VARIABLE
 from tests.balancer import haproxy_config
 from tests.conftest import running_service
 from tests.plan_wire import splits

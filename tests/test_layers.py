@@ -1,10 +1,13 @@
 """The packages of planner_service import only downwards (the layers drawn in the README's Layout section),
-route modules do not import each other, and the PySpark client does not import the service (the contract
-between them is the JSON of the wire), which takes only its storage factory from the client."""
+route modules do not import each other, and the top-level packages import only what their place allows:
+iceberg_io (storage) none of the others; planner_client (HTTP) none, and nothing but httpx beyond the
+standard library; spark_client the two of them, never the service; the service iceberg_io, never a client
+(the contract between service and clients is the JSON of the wire)."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,24 +96,38 @@ def test_route_modules_do_not_import_each_other() -> None:
     assert crossings == []
 
 
-def test_the_client_does_not_import_the_service() -> None:
+# which of the repository's top-level packages each may import
+ALLOWED = {
+    "iceberg_io": set[str](),
+    "planner_client": set[str](),
+    "spark_client": {"iceberg_io", "planner_client"},
+    "planner_service": {"iceberg_io"},
+}
+# beyond the standard library, what the HTTP client may import: a driver or a tool plans with httpx alone
+CLIENT_THIRD_PARTY = {"httpx"}
+
+
+def _package_modules(package: str) -> list[Path]:
+    return sorted(p for p in (ROOT / package).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_top_level_packages_import_only_what_their_place_allows(package: str) -> None:
     found = [
         f"{path.relative_to(ROOT)} line {line}: {module}"
-        for path in sorted((ROOT / "spark_client").rglob("*.py"))
+        for path in _package_modules(package)
         for line, module in _imports(path)
-        if module.split(".")[0] == "planner_service"
+        if module.split(".")[0] in ALLOWED.keys() - {package} - ALLOWED[package]
     ]
     assert found == []
 
 
-def test_the_service_takes_only_storage_from_the_client() -> None:
-    """One filesystem factory serves the service and the executors' reader: spark_client.storage, which the
-    service may import; nothing else of the client."""
+def test_the_planner_client_needs_only_httpx() -> None:
     found = [
         f"{path.relative_to(ROOT)} line {line}: {module}"
-        for path in _service_modules()
+        for path in _package_modules("planner_client")
         for line, module in _imports(path)
-        if module.split(".")[0] == "spark_client" and module.split(".")[:2] != ["spark_client", "storage"]
+        if module.split(".")[0] not in sys.stdlib_module_names | CLIENT_THIRD_PARTY | {"planner_client"}
     ]
     assert found == []
 

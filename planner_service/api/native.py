@@ -21,8 +21,8 @@ from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.wire import PlanRequest, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
+from planner_service.service.plan_cache import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
-from planner_service.service.plan_results import PlanResult
 from planner_service.service.runtime import Runtime
 from planner_service.wire.plan_json import encode_plan, plan_head
 from planner_service.wire.task_json import encode_tasks
@@ -71,7 +71,7 @@ def plan_response(
 
 
 def deferred_body(
-    result: PlanResult, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
+    result: CachedPlan, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
 ) -> dict[str, Any]:
     """A plan too big to send inline: its id, reader context and (with `estimates`) per-task estimates (GET
     /plans/{id}/tasks)."""
@@ -175,7 +175,7 @@ async def plan_task(plan_id: str, index: int, runtime: RuntimeDep, pretty: Prett
 
 @router.get("/health", tags=["operations"])
 async def health(runtime: RuntimeDep) -> Response:
-    """(Answered by the outermost middleware, app.Observe, before routing: this route documents it.)"""
+    """(Answered by the outermost middleware, RequestObserver, before routing: this route documents it.)"""
     return health_response(runtime)
 
 
@@ -274,5 +274,5 @@ async def history(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response
     return json_response({"table": table.name, "history": entries}, pretty=pretty)
 
 
-def _tasks(result: PlanResult, start: int, end: int | None) -> dict[str, Any]:
+def _tasks(result: CachedPlan, start: int, end: int | None) -> dict[str, Any]:
     return encode_tasks(result.plan, result.request.plan_id, result.reader_context, start, end)

@@ -1,7 +1,7 @@
 """What the planning endpoints answer, as models for the OpenAPI docs (/docs, /openapi.json).
 
-The bodies themselves are encoded from the plan's columns (api/plan_json.py, api/aggregates.py, the deferred
-body of api/native.py, api/rest_scan.py), never through these models: the models only describe them, field
+The bodies themselves are encoded from the plan's columns (wire/plan_json.py, wire/aggregates_json.py, the
+deferred body of api/native.py, api/rest_scan.py), never through these models: the models only describe them, field
 by field, in the same kebab-case. tests/api/test_openapi.py holds the two together.
 """
 

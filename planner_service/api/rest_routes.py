@@ -15,7 +15,7 @@ from typing import Any, ClassVar, TypeVar
 from fastapi import APIRouter
 
 from planner_service.catalog.base import TableIdentifier, check_name
-from planner_service.errors import BadRequestError, shown
+from planner_service.errors import BadRequestError, quoted
 
 _PATH_PARAM = re.compile(r"\{(\w+)\}")
 
@@ -53,7 +53,7 @@ def parse_namespace(text: str) -> tuple[str, ...]:
     """A namespace path segment or `parent` parameter (already percent-decoded) as its levels."""
     levels = tuple(text.split(NAMESPACE_SEPARATOR))
     if not text or any(not level for level in levels):
-        raise BadRequestError(f"Invalid namespace {shown(text)}: levels must be non-empty and joined by %1F")
+        raise BadRequestError(f"Invalid namespace {quoted(text)}: levels must be non-empty and joined by %1F")
     for level in levels:
         check_name(level, "namespace level")
     return levels

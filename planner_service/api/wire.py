@@ -1,5 +1,6 @@
-"""Wire models of the native /plan endpoint (kebab-case, as the Iceberg REST spec names fields).
-They are parsed into domain objects (ScanRequest, expressions) by the routes; nothing else sees them."""
+"""Wire models of the native endpoints (kebab-case, as the Iceberg REST spec names fields) and of the
+Iceberg REST scan planning requests. They are parsed into domain objects (ScanRequest, expressions) by
+the routes; nothing else sees them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner_service.errors import BadRequestError
-from planner_service.planning.scan_request import ScanRequest, scan_request, snapshot_fields
+from planner_service.planning.scan_request import ScanRequest, rest_scan_request, scan_request, snapshot_fields
 
 
 def _kebab(name: str) -> str:
@@ -97,6 +98,45 @@ class ReportMetricsRequest(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     report_type: Literal["scan-report", "commit-report"] = Field(alias="report-type")
+
+
+class RestWireModel(WireModel):
+    """Strict types (a string is no snapshot id), but unknown fields are ignored: the spec adds optional
+    hints over time, and Iceberg's own parsers ignore what they do not know."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class PlanTableScanRequest(RestWireModel):  # POST .../tables/{table}/plan (no docstring: the OpenAPI schema)
+    snapshot_id: int | None = Field(None, description="the snapshot to scan; default: the current one")
+    select: list[str] | None = Field(None, description="column names; checked, they do not change the files")
+    filter: Any = Field(None, description="a REST JSON expression")
+    case_sensitive: bool = True
+    use_snapshot_schema: bool = Field(False, description="accepted; the filter binds to the current schema")
+    start_snapshot_id: int | None = Field(None, description="an incremental append scan: after this snapshot")
+    end_snapshot_id: int | None = Field(None, description="an incremental append scan: up to this snapshot")
+    stats_fields: list[str] | None = Field(
+        None, description="columns whose value/null/NaN counts and lower/upper bounds the data files carry"
+    )
+    min_rows_requested: int | None = Field(
+        None, ge=0, description="planning may stop once the files that surely match hold this many rows"
+    )
+
+    def to_scan(self) -> ScanRequest:
+        """The scan it asks for, checked by the spec's rules (a 400 for a bad filter or snapshot choice)."""
+        return rest_scan_request(
+            snapshot_id=self.snapshot_id,
+            start_snapshot_id=self.start_snapshot_id,
+            end_snapshot_id=self.end_snapshot_id,
+            filter=self.filter,
+            case_sensitive=self.case_sensitive,
+            limit=self.min_rows_requested,
+            stats_fields=self.stats_fields,
+        )
+
+
+class FetchScanTasksRequest(RestWireModel):  # POST .../tables/{table}/tasks
+    plan_task: str = Field(description="a token from `plan-tasks`")
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from planner_service.errors import BadRequestError, NoSuchTableError, shown
+from planner_service.errors import BadRequestError, NoSuchTableError, quoted
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.table_metadata import TableMetadata, parse_table_metadata
 
@@ -20,7 +20,7 @@ class TableIdentifier:
     def parse(cls, text: str) -> TableIdentifier:
         parts = [p for p in text.split(".")]
         if len(parts) < 2 or any(not p for p in parts):
-            raise BadRequestError(f"Invalid table name {shown(text)}: expected 'namespace.table'")
+            raise BadRequestError(f"Invalid table name {quoted(text)}: expected 'namespace.table'")
         return cls.of(tuple(parts[:-1]), parts[-1])
 
     @classmethod
@@ -50,7 +50,7 @@ def check_name(name: str, what: str) -> str:
     elif _FORBIDDEN.search(name):
         problem = "control characters and path separators (/ and \\) are not allowed"
     if problem is not None:
-        raise BadRequestError(f"Invalid {what} {shown(name)}: {problem}")
+        raise BadRequestError(f"Invalid {what} {quoted(name)}: {problem}")
     return name
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from iceberg_io import join
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
 from planner_service.errors import LocationNotAllowedError, NoSuchNamespaceError, NoSuchTableError
 from planner_service.io.fileio import FileIO, FileNotFound
-from planner_service.io.locations import join
 
 _VERSION_FILE = re.compile(r"v(\d+)(\.gz)?\.metadata\.json(\.gz)?")
 

@@ -35,8 +35,6 @@ from planner_service.metadata.types import PrimitiveType, Schema, java_type_stri
 class InvalidFilterError(BadRequestError):
     """The filter does not fit the table: an unknown column, a literal the column's type cannot take."""
 
-    error_type = "ValidationException"
-
 
 def bind(schema: Schema, expr: Expression, case_sensitive: bool = True) -> Expression:
     """Bind every predicate of `expr` against `schema`; raises InvalidFilterError naming the problem."""

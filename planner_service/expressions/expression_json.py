@@ -42,7 +42,7 @@ _OPS = {op.value: op for op in Op}
 
 
 class InvalidExpressionJson(BadRequestError):
-    error_type = "BadRequestException"
+    """A REST JSON expression that cannot be read: an unknown type, a missing or malformed field."""
 
 
 def expression_from_json(node: Any, path: str = "filter") -> Expression:

@@ -17,9 +17,9 @@ import sqlglot
 from sqlglot import exp, parser, tokens
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import TokenType  # type: ignore[attr-defined]  # (re-exported, not declared so)
 
-from planner_service.errors import BadRequestError, shown
+from planner_service.errors import BadRequestError, quoted
 from planner_service.expressions.expression import (
     FALSE,
     TRUE,
@@ -191,7 +191,7 @@ def _position(text: str, node: exp.Expr) -> str:
     """' at line L, column C: <the node as SQL>', from the first token under the node that sqlglot placed."""
     starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
     where = " at line {}, column {}".format(*_line_column(text, min(starts))) if starts else ""
-    return f"{where} in {shown(node.sql(dialect=_FilterDialect))}"
+    return f"{where} in {quoted(node.sql(dialect=_FilterDialect))}"
 
 
 # --- Conditions: one function per sqlglot node type -------------------------------------------------------

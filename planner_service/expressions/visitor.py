@@ -119,7 +119,8 @@ class BoundPredicateVisitor(ExpressionVisitor[R]):
     its literal (an internal value of the term's type) or its set of literals."""
 
     def visit_bound_predicate(self, pred: BoundPredicate) -> R:
-        return _BY_OP[pred.op](self, pred)
+        result: R = _BY_OP[pred.op](self, pred)
+        return result
 
     def is_null(self, term: BoundTerm) -> R:
         raise NotImplementedError

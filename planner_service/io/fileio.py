@@ -1,5 +1,5 @@
 """FileIO over pyarrow.fs: local paths, file:, s3: (s3a:, s3n:), gs:, Azure's and hdfs: locations, through the
-filesystems spark_client.storage makes (one factory for the service, the executors and the scripts)."""
+filesystems iceberg_io makes (one factory for the service, the executors and the scripts)."""
 
 from __future__ import annotations
 
@@ -8,25 +8,24 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
+import iceberg_io
+from iceberg_io import StorageConfig
 from planner_service.cache import LruCache
 from planner_service.errors import CorruptMetadataError, MissingFileError, StorageError
 from planner_service.io.locations import Location, parse_location
 from planner_service.io.roots import Roots, under
-from planner_service.io.storage_config import S3Config, s3_config
-from spark_client import storage  # the filesystems, as the executors' reader makes them (not the reader itself)
 
 
 class FileNotFound(MissingFileError):
-    """The location does not exist (callers map this to a missing table or a 503 for a lost manifest)."""
+    """The location does not exist (callers make it a missing table, or a lost manifest)."""
 
 
 class UnreadableFile(CorruptMetadataError):
-    """Not a regular file (a directory, a FIFO, a device), or longer than a read may be (422)."""
+    """Not a regular file (a directory, a FIFO, a device), or longer than a read may be."""
 
 
 T = TypeVar("T")
@@ -36,7 +35,7 @@ MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings:
 # max_inflated_bytes): Iceberg writes manifests of 8 MiB (commit.manifest.target-size-bytes), about 40 MiB
 # inflated, so 256 MiB leaves room for six times that; a compression bomb is stopped there.
 MAX_INFLATED_BYTES = 256 * 1024 * 1024
-MAX_SCOPED_PREFIXES = 1024  # storage configurations kept by prefix (and filesystems by configuration)
+MAX_SCOPED_PREFIXES = 1024  # storage configurations kept by prefix
 
 
 class FileIO:
@@ -48,23 +47,18 @@ class FileIO:
 
     def __init__(
         self,
-        s3: S3Config | None = None,
+        storage: StorageConfig | None = None,
         roots: Roots | None = None,
         max_bytes: int = MAX_FILE_BYTES,
-        properties: Mapping[str, str] | None = None,
         max_inflated: int = MAX_INFLATED_BYTES,
     ) -> None:
-        """`s3`: S3's settings; `properties`: the other stores' as Iceberg's storage properties (gcs.*,
-        adls.*, as spark_client.storage takes them); `max_inflated`: the most the blocks of one Avro file
+        """`storage`: how to reach the object stores; `max_inflated`: the most the blocks of one Avro file
         read through it may inflate to (its readers' limit)."""
-        self._s3_config = s3 or S3Config()
-        self._properties = dict(properties or {})
+        self.storage = storage or StorageConfig()
         self.roots = roots or Roots.everywhere()
         self.max_bytes = max_bytes
         self.max_inflated = max_inflated
-        self._local = pafs.LocalFileSystem()
-        self._s3: dict[S3Config, pafs.S3FileSystem] = {}  # a filesystem per configuration in use
-        self._scoped: dict[Location, dict[str, str]] = {}  # storage properties for reads under a prefix (vended)
+        self._scoped: dict[Location, StorageConfig] = {}  # the configuration of reads under a prefix (vended)
         self._lock = threading.Lock()
         self.parsed: LruCache[Any] = LruCache(PARSED_CACHE_BYTES, lambda entry: entry[1])
 
@@ -103,11 +97,11 @@ class FileIO:
         return bytes(data)
 
     def exists(self, location: str) -> bool:
-        return self._info(location).type != pafs.FileType.NotFound
+        return bool(self._info(location).type != pafs.FileType.NotFound)
 
     def is_directory(self, location: str) -> bool:
         """A directory (on an object store: a prefix with objects under it)."""
-        return self._info(location).type == pafs.FileType.Directory
+        return bool(self._info(location).type == pafs.FileType.Directory)
 
     def list_names(self, location: str, directories_only: bool = False) -> list[str]:
         """Base names directly under a directory (only its subdirectories, with `directories_only`); empty
@@ -137,31 +131,20 @@ class FileIO:
         with self._lock:
             if loc not in self._scoped and len(self._scoped) >= MAX_SCOPED_PREFIXES:
                 self._scoped.clear()  # (each table's load sets its own again)
-            self._scoped[loc] = dict(properties)
+            try:
+                self._scoped[loc] = self.storage.with_properties(properties)
+            except ValueError as exc:  # (a catalog vended what no store takes)
+                raise StorageError(f"Cannot read under {prefix}: {exc}") from None
 
     def _fs(self, loc: Location) -> tuple[pafs.FileSystem, str]:
         """The filesystem a location is read from, and the path within it."""
-        if loc.scheme == "file":
-            return self._local, loc.path
-        with self._lock:
-            scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
-            vended = self._scoped[max(scoped, key=lambda p: len(p.path))] if scoped else {}
-        if loc.scheme == "s3":
-            config = s3_config(vended, self._s3_config) if vended else self._s3_config
+        config = self.storage
+        if loc.scheme != "file":
             with self._lock:
-                fs = self._s3.get(config)
-                if fs is None:
-                    if len(self._s3) >= MAX_SCOPED_PREFIXES:
-                        self._s3.clear()
-                    fs = self._s3[config] = storage.new_s3_filesystem(**asdict(config))
-            return fs, loc.path
-        properties = {**self._properties, **vended}
-        if loc.scheme == "gs":
-            return storage.gcs_filesystem(properties), loc.path
-        if loc.scheme == "azure":
-            account, _, path = loc.path.partition("/")
-            return storage.azure_filesystem(account, properties), path
-        return storage.hdfs_filesystem(loc.uri), "/" + loc.path.partition("/")[2]
+                scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
+                if scoped:
+                    config = self._scoped[max(scoped, key=lambda p: len(p.path))]
+        return iceberg_io.filesystem(loc, config)
 
 
 def _reason(exc: BaseException, loc: Location) -> str:

@@ -1,80 +1,16 @@
-"""Storage locations: parsing URIs into (scheme, path)."""
+"""Locations as the service reads them: iceberg_io's parser, a location it refuses a bad request."""
 
 from __future__ import annotations
 
-import posixpath
-from dataclasses import dataclass
-from urllib.parse import unquote
-
+import iceberg_io
+from iceberg_io import Location
 from planner_service.errors import BadRequestError
-from spark_client.storage import azure_parts  # one reading of Azure's locations for the service and the reader
 
-S3_SCHEMES = ("s3", "s3a", "s3n")
-GCS_SCHEMES = ("gs", "gcs")
-AZURE_SCHEMES = ("abfs", "abfss", "wasb", "wasbs")
-HDFS_SCHEMES = ("hdfs", "viewfs")
-
-
-@dataclass(frozen=True)
-class Location:
-    """A parsed location: `scheme` is "file", "s3", "gs", "azure" or "hdfs"; `path` is what the scheme's
-    filesystem takes ("bucket/key"; for Azure "account/container/key", the account "" when the location
-    names none; for HDFS "namenode:port/path")."""
-
-    scheme: str
-    path: str
-
-    @property
-    def uri(self) -> str:
-        if self.scheme == "azure":
-            account, _, rest = self.path.partition("/")
-            container, _, key = rest.partition("/")
-            return f"abfss://{container}@{account}.dfs.core.windows.net/{key}" if account else f"abfs://{rest}"
-        return f"{self.scheme}://{self.path}"
-
-    @property
-    def is_object_store(self) -> bool:
-        return self.scheme != "file"
+__all__ = ["Location", "parse_location"]
 
 
 def parse_location(location: str) -> Location:
-    """`/p`, `file:/p`, `file:///p` are local; `s3://b/k` (s3a:, s3n:), `gs://b/k`, Azure's
-    `abfs[s]://container@account.dfs.core.windows.net/k` (wasb[s]: with .blob.) and `hdfs://nn:port/p`."""
-    if not location:
-        raise BadRequestError("Empty location")
-    control = next((c for c in location if ord(c) < 0x20 or ord(c) == 0x7F), None)
-    if control is not None:  # a NUL would end the path at the OS (or fail in it); none belongs in a location
-        raise BadRequestError(
-            f"Invalid location {location[:300]!r}: it holds the control character U+{ord(control):04X}"
-        )
-    scheme, sep, rest = location.partition(":")
-    if not sep or "/" in scheme or len(scheme) == 1:  # a plain path (or a Windows drive)
-        return Location("file", posixpath.normpath(location))
-    scheme = scheme.lower()
-    if scheme == "file":
-        path = rest
-        if path.startswith("//"):
-            host, _, tail = path[2:].partition("/")
-            if host not in ("", "localhost"):
-                raise BadRequestError(f"Unsupported file location with a host: {location}")
-            path = "/" + tail
-        return Location("file", posixpath.normpath(unquote(path)))
-    if scheme in S3_SCHEMES or scheme in GCS_SCHEMES or scheme in HDFS_SCHEMES:
-        if not rest.startswith("//") or len(rest) <= 2 or rest[2] == "/":
-            raise BadRequestError(f"Invalid {scheme} location (expected {scheme}://bucket/key): {location}")
-        kind = "s3" if scheme in S3_SCHEMES else "gs" if scheme in GCS_SCHEMES else "hdfs"
-        return Location(kind, rest[2:].rstrip("/"))
-    if scheme in AZURE_SCHEMES:
-        try:
-            account, container, key = azure_parts(location)
-        except ValueError as exc:
-            raise BadRequestError(str(exc)) from None
-        return Location("azure", f"{account}/{container}/{key}".rstrip("/"))
-    raise BadRequestError(
-        f"Unsupported location scheme '{scheme}' in {location}: use a local path, file:, s3:, gs:, abfs[s]:, "
-        "wasb[s]: or hdfs:"
-    )
-
-
-def join(base: str, *parts: str) -> str:
-    return "/".join([base.rstrip("/"), *(p.strip("/") for p in parts)])
+    try:
+        return iceberg_io.parse_location(location)
+    except iceberg_io.InvalidLocation as exc:
+        raise BadRequestError(str(exc)) from None

@@ -1,4 +1,4 @@
-"""Where the service may read: its roots. A location outside them is refused (403) before any I/O.
+"""Where the service may read: its roots. A location outside them is refused before any I/O.
 
 A service's roots are what it was configured to serve: the `allowed_roots` setting when given (the whole
 list), otherwise the warehouse, the explicit tables' directories, the demo warehouse and the tables its SQL
@@ -146,7 +146,4 @@ def _root(location: str) -> Location:
 
 def under(loc: Location, roots: Iterable[Location]) -> bool:
     """Whether `loc` is one of `roots` or lies beneath one."""
-    for root in roots:
-        if loc.scheme == root.scheme and (loc.path == root.path or loc.path.startswith(root.path.rstrip("/") + "/")):
-            return True
-    return False
+    return any(loc.within(root) for root in roots)

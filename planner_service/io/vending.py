@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
+from iceberg_io import S3Config
 from planner_service.errors import StorageError
 from planner_service.io.locations import parse_location
-from planner_service.io.storage_config import S3Config
 
 RENEW_BEFORE_SECONDS = 300
 MAX_KEPT = 4096  # credentials kept by table location (all forgotten at once beyond)

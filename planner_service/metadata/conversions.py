@@ -123,7 +123,7 @@ def compare(typ: IcebergType, a: Any, b: Any) -> int:
     """Java comparator result (-1, 0, 1) of two non-null values."""
     key = sort_key(typ)
     ka, kb = key(a), key(b)
-    return (ka > kb) - (ka < kb)
+    return int((ka > kb) - (ka < kb))
 
 
 def java_equality_key(value: Any) -> Any:

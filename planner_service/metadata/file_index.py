@@ -174,7 +174,9 @@ class FileIndex:
     def splittable(self) -> BoolArray:
         def make() -> BoolArray:
             ids, formats = self.formats
-            return np.array([f is not None and f.upper() in SPLITTABLE_FORMATS for f in formats], bool)[ids]
+            by_format = np.array([f is not None and f.upper() in SPLITTABLE_FORMATS for f in formats], bool)
+            splittable: BoolArray = by_format[ids]
+            return splittable
 
         return self.memo("splittable", make)
 

@@ -4,7 +4,8 @@ and for how long; and cancellation, which stops a plan at its next step when nob
 A plan's cost is its estimated memory: the data files of its snapshot (the manifest list's counts) times
 BYTES_PER_FILE. Plans run while fewer than `slots` run and their costs fit the budget; a plan bigger than
 the whole budget runs alone. A plan that would wait while `max_waiting` already wait, or that waits
-`queue_seconds`, is refused with 503 + Retry-After; a waiting plan whose client goes away leaves the queue."""
+`queue_seconds`, is refused (OverloadedError, saying when to try again); a waiting plan whose client
+goes away leaves the queue."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class Cancellation:
             raise PlanCancelledError("The plan was cancelled: its client went away or cancelled it")
 
 
-class Shared:
+class SharedCancellation:
     """One cancellation for work that several requests wait on: cancelled when every one of them is."""
 
     def __init__(self) -> None:
@@ -119,7 +120,8 @@ class Admission:
             if not self._fits(cost):
                 if self._waiting >= self.max_waiting:
                     raise OverloadedError(
-                        f"Too many plans waiting ({self._waiting}); retry later", retry_after=self._retry_after()
+                        f"Too many plans waiting ({self._waiting}); retry later",
+                        retry_in_seconds=self._retry_in_seconds(),
                     )
                 self._waiting += 1
                 deadline = time.monotonic() + self.queue_seconds
@@ -130,7 +132,7 @@ class Admission:
                         if left <= 0:
                             raise OverloadedError(
                                 f"Too many plans in progress: waited {self.queue_seconds:.0f}s for a turn; retry later",
-                                retry_after=self._retry_after(),
+                                retry_in_seconds=self._retry_in_seconds(),
                             )
                         self._changed.wait(min(left, WAIT_STEP_SECONDS))
                 finally:
@@ -150,5 +152,5 @@ class Admission:
             self._running += 1
             self._used += cost
 
-    def _retry_after(self) -> int:
+    def _retry_in_seconds(self) -> int:
         return max(1, int(self.queue_seconds // 6))

@@ -28,7 +28,7 @@ import numpy as np
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import TRUE
 from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, java_type_string
-from planner_service.planning.scan_tasks import FileTasks
+from planner_service.planning.scan_tasks import FileTaskColumns
 
 Op = Literal["count_star", "count", "min", "max"]
 LONG = PrimitiveType("long")
@@ -79,7 +79,7 @@ def parse_aggregates(texts: Sequence[str]) -> list[Aggregate]:
 
 
 def evaluate_aggregates(
-    files: FileTasks | None,
+    files: FileTaskColumns | None,
     schema: Schema,
     properties: Mapping[str, str],
     aggregates: Sequence[Aggregate],
@@ -116,7 +116,7 @@ def _bind(schema: Schema, aggregate: Aggregate, case_sensitive: bool) -> NestedF
     return fld
 
 
-def _scan_blocker(files: FileTasks) -> str | None:
+def _scan_blocker(files: FileTaskColumns) -> str | None:
     """Why no aggregate of this scan can come from metadata: deletes, or a filter that keeps part of a file."""
     n = len(files)
     if files.delete_offsets is not None and len(files.delete_refs):
@@ -164,7 +164,7 @@ def _empty(aggregate: Aggregate) -> Any:
     return 0 if aggregate.op in ("count_star", "count") else None
 
 
-def _evaluate(files: FileTasks, aggregate: Aggregate, fld: NestedField | None) -> tuple[Any, str | None]:
+def _evaluate(files: FileTaskColumns, aggregate: Aggregate, fld: NestedField | None) -> tuple[Any, str | None]:
     """(value, None), or (None, why it is not exact)."""
     n = len(files)
     if n == 0:

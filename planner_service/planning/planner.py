@@ -39,7 +39,7 @@ from planner_service.planning.projection import project_schema
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest
-from planner_service.planning.scan_tasks import FileTasks
+from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import combine
 
 T = TypeVar("T")
@@ -133,8 +133,8 @@ class ScanPlanner:
                 added_in,
                 request.keep_stats,
             )
-            if request.min_rows is not None:
-                files = _cut_at_rows(files, request.min_rows, metrics)
+            if request.limit is not None:
+                files = _cut_at_rows(files, request.limit, metrics)
             check_partitions(
                 [(d.spec_id, d.partition) for d in deletes],
                 meta.specs,
@@ -231,7 +231,7 @@ class ScanPlanner:
         check: Callable[[FileIndex], None],
         added_in: frozenset[int] | None = None,
         keep_stats: bool = False,
-    ) -> FileTasks:
+    ) -> FileTaskColumns:
         """The live data files of the kept manifests that might match, in Java's order (ManifestGroup);
         with `added_in`, only the entries ADDED by those snapshots (an incremental append scan). `check`
         checks an index's partitions. A plan that keeps fewer than half the files holds its own copy of
@@ -271,8 +271,10 @@ class ScanPlanner:
         metrics.total_file_size_bytes = int(index.ints("file_size_in_bytes")[rows].sum())
         residual_id, residuals = row_filter.residuals(index, rows)
         if delete_index.is_empty:
-            return FileTasks(index, rows, residual_id, residuals)
-        return FileTasks(index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index))
+            return FileTaskColumns(index, rows, residual_id, residuals)
+        return FileTaskColumns(
+            index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes, delete_index)
+        )
 
     def _streamed(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
         """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
@@ -396,15 +398,15 @@ def _attach_deletes(
     return tuple(deletes[i] for i in used), offsets, np.fromiter((renumber[r] for r in refs), np.int64, len(refs))
 
 
-def _cut_at_rows(files: FileTasks, min_rows: int, metrics: ScanMetrics) -> FileTasks:
+def _cut_at_rows(files: FileTaskColumns, limit: int, metrics: ScanMetrics) -> FileTaskColumns:
     """The files up to the first one by which the files whose every row matches (no residual, no deletes)
-    hold `min_rows` records, in planFiles() order; all of them when they never do (or deletes apply)."""
+    hold `limit` records, in planFiles() order; all of them when they never do (or deletes apply)."""
     metrics.cut_short = False
     if files.delete_offsets is not None or not len(files):
         return files
     exact = np.array([r is TRUE for r in files.residuals], dtype=bool)[files.residual_id]
     held = np.cumsum(np.where(exact, files.index.ints("record_count")[files.rows], 0))
-    last = int(np.searchsorted(held, max(min_rows, 1)))  # the first file at which `held` reaches min_rows
+    last = int(np.searchsorted(held, max(limit, 1)))  # the first file at which `held` reaches limit
     if last + 1 >= len(files):
         return files
     rows = files.rows[: last + 1]

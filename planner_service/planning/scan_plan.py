@@ -12,7 +12,7 @@ from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.explain import Explain
 from planner_service.planning.options import SplitOptions
-from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTasks, combined_objects
+from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTaskColumns, combined_objects
 from planner_service.splitting.combine import CombinedTasks
 
 
@@ -33,7 +33,7 @@ class ScanMetrics:
     dvs: int = 0
     total_file_size_bytes: int = 0
     total_delete_file_size_bytes: int = 0
-    cut_short: bool | None = None  # with a limit (min_rows): whether the plan stopped before the last file
+    cut_short: bool | None = None  # with a limit (limit): whether the plan stopped before the last file
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class ScanPlan:
     snapshot: Snapshot | None
     schema: Schema  # the scan's schema, projected to the selected columns and those the filter reads
     options: SplitOptions
-    files: FileTasks | None  # planFiles(), as columns (None: the table has no snapshot)
+    files: FileTaskColumns | None  # planFiles(), as columns (None: the table has no snapshot)
     combined: CombinedTasks | None  # planTasks(), as columns (None: not combined)
     metrics: ScanMetrics
     explain: Explain | None = None

@@ -1,6 +1,8 @@
 """What a scan asks for, whichever door it came in by (POST /plan, a plan id, the REST plan endpoint,
 /aggregate, the CLI): one ScanRequest, made by one function from the request's fields and checked there,
-so that a bad filter or snapshot choice is a 400 before any I/O.
+so that a bad filter or snapshot choice is refused before any I/O. The Iceberg REST plan endpoint's own
+rules (rest_scan_request) and the checks of a request against its table before it is planned
+(check_on_table) are here too.
 
 A ScanRequest also has a canonical JSON form (what decides the plan and nothing else), which plan ids pack
 and unpack: a plan id names the same request on any replica, or after a restart.
@@ -13,12 +15,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner_service.errors import BadRequestError
+from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.json_text import without_nulls
-from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice, append_range
+from planner_service.metadata.snapshot_choice import (
+    AppendRange,
+    ChosenSnapshot,
+    SnapshotChoice,
+    append_range,
+    choose_appends,
+    choose_snapshot,
+)
+from planner_service.metadata.table_metadata import TableMetadata
+from planner_service.metadata.types import Schema
 
-__all__ = ["SNAPSHOT_FIELDS", "ScanRequest", "row_filter_of", "scan_request", "snapshot_fields"]
+__all__ = [
+    "SNAPSHOT_FIELDS",
+    "ScanRequest",
+    "check_on_table",
+    "rest_scan_request",
+    "row_filter_of",
+    "scan_request",
+    "snapshot_fields",
+]
 
 # the fields that choose what a scan reads, by their names in scan_request(), on every door's request
 SNAPSHOT_FIELDS = ("snapshot_id", "as_of_timestamp_ms", "ref", "start_snapshot_id", "end_snapshot_id")
@@ -33,7 +53,7 @@ class ScanRequest:
     explain: bool = False  # record why each manifest and data file was kept or skipped
     combine: bool = True  # split and bin-pack into CombinedScanTasks (planTasks); False: planFiles only
     appends: AppendRange | None = None  # an incremental append scan instead of a snapshot's (then no `snapshot`)
-    min_rows: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
+    limit: int | None = None  # a limit: planning may stop once the files known to match hold this many rows
     parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
     keep_stats: bool = False  # decode the files' column stats even when planning does not read them
     select: tuple[str, ...] | None = None  # the columns read: the plan's schema is projected to them
@@ -55,7 +75,7 @@ class ScanRequest:
             "case-sensitive": self.case_sensitive,
             "options": {key: options[key] for key in sorted(options)},
         }
-        return out | without_nulls({"limit": self.min_rows, "parallelism": self.parallelism})
+        return out | without_nulls({"limit": self.limit, "parallelism": self.parallelism})
 
     @classmethod
     def from_canonical(cls, data: Mapping[str, Any]) -> ScanRequest:
@@ -110,7 +130,7 @@ def scan_request(
         explain=explain,
         combine=combine,
         appends=appends,
-        min_rows=limit,
+        limit=limit,
         parallelism=parallelism,
         keep_stats=keep_stats,
         select=None if select is None else tuple(select),
@@ -132,3 +152,83 @@ def row_filter_of(value: Any) -> Expression:
 
         return parse_filter(value)
     return expression_from_json(value)
+
+
+# --- The Iceberg REST plan endpoint ----------------------------------------------------------------------
+
+
+def rest_scan_request(
+    *,
+    snapshot_id: int | None = None,
+    start_snapshot_id: int | None = None,
+    end_snapshot_id: int | None = None,
+    filter: Any = None,
+    case_sensitive: bool = True,
+    limit: int | None = None,
+    stats_fields: Sequence[str] | None = None,
+) -> ScanRequest:
+    """The scan of a REST PlanTableScanRequest (spec 1.11), checked by the spec's rules: a point-in-time
+    scan (snapshot-id) or an incremental one (start-snapshot-id exclusive, end-snapshot-id inclusive, both
+    given), never both; the filter a JSON expression, not a filter string. REST answers are Java's
+    planFiles() tasks (unsplit); with stats-fields, the files keep their column stats."""
+    _check_incremental(snapshot_id, start_snapshot_id, end_snapshot_id)
+    if isinstance(filter, str):
+        expression_from_json(filter)  # a REST filter is a JSON expression: this names the string refused
+    return scan_request(
+        snapshot_id=snapshot_id,
+        start_snapshot_id=start_snapshot_id,
+        end_snapshot_id=end_snapshot_id,
+        filter=filter,
+        case_sensitive=case_sensitive,
+        limit=limit,
+        combine=False,
+        keep_stats=stats_fields is not None,
+    )
+
+
+def check_on_table(
+    meta: TableMetadata,
+    request: ScanRequest,
+    select: Sequence[str] | None = None,
+    stats_fields: Sequence[str] | None = None,
+) -> tuple[ChosenSnapshot, frozenset[int] | None]:
+    """Check a request against its table before it is planned, so that a bad one is refused now, not a
+    failed plan later: the snapshot choice, the filter (bound to the current schema, as Java binds it and
+    planning will), the selected columns (only checked: REST answers are file scan tasks, which carry no
+    schema). Returns the chosen snapshot, and stats-fields as field ids (None: no stats-fields)."""
+    appends = request.appends
+    chosen = choose_snapshot(meta, request.snapshot) if appends is None else choose_appends(meta, appends)
+    bind(meta.schema, request.row_filter, request.case_sensitive)
+    _check_select(select, (chosen.schema, meta.schema), request.case_sensitive)
+    return chosen, _stats_ids(stats_fields, meta.schema, request.case_sensitive)
+
+
+def _check_incremental(snapshot_id: int | None, start: int | None, end: int | None) -> None:
+    """A point-in-time scan or an incremental append scan with both ends, as Java plans one."""
+    if start is None and end is None:
+        return
+    if snapshot_id is not None:
+        raise BadRequestError("Invalid scan: give snapshot-id or start-snapshot-id/end-snapshot-id, not both")
+    if start is None or end is None:
+        raise BadRequestError("Invalid scan: an incremental scan needs both start-snapshot-id and end-snapshot-id")
+
+
+def _check_select(select: Sequence[str] | None, schemas: Sequence[Schema], case_sensitive: bool) -> None:
+    """Each name must exist in the scan's schema or the current one (PyIceberg selects by the snapshot's
+    schema without setting use-snapshot-schema)."""
+    for name in select or ():
+        if name != "*" and all(s.find_field_by_name(name, case_sensitive) is None for s in schemas):
+            raise BadRequestError(f"Cannot select unknown column '{name}'")
+
+
+def _stats_ids(names: Sequence[str] | None, schema: Schema, case_sensitive: bool) -> frozenset[int] | None:
+    """stats-fields as field ids of the current schema (Java's includeColumnStats); unknown names refused."""
+    if names is None:
+        return None
+    ids = set()
+    for name in names:
+        found = schema.find_field_by_name(name, case_sensitive)
+        if found is None:
+            raise BadRequestError(f"Cannot find field '{name}' for stats-fields")
+        ids.add(found.field_id)
+    return frozenset(ids)

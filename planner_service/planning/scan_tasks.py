@@ -1,6 +1,6 @@
 """The planner's outputs, as columns: the files a scan reads (planFiles) and the combined tasks (planTasks).
 
-`FileTasks` holds the kept data files as rows of the snapshot's FileIndex, each with the delete files
+`FileTaskColumns` holds the kept data files as rows of the snapshot's FileIndex, each with the delete files
 that apply and its residual, every delete file and residual stored once and referred to by index. The
 object forms (FileScanTask, CombinedScanTask) are made on demand, for callers that want one object per
 task (the REST scan pages, tests); planning and the /plan wire never need them.
@@ -23,7 +23,7 @@ Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 
 
 @dataclass(frozen=True)
-class FileTasks:
+class FileTaskColumns:
     """planFiles(): file i is row rows[i] of `index`; its deletes are
     delete_files[delete_refs[delete_offsets[i]:delete_offsets[i + 1]]]; its residual residuals[residual_id[i]]."""
 
@@ -84,7 +84,7 @@ class FileTasks:
 
 
 def combined_objects(files: list[FileScanTask], tasks: CombinedTasks) -> list[CombinedScanTask]:
-    """CombinedScanTask objects of columnar tasks over `files` (FileTasks.to_objects())."""
+    """CombinedScanTask objects of columnar tasks over `files` (FileTaskColumns.to_objects())."""
     out = []
     for t in range(len(tasks)):
         pieces = []

@@ -70,18 +70,21 @@ class _MetricsEvalVisitor(BoundPredicateVisitor[BoolArray]):
     def _may_contain_null(self, fid: int) -> BoolArray:
         # nullCounts == null || !containsKey(id) || count != 0
         nulls, present = self.stats.counts(NULL_COUNTS, fid)
-        return ~present | (nulls != 0)
+        may: BoolArray = ~present | (nulls != 0)
+        return may
 
     def _nulls_only(self, fid: int) -> BoolArray:
         values, has_values = self.stats.counts(VALUE_COUNTS, fid)
         nulls, has_nulls = self.stats.counts(NULL_COUNTS, fid)
-        return has_values & has_nulls & (values - nulls == 0)
+        only: BoolArray = has_values & has_nulls & (values - nulls == 0)
+        return only
 
     def _nans_only(self, fid: int) -> BoolArray:
         nans, has_nans = self.stats.counts(NAN_COUNTS, fid)
         values, has_values = self.stats.counts(VALUE_COUNTS, fid)
         # nanCounts.get(id).equals(valueCounts.get(id)): false when the value count is missing
-        return has_nans & has_values & (nans == values)
+        only: BoolArray = has_nans & has_values & (nans == values)
+        return only
 
     def _bound(self, which: str, term: BoundTerm) -> BoundColumn | None:
         """The term's bounds; a transform's only when it preserves order (applied to the column's bound)."""

@@ -37,7 +37,7 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.metadata.file_index import FileIndex
-from planner_service.service.plan_results import PlanResult
+from planner_service.service.plan_cache import CachedPlan
 
 log = logging.getLogger(__name__)
 
@@ -56,13 +56,13 @@ class PlanSpill:
         self._key = secrets.token_bytes(32)
         self._lock = threading.Lock()
         self._files: OrderedDict[str, int] = OrderedDict()  # file stem -> bytes on disk, oldest first
-        self._loaded: OrderedDict[str, PlanResult] = OrderedDict()
-        self._pending: dict[str, PlanResult] = {}  # being written: served from memory meanwhile
+        self._loaded: OrderedDict[str, CachedPlan] = OrderedDict()
+        self._pending: dict[str, CachedPlan] = {}  # being written: served from memory meanwhile
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill", initializer=_lowest_priority)
         self.bytes = 0
         self.spilled = self.evicted = 0
 
-    def put_later(self, key: str, result: PlanResult) -> None:
+    def put_later(self, key: str, result: CachedPlan) -> None:
         """Write `result` to disk in the background; until then get() answers it from memory."""
         stem = _stem(key)
         with self._lock:
@@ -85,7 +85,7 @@ class PlanSpill:
         """Wait until every plan handed to put_later() is on disk (or refused)."""
         self._writer.submit(lambda: None).result()
 
-    def put(self, key: str, result: PlanResult) -> PlanResult | None:
+    def put(self, key: str, result: CachedPlan) -> CachedPlan | None:
         """Write `result` to disk; the disk-backed copy (what to serve from now on), or None when it cannot be
         kept (bigger than the whole bound, or the disk refuses it: the plan is then rebuilt when wanted)."""
         stem = _stem(key)
@@ -107,7 +107,7 @@ class PlanSpill:
                 self._remove(victim)
         return self.get(key)
 
-    def get(self, key: str) -> PlanResult | None:
+    def get(self, key: str) -> CachedPlan | None:
         """The spilled plan of `key`, mapped from disk; None when it was never spilled or has been evicted."""
         stem = _stem(key)
         with self._lock:
@@ -146,7 +146,7 @@ class PlanSpill:
 
     # -- files ------------------------------------------------------------------------------------------
 
-    def _write(self, stem: str, result: PlanResult) -> int:
+    def _write(self, stem: str, result: CachedPlan) -> int:
         plan = result.plan
         files = plan.files
         assert files is not None, "a plan without files is small"
@@ -175,7 +175,7 @@ class PlanSpill:
             out.write(digest.digest())
         return ipc.stat().st_size + binary.stat().st_size
 
-    def _read(self, stem: str) -> PlanResult:
+    def _read(self, stem: str) -> CachedPlan:
         ipc, binary = self.directory / f"{stem}.ipc", self.directory / f"{stem}.bin"
         with open(binary, "rb") as f:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -197,7 +197,7 @@ class PlanSpill:
             position += n
         if not hmac.compare_digest(digest.digest(), bytes(data[position : position + 32])):
             raise ValueError("a spilled plan that this process did not write")
-        light: PlanResult = pickle.loads(memoryview(data)[head_at : head_at + head_size], buffers=buffers)
+        light: CachedPlan = pickle.loads(memoryview(data)[head_at : head_at + head_size], buffers=buffers)
         table = pa.ipc.open_file(pa.memory_map(str(ipc))).read_all()  # mapped: no column is copied
         frame = pl.from_arrow(table, rechunk=False)
         assert isinstance(frame, pl.DataFrame)

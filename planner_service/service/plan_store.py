@@ -46,7 +46,7 @@ class PlanStatus(StrEnum):
 
 
 @dataclass(frozen=True)
-class PlannedTasks:
+class TaskPages:
     """A completed plan: its file scan tasks in `page_size` pages, and what encoding them needs."""
 
     tasks: Sequence[FileScanTask]
@@ -71,12 +71,12 @@ class PlannedTasks:
 
 
 @dataclass(frozen=True)
-class PlanRecord:
+class RestPlanState:
     plan_id: str
     table: TableIdentifier
     status: PlanStatus
     expires_at: float  # monotonic seconds; inf while submitted
-    result: PlannedTasks | None = None
+    result: TaskPages | None = None
     error: PlannerError | None = None
     owner: str = ANONYMOUS
 
@@ -109,7 +109,7 @@ class PlanStore:
         self.max_total_tasks = max_total_tasks
         self._clock = clock
         self._lock = threading.Lock()
-        self._plans: OrderedDict[str, PlanRecord] = OrderedDict()  # oldest first
+        self._plans: OrderedDict[str, RestPlanState] = OrderedDict()  # oldest first
         self._retained_tasks = 0
 
     def __len__(self) -> int:
@@ -119,17 +119,17 @@ class PlanStore:
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
-    def submit(self, table: TableIdentifier, owner: str = ANONYMOUS) -> PlanRecord:
+    def submit(self, table: TableIdentifier, owner: str = ANONYMOUS) -> RestPlanState:
         """A new plan, being planned."""
         with self._lock:
             return self._submit(table, owner)
 
-    def add_completed(self, table: TableIdentifier, result: PlannedTasks, owner: str = ANONYMOUS) -> PlanRecord:
+    def add_completed(self, table: TableIdentifier, result: TaskPages, owner: str = ANONYMOUS) -> RestPlanState:
         """A plan that was planned at once."""
         with self._lock:
             return self._complete(self._submit(table, owner), result)
 
-    def complete(self, plan_id: str, result: PlannedTasks) -> PlanRecord | None:
+    def complete(self, plan_id: str, result: TaskPages) -> RestPlanState | None:
         """Record a submitted plan's tasks; None when it was cancelled or dropped meanwhile."""
         with self._lock:
             record = self._plans.get(plan_id)
@@ -152,7 +152,7 @@ class PlanStore:
 
     # -- reads -----------------------------------------------------------------------------------------
 
-    def get(self, plan_id: str, table: TableIdentifier, owner: str = ANONYMOUS) -> PlanRecord:
+    def get(self, plan_id: str, table: TableIdentifier, owner: str = ANONYMOUS) -> RestPlanState:
         with self._lock:
             return self._get(plan_id, table, owner)
 
@@ -161,7 +161,7 @@ class PlanStore:
             record = self._plans.get(plan_id)
             return record is not None and record.status is PlanStatus.SUBMITTED
 
-    def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[PlannedTasks, int]:
+    def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[TaskPages, int]:
         """The completed plan and page number a plan-task token names."""
         plan_id, _, number = token.rpartition(_TOKEN_SEPARATOR)
         with self._lock:
@@ -180,20 +180,20 @@ class PlanStore:
 
     # -- internals (the lock is held) ------------------------------------------------------------------
 
-    def _submit(self, table: TableIdentifier, owner: str) -> PlanRecord:
+    def _submit(self, table: TableIdentifier, owner: str) -> RestPlanState:
         self._expire()
-        record = PlanRecord(uuid.uuid4().hex, table, PlanStatus.SUBMITTED, float("inf"), owner=owner)
+        record = RestPlanState(uuid.uuid4().hex, table, PlanStatus.SUBMITTED, float("inf"), owner=owner)
         self._plans[record.plan_id] = record
         self._bound(record)
         return record
 
-    def _complete(self, record: PlanRecord, result: PlannedTasks) -> PlanRecord:
+    def _complete(self, record: RestPlanState, result: TaskPages) -> RestPlanState:
         done = self._update(record, PlanStatus.COMPLETED, result, None)
         self._retained_tasks += len(result.tasks)
         self._bound(done)
         return done
 
-    def _get(self, plan_id: str, table: TableIdentifier, owner: str) -> PlanRecord:
+    def _get(self, plan_id: str, table: TableIdentifier, owner: str) -> RestPlanState:
         self._expire()
         record = self._plans.get(plan_id)
         if record is None or record.table != table or record.owner != owner:
@@ -201,14 +201,14 @@ class PlanStore:
         return record
 
     def _update(
-        self, record: PlanRecord, status: PlanStatus, result: PlannedTasks | None, error: PlannerError | None
-    ) -> PlanRecord:
+        self, record: RestPlanState, status: PlanStatus, result: TaskPages | None, error: PlannerError | None
+    ) -> RestPlanState:
         expires_at = self._clock() + self.ttl_seconds
         updated = replace(record, status=status, expires_at=expires_at, result=result, error=error)
         self._plans[record.plan_id] = updated
         return updated
 
-    def _release(self, record: PlanRecord) -> None:
+    def _release(self, record: RestPlanState) -> None:
         if record.result is not None:
             self._retained_tasks -= len(record.result.tasks)
 
@@ -221,7 +221,7 @@ class PlanStore:
         for plan_id in [p for p, r in self._plans.items() if r.expires_at <= now]:
             self._drop(plan_id)
 
-    def _bound(self, keep: PlanRecord) -> None:
+    def _bound(self, keep: RestPlanState) -> None:
         """Drop the owner's oldest plans (never `keep`) while it is over its bounds; then, while all clients
         are over `max_total_tasks`, the oldest plans of whoever holds the most tasks."""
         mine = [r for r in self._plans.values() if r.owner == keep.owner and r.plan_id != keep.plan_id]

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from iceberg_io import AzureConfig, GcsConfig, S3Config, StorageConfig
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
@@ -17,14 +18,13 @@ from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, PlannerError
 from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_root
-from planner_service.io.storage_config import S3Config
 from planner_service.io.vending import CredentialVendor, StaticVendor, StorageCredentials, StsVendor
 from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
-from planner_service.service.plan_results import PlanResult, PlanResults
+from planner_service.service.plan_cache import CachedPlan, PlanCache
 from planner_service.service.plan_spill import PlanSpill
 from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
@@ -39,7 +39,7 @@ class Runtime:
     catalog: CatalogRouter
     planner: ScanPlanner
     metrics: MetricsRegistry
-    plans: PlanResults
+    plans: PlanCache
     vendor: CredentialVendor | None = None  # vended credentials for tables and plans (vend_credentials)
     scan_reports: ScanReports | None = None  # each fresh plan's ScanReport: logged, perhaps sent to the catalog
 
@@ -70,7 +70,7 @@ class Runtime:
             if settings.plan_spill_directory and settings.plan_spill_bytes
             else None
         )
-        plans = PlanResults(planner, settings.plan_cache_bytes, admission, spill)
+        plans = PlanCache(planner, settings.plan_cache_bytes, admission, spill)
         metrics = MetricsRegistry()
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
@@ -102,7 +102,7 @@ class Runtime:
         assert name is not None
         return self.catalog.load_table(TableIdentifier.parse(name))
 
-    def plan_by_id(self, plan_id: str, cancel: Cancellation | None = None) -> PlanResult:
+    def plan_by_id(self, plan_id: str, cancel: Cancellation | None = None) -> CachedPlan:
         """A plan by its id: cached, or rebuilt from the canonical request the id carries."""
         return self.plans.by_id(plan_id, self._load_planned, cancel)
 
@@ -143,7 +143,7 @@ def service_roots(settings: Settings) -> Roots:
 
 
 def credential_vendor(settings: Settings) -> CredentialVendor | None:
-    s3 = s3_config(settings)
+    s3 = storage_config(settings).s3
     if settings.vend_credentials == "static":
         return StaticVendor(settings.vended_storage_properties, s3)
     if settings.vend_credentials == "sts":
@@ -155,52 +155,53 @@ def credential_vendor(settings: Settings) -> CredentialVendor | None:
 
 
 def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
-    return _section(settings, RestCatalogConfig, "rest_catalog_") if settings.rest_catalog_uri else None
+    if not settings.rest_catalog_uri:
+        return None
+    return RestCatalogConfig(
+        uri=settings.rest_catalog_uri,
+        warehouse=settings.rest_catalog_warehouse,
+        prefix=settings.rest_catalog_prefix,
+        credential=settings.rest_catalog_credential,
+        token=settings.rest_catalog_token,
+        oauth2_server_uri=settings.rest_catalog_oauth2_server_uri,
+        scope=settings.rest_catalog_scope,
+        timeout_seconds=settings.rest_catalog_timeout_seconds,
+    )
 
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:
     """Storage as the settings describe it (S3 endpoint and credentials), read within `roots`."""
-    return FileIO(
-        s3_config(settings), roots, settings.max_file_bytes, storage_properties(settings), settings.max_inflated_bytes
+    return FileIO(storage_config(settings), roots, settings.max_file_bytes, settings.max_inflated_bytes)
+
+
+def storage_config(settings: Settings) -> StorageConfig:
+    """The stores' settings (s3_*, gcs_*, adls_*) as iceberg_io's configuration."""
+    s3 = S3Config(
+        endpoint=settings.s3_endpoint,
+        region=settings.s3_region,
+        access_key_id=settings.s3_access_key_id,
+        secret_access_key=settings.s3_secret_access_key,
+        session_token=settings.s3_session_token,
+        path_style=settings.s3_path_style,
+        connect_timeout=settings.s3_connect_timeout_seconds,
+        request_timeout=settings.s3_request_timeout_seconds,
     )
-
-
-def storage_properties(settings: Settings) -> dict[str, str]:
-    """The GCS and Azure settings as Iceberg's storage properties (what spark_client.storage takes)."""
-    pairs = {
-        "gcs.service.host": settings.gcs_endpoint,
-        "gcs.project-id": settings.gcs_project_id,
-        "gcs.oauth2.token": settings.gcs_oauth2_token,
-        "gcs.anonymous": "true" if settings.gcs_anonymous else None,
-        "adls.account-name": settings.adls_account_name,
-        "adls.account-key": settings.adls_account_key,
-        "adls.sas-token": settings.adls_sas_token,
-        "adls.blob-storage-authority": settings.adls_blob_storage_authority,
-        "adls.dfs-storage-authority": settings.adls_dfs_storage_authority or settings.adls_blob_storage_authority,
-        "adls.blob-storage-scheme": settings.adls_storage_scheme,
-        "adls.dfs-storage-scheme": settings.adls_storage_scheme,
-    }
-    return {key: value for key, value in pairs.items() if value}
-
-
-def s3_config(settings: Settings) -> S3Config:
-    return _section(
-        settings,
-        S3Config,
-        "s3_",
-        connect_timeout="s3_connect_timeout_seconds",
-        request_timeout="s3_request_timeout_seconds",
+    gcs = GcsConfig(
+        endpoint=settings.gcs_endpoint,
+        project_id=settings.gcs_project_id,
+        oauth2_token=settings.gcs_oauth2_token,
+        anonymous=settings.gcs_anonymous,
     )
-
-
-C = TypeVar("C")
-
-
-def _section(settings: Settings, config: type[C], prefix: str, **renamed: str) -> C:
-    """A config dataclass from its section of the settings: each field from the setting named `prefix` + its
-    name (or as `renamed` says)."""
-    names = {f.name: renamed.get(f.name, prefix + f.name) for f in fields(config)}  # type: ignore[arg-type]
-    return config(**{name: getattr(settings, setting) for name, setting in names.items()})
+    azure = AzureConfig(
+        account_name=settings.adls_account_name,
+        account_key=settings.adls_account_key,
+        sas_token=settings.adls_sas_token,
+        blob_storage_authority=settings.adls_blob_storage_authority,
+        dfs_storage_authority=settings.adls_dfs_storage_authority or settings.adls_blob_storage_authority,
+        blob_storage_scheme=settings.adls_storage_scheme,
+        dfs_storage_scheme=settings.adls_storage_scheme,
+    )
+    return StorageConfig(s3, gcs, azure)
 
 
 def _demo_catalog(io: FileIO, settings: Settings) -> SqlCatalog:

@@ -7,7 +7,6 @@ part of a second.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,12 +28,3 @@ def pack_bins(weights: Int64Array, target_weight: int, lookback: int, largest_bi
     items = np.ascontiguousarray(weights, dtype=np.int64)
     packed = _kernels.pack_bins(items, int(target_weight), int(lookback), largest_bin_first)
     return np.frombuffer(packed, dtype=np.int64)
-
-
-def pack(weights: Sequence[int], target_weight: int, lookback: int, largest_bin_first: bool = True) -> list[list[int]]:
-    """The item indices of each bin, in output order (pack_bins as lists)."""
-    bins = pack_bins(np.asarray(weights, dtype=np.int64), target_weight, lookback, largest_bin_first)
-    out: list[list[int]] = [[] for _ in range(int(bins.max()) + 1 if len(bins) else 0)]
-    for item, b in enumerate(bins.tolist()):
-        out[b].append(item)
-    return out

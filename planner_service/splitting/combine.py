@@ -8,15 +8,12 @@ per split or per task, and no temporary array per split beyond the splits themse
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 import numpy as np
 
 from planner_service import _kernels
-from planner_service.metadata.content_file import SPLITTABLE_FORMATS
 from planner_service.splitting.bin_packing import pack_bins
 from planner_service.splitting.splits import int64, split_files
 
@@ -95,27 +92,4 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(
         offsets, run_file, run_start, run_length, np.frombuffer(merged[4], np.bool_), size_bytes, estimated_rows
-    )
-
-
-def file_columns(
-    sizes: Sequence[int],
-    formats: Sequence[str],
-    split_offsets: Sequence[Sequence[int] | None],
-    record_counts: Sequence[int],
-    delete_bytes: Sequence[int] | None = None,
-    delete_counts: Sequence[int] | None = None,
-) -> FileColumns:
-    """FileColumns from per-file Python values (for callers that hold objects, and tests)."""
-    n = len(sizes)
-    offsets = [o or () for o in split_offsets]
-    zeros = [0] * n
-    return FileColumns(
-        np.asarray(sizes, np.int64).reshape(n),
-        np.fromiter((f.upper() in SPLITTABLE_FORMATS for f in formats), bool, n),
-        np.fromiter((len(o) for o in offsets), np.int64, n),
-        np.fromiter(chain.from_iterable(offsets), np.int64),
-        np.asarray(record_counts, np.int64).reshape(n),
-        np.asarray(delete_bytes if delete_bytes is not None else zeros, np.int64).reshape(n),
-        np.asarray(delete_counts if delete_counts is not None else zeros, np.int64).reshape(n),
     )

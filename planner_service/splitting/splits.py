@@ -19,13 +19,9 @@ from typing import Any
 import numpy as np
 
 from planner_service import _kernels
-from planner_service.metadata.content_file import SPLITTABLE_FORMATS, ContentFile
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
-
-# (start, length, is_split): is_split marks Java's SplitScanTask, the only kind that merges with neighbours
-Range = tuple[int, int, bool]
 
 
 @dataclass(frozen=True)
@@ -80,16 +76,3 @@ def split_files(
 def int64(values: Int64Array) -> Int64Array:
     """`values` as the contiguous int64 array the kernels take (no copy when it already is one)."""
     return np.ascontiguousarray(values, dtype=np.int64)
-
-
-def split_ranges(f: ContentFile, target_size: int) -> list[Range]:
-    """The ranges of one file (split_files for a single file)."""
-    offsets = np.asarray(f.split_offsets or (), dtype=np.int64)
-    s = split_files(
-        np.array([f.file_size_in_bytes], np.int64),
-        np.array([f.format in SPLITTABLE_FORMATS]),
-        np.array([len(offsets)], np.int64),
-        offsets,
-        target_size,
-    )
-    return [(int(a), int(b), bool(c)) for a, b, c in zip(s.start, s.length, s.is_split, strict=True)]

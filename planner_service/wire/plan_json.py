@@ -28,7 +28,7 @@ from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
-from planner_service.planning.scan_tasks import FileTasks
+from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import CombinedTasks
 from planner_service.wire import json_rows as rows
 from planner_service.wire.content_file_json import ContentFileEncoder, partition_json, partition_types
@@ -99,7 +99,7 @@ def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:
     return [encoder.encode(d) for d in plan.files.delete_files]
 
 
-def _data_file_chunks(plan: ScanPlan, files: FileTasks) -> Iterator[bytes]:
+def _data_file_chunks(plan: ScanPlan, files: FileTaskColumns) -> Iterator[bytes]:
     meta = plan.table.metadata
     index = files.index
     types = partition_types(meta.specs, meta.schema)
@@ -187,7 +187,7 @@ def _render_data_files(
     return rows.render(frame.height, parts, prefix)
 
 
-def _delete_refs(files: FileTasks, begin: int, end: int) -> list[str] | None:
+def _delete_refs(files: FileTaskColumns, begin: int, end: int) -> list[str] | None:
     """`,"delete-file-references":[...]` per file, empty where none apply (as Java's REST parser writes);
     None when no file has deletes."""
     if files.delete_offsets is None:

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from iceberg_io import StorageConfig
+
 __all__ = ["Bounds", "DataFile", "RowRange", "UnsupportedFileFormat", "open_data_file", "ranges_at"]
 
 
@@ -75,7 +77,7 @@ class DataFile(Protocol):
         ...
 
 
-def open_data_file(location: str, file_format: str, storage: dict[str, Any] | None) -> DataFile:
+def open_data_file(location: str, file_format: str, storage: StorageConfig) -> DataFile:
     """The file at `location` (a data file's `file-format`: parquet, orc or avro, any case)."""
     kind = str(file_format).lower()
     if kind == "parquet":

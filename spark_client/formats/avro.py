@@ -22,9 +22,9 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
+from iceberg_io import StorageConfig, resolve
 from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
-from spark_client.storage import resolve
 
 __all__ = ["AvroFile", "arrow_field_of"]
 
@@ -38,7 +38,7 @@ class UnsupportedAvroSchema(ValueError):
 class AvroFile:
     """One Avro file, its blocks located once (their bytes are read again for the ranges a task reads)."""
 
-    def __init__(self, location: str, storage: dict[str, Any] | None) -> None:
+    def __init__(self, location: str, storage: StorageConfig) -> None:
         self.location = location
         self._fs, self._path = resolve(location, storage)
         with self._fs.open_input_file(self._path) as f:

@@ -15,14 +15,13 @@ fields needed are decoded here. Stripes carry no statistics pyarrow exposes: fil
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.orc as orc
 
+from iceberg_io import StorageConfig, resolve
 from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
-from spark_client.storage import resolve
 
 __all__ = ["OrcFile", "stripe_offsets"]
 
@@ -36,7 +35,7 @@ class CorruptOrcFile(ValueError):
 class OrcFile:
     """One ORC file, its tail read once."""
 
-    def __init__(self, location: str, storage: dict[str, Any] | None) -> None:
+    def __init__(self, location: str, storage: StorageConfig) -> None:
         fs, path = resolve(location, storage)
         self.location = location
         self._file = orc.ORCFile(fs.open_input_file(path))

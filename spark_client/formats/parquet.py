@@ -15,14 +15,13 @@ coalesced ranges, concurrently, ahead of decoding (pyarrow's pre_buffer); local 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from iceberg_io import StorageConfig, resolve
 from spark_client.formats import Bounds, RowRange, ranges_at
-from spark_client.storage import resolve
 
 __all__ = ["ParquetFile", "row_groups_in_range", "starting_position"]
 
@@ -46,7 +45,7 @@ def row_groups_in_range(metadata: pq.FileMetaData, start: int, length: int) -> l
 class ParquetFile:
     """One Parquet file, its footer read once."""
 
-    def __init__(self, location: str, storage: dict[str, Any] | None) -> None:
+    def __init__(self, location: str, storage: StorageConfig) -> None:
         fs, path = resolve(location, storage)
         remote = not isinstance(fs, pafs.LocalFileSystem)
         self.location = location
@@ -79,7 +78,10 @@ class ParquetFile:
             return None
 
     def read(self, rows: RowRange, columns: list[str], batch_size: int) -> Iterator[pa.RecordBatch]:
-        return self._file.iter_batches(batch_size, row_groups=[rows.index], columns=columns, use_threads=False)
+        batches: Iterator[pa.RecordBatch] = self._file.iter_batches(
+            batch_size, row_groups=[rows.index], columns=columns, use_threads=False
+        )
+        return batches
 
     def read_all(self, columns: list[str]) -> pa.Table:
         return self._file.read(columns=columns, use_threads=False)

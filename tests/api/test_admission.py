@@ -24,11 +24,11 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
-from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, Shared
+from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest, scan_request
+from planner_service.service.plan_cache import CachedPlan, PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
-from planner_service.service.plan_results import PlanResults
 from planner_service.service.plan_store import PlanStore
 from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
@@ -60,7 +60,8 @@ def test_the_memory_budget_admits_what_fits_and_a_big_plan_alone() -> None:
     first = _hold(admission, 60, release)
     with pytest.raises(OverloadedError, match="waited") as refused, admission.admitted(60, Cancellation()):
         pass  # a free slot, but not the memory
-    assert refused.value.retry_after >= 1
+    assert refused.value.retry_in_seconds is not None
+    assert refused.value.retry_in_seconds >= 1
     with admission.admitted(40, Cancellation()):  # this one fits beside it
         assert admission.state()["running"] == 2
     release.set()
@@ -158,20 +159,22 @@ def test_a_cancelled_plan_stops_at_its_next_step(conformance: Conformance) -> No
         planner.close()
 
 
-def test_a_shared_plan_runs_on_while_one_request_still_wants_it(conformance: Conformance) -> None:
+def test_a_shared_plan_runs_on_while_one_request_still_wants_it(
+    conformance: Conformance, monkeypatch: pytest.MonkeyPatch
+) -> None:
     planner = ScanPlanner(FileIO())
-    results = PlanResults(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
+    results = PlanCache(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
     table: LoadedTable = load_by_metadata_location(planner.io, conformance.tables["identity_part"]["metadata_location"])
     request = _canonical(table, filter="id > 3")
     release, entered = threading.Event(), threading.Event()
     plan = results._plan
 
-    def held(*args: Any) -> Any:
+    def held(request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> CachedPlan:
         entered.set()
         release.wait(10)
-        return plan(*args)
+        return plan(request, table, cancel, explain)
 
-    results._plan = held  # type: ignore[method-assign]
+    monkeypatch.setattr(results, "_plan", held)
     gone, staying = Cancellation(), Cancellation()
     answers: dict[str, Any] = {}
 
@@ -309,7 +312,7 @@ def test_a_client_that_leaves_the_queue_is_not_planned_and_health_stays_fast(
 
 def test_a_plan_everyone_left_is_not_joined_again() -> None:
     """A request arriving after every waiter of a shared plan left (the plan not yet stopped) starts its own."""
-    shared, gone = Shared(), Cancellation()
+    shared, gone = SharedCancellation(), Cancellation()
     assert shared.join(gone)
     gone.cancel()
     assert shared.cancellation.cancelled and not shared.join(Cancellation())

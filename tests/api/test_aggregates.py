@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from spark_client.aggregates import aggregate_request
+from planner_client import Scan
 from tests.aggregate_values import comparable, plain_json
 from tests.conformance.read_cases import AGGREGATE_CASES
 from tests.conformance.reference import Conformance
@@ -24,9 +24,8 @@ def client(conformance_service: str) -> httpx.Client:
 
 
 def answer(client: httpx.Client, case: dict[str, Any]) -> dict[str, Any]:
-    body = aggregate_request(
-        f"db.{case['table']}", case["aggregates"], filter=case["filter"], **snapshot_arguments(case["snapshot"])
-    )
+    scan = Scan(f"db.{case['table']}", filter=case["filter"], **snapshot_arguments(case["snapshot"]))
+    body = scan.aggregate_request(case["aggregates"])
     response = client.post("/aggregate", json=body)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 import zstandard
@@ -43,6 +43,7 @@ def test_a_consumer_that_stops_stops_the_producer() -> None:
 
     before = threading.active_count()
     stream = rendered_ahead(endless(), depth=2)
+    assert isinstance(stream, Generator)  # closable, as Starlette expects of a streamed body
     assert next(stream) == b"x"
     stream.close()  # what Starlette does when the client disconnects
     deadline = time.monotonic() + 5

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -39,13 +39,13 @@ PLAN_CASES = ["identity_part/partition-and-column", "spec_evolution/category", "
 NESTED_CATALOG = "nested"
 NESTED_NAMESPACES = [("a",), ("a", "b"), ("a", "b", "c")]
 # What the fronted upstream's GET /v1/config answers, by warehouse (a prefix per warehouse, as hosted catalogs)
-PREFIX_CONFIGS = {
+PREFIX_CONFIGS: dict[str | None, dict[str, dict[str, str]]] = {
     "analytics": {"defaults": {"prefix": "analytics-catalog"}, "overrides": {}},
     "governed": {"defaults": {"prefix": "a-default"}, "overrides": {"prefix": "governed-catalog"}},
 }
 
 
-def _config(directory: Path, name: str, settings: dict[str, object]) -> str:
+def _config(directory: Path, name: str, settings: Mapping[str, object]) -> str:
     path = directory / f"{name}.json"
     path.write_text(json.dumps(settings))
     return str(path)

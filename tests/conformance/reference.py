@@ -59,7 +59,8 @@ class Conformance:
 
     @property
     def cases(self) -> list[dict[str, Any]]:
-        return self.expected["cases"]
+        cases: list[dict[str, Any]] = self.expected["cases"]
+        return cases
 
     def case(self, case_id: str) -> dict[str, Any]:
         """The recorded case: cases.py's entry with its snapshot resolved, plus error/files/tasks."""
@@ -68,7 +69,8 @@ class Conformance:
     @property
     def reads(self) -> list[dict[str, Any]]:
         """The recorded read cases: read_cases.py's entries, snapshot resolved, plus path, rows, spark_schema."""
-        return self.expected["reads"]
+        reads: list[dict[str, Any]] = self.expected["reads"]
+        return reads
 
     def read(self, read_id: str) -> dict[str, Any]:
         return next(r for r in self.reads if r["id"] == read_id)

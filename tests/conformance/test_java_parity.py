@@ -64,9 +64,9 @@ def _appends(snapshot: dict[str, Any]) -> AppendRange | None:
 def _choice(snapshot: dict[str, Any]) -> SnapshotChoice:
     kind, value = snapshot["kind"], snapshot.get("value")
     if kind == "id":
-        return SnapshotChoice(snapshot_id=int(value))
+        return SnapshotChoice(snapshot_id=int(snapshot["value"]))
     if kind == "as_of":
-        return SnapshotChoice(as_of_timestamp_ms=int(value))
+        return SnapshotChoice(as_of_timestamp_ms=int(snapshot["value"]))
     if kind == "ref":
         return SnapshotChoice(ref=str(value))
     return SnapshotChoice()

@@ -11,7 +11,8 @@ from tests.conformance.reference import Conformance
 
 
 def _all_tasks(case: dict[str, Any]) -> list[dict[str, Any]]:
-    return case["files"] + [task for combined in case["tasks"] for task in combined]
+    files: list[dict[str, Any]] = case["files"]
+    return files + [task for combined in case["tasks"] for task in combined]
 
 
 def test_generated_by_iceberg_1_10_2(conformance: Conformance) -> None:

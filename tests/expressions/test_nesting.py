@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from planner_service.expressions.expression import Op, Reference, UnboundPredicate, or_
+from planner_service.expressions.expression import Expression, Op, Reference, UnboundPredicate, or_
 from planner_service.expressions.expression_json import InvalidExpressionJson, expression_from_json, expression_to_json
 from planner_service.expressions.filter_string import FilterSyntaxError, parse_filter
 from planner_service.expressions.literals import Literal
@@ -20,6 +20,12 @@ ID_IS_1 = {"type": "eq", "term": "id", "value": 1}
 
 def _eq(value: int) -> UnboundPredicate:
     return UnboundPredicate(Op.EQ, Reference("id"), (Literal("long", value),))
+
+
+def _ored(n: int) -> Expression:
+    """id = 0 OR id = 1 ... OR id = n, left-deep."""
+    predicates: list[Expression] = [_eq(i) for i in range(n + 1)]
+    return reduce(or_, predicates)
 
 
 def _nots(n: int) -> Any:
@@ -37,11 +43,19 @@ def _ors(n: int) -> Any:
     return node
 
 
+def _nested_list(depth: int) -> object:
+    """1 inside `depth` lists: [[[1]]] for 3."""
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
 def test_filter_strings_up_to_the_limit() -> None:
     n = MAX_FILTER_DEPTH
     assert parse_filter("(" * n + "id = 1" + ")" * n) == _eq(1)  # parentheses make no nodes
     assert rewrite_not(parse_filter("NOT " * n + "id = 1")) == _eq(1)  # an even number of NOTs
-    assert parse_filter(" OR ".join(f"id = {i}" for i in range(n + 1))) == reduce(or_, map(_eq, range(n + 1)))
+    assert parse_filter(" OR ".join(f"id = {i}" for i in range(n + 1))) == _ored(n)
 
 
 @pytest.mark.parametrize(
@@ -60,7 +74,7 @@ def test_filter_strings_past_the_limit(text: str, message: str) -> None:
 def test_json_expressions_up_to_the_limit_and_back() -> None:
     assert expression_from_json(_nots(MAX_FILTER_DEPTH)) == _eq(1)  # Expressions.not(not(x)) is x
     deep_or = expression_from_json(_ors(MAX_FILTER_DEPTH))
-    assert deep_or == reduce(or_, map(_eq, range(MAX_FILTER_DEPTH + 1)))
+    assert deep_or == _ored(MAX_FILTER_DEPTH)
     assert expression_to_json(deep_or) == _ors(MAX_FILTER_DEPTH)
 
 
@@ -70,7 +84,7 @@ def test_json_expressions_up_to_the_limit_and_back() -> None:
         (_nots(MAX_FILTER_DEPTH + 1), f"nests {MAX_FILTER_DEPTH + 1} levels deep"),
         (_ors(MAX_FILTER_DEPTH + 1), f"nests {MAX_FILTER_DEPTH + 1} levels deep"),
         (
-            {"type": "eq", "term": "id", "value": reduce(lambda v, _: [v], range(MAX_FILTER_DEPTH + 10), 1)},
+            {"type": "eq", "term": "id", "value": _nested_list(MAX_FILTER_DEPTH + 10)},
             "nests deeper than any expression",
         ),
     ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
@@ -282,7 +283,7 @@ def _java_convert(value: int, per_second: int, unit: str) -> int:
     return _java_between(unit, epoch_second, adjustment * to_nanos) - 1
 
 
-_UNITS = {
+_UNITS: dict[int, dict[str, Callable[[int], int]]] = {
     10**6: {"year": micros_to_years, "month": micros_to_months, "day": micros_to_days, "hour": micros_to_hours},
     10**9: {"year": nanos_to_years, "month": nanos_to_months, "day": nanos_to_days, "hour": nanos_to_hours},
 }

@@ -23,7 +23,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 from py4j.protocol import Py4JJavaError
@@ -76,10 +76,10 @@ def latest_metadata(table_dir: Path) -> Path:
     return table_dir / "metadata" / f"v{hint}.metadata.json"
 
 
-def read_avro(path: Path) -> tuple[Any, str, list[dict[str, Any]], dict[str, bytes]]:
+def read_avro(path: Path) -> tuple[Any, str, list[dict[str, Any]], dict[str, str]]:
     with path.open("rb") as f:
         reader = fastavro.reader(f)
-        records = list(reader)
+        records = cast(list[dict[str, Any]], list(reader))  # a manifest (list) file holds records
         metadata = {k: v for k, v in reader.metadata.items() if not k.startswith("avro.")}
         return reader.writer_schema, reader.codec, records, metadata
 
@@ -136,7 +136,7 @@ def task_json(task: Any) -> dict[str, Any]:
     }
 
 
-def error_json(err: Py4JJavaError | CapturedException) -> dict[str, str]:
+def error_json(err: Py4JJavaError | CapturedException) -> dict[str, str | None]:
     exc = java_exception(err)
     cause = exc.getCause()
     return {

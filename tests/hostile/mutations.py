@@ -15,10 +15,14 @@ import json
 import random
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from avro_bytes import read_zigzag, zigzag
-from variants import MISSING_ID, Case
+if TYPE_CHECKING:  # mypy knows these modules as tests.hostile.*; at run time tests/hostile is on sys.path
+    from tests.hostile.avro_bytes import read_zigzag, zigzag
+    from tests.hostile.variants import MISSING_ID, Case
+else:
+    from avro_bytes import read_zigzag, zigzag
+    from variants import MISSING_ID, Case
 
 # Values a field may be set to: wrong types, edges of int and long, ids that exist nowhere, empty things.
 HOSTILE_VALUES: list[Any] = [

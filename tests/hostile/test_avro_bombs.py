@@ -17,7 +17,7 @@ import shutil
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 import httpx
@@ -143,8 +143,9 @@ def _fix_manifest_length(manifest_list: Path, manifest: Path, length: int) -> No
     with manifest_list.open("rb") as f:
         reader = fastavro.reader(f)
         schema, codec = reader.writer_schema, reader.codec
+        entries = cast(Iterator[dict[str, Any]], reader)  # a manifest list holds records
         records = [
-            {**r, "manifest_length": length} if r["manifest_path"].endswith(manifest.name) else r for r in reader
+            {**r, "manifest_length": length} if r["manifest_path"].endswith(manifest.name) else r for r in entries
         ]
     with manifest_list.open("wb") as f:
         fastavro.writer(f, schema, records, codec=codec)

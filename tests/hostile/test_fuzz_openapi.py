@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 import schemathesis
 from hypothesis import strategies as st
-from schemathesis import Case
 from schemathesis.core.transport import Response
+
+if TYPE_CHECKING:  # schemathesis names its OpenAPI case type (Case[OpenApiOperation]) for type checkers only
+    from schemathesis.specs.openapi.schemas import OpenApiCase
 
 MAX_EXAMPLES = 40  # per operation, in the fuzzing phase
 SEED = 20_250_601
@@ -139,12 +141,12 @@ def _schemathesis_node_id(request: pytest.FixtureRequest) -> None:
 
 
 @schema.parametrize()
-def test_no_server_errors(case: Case, conformance_service: str) -> None:
+def test_no_server_errors(case: OpenApiCase, conformance_service: str) -> None:
     response = case.call(base_url=conformance_service, timeout=REQUEST_TIMEOUT)
     check_response(case, response, conformance_service)
 
 
-def check_response(case: Case, response: Response, base_url: str) -> None:
+def check_response(case: OpenApiCase, response: Response, base_url: str) -> None:
     """No 5xx but 503 with Retry-After; a JSON body (an error object for 4xx) wherever a body is due."""
     status = response.status_code
 

@@ -226,6 +226,11 @@ def _no_manifest_list(meta: Json) -> None:
     del current_snapshot(meta)["manifest-list"]
 
 
+def _current_and_main_missing(meta: Json) -> None:
+    meta["current-snapshot-id"] = MISSING_ID
+    meta["refs"]["main"]["snapshot-id"] = MISSING_ID
+
+
 def _type_of(name: str, text: str) -> Callable[[Json], Json]:
     return _with(lambda meta: field(meta, name).__setitem__("type", text))
 
@@ -237,12 +242,7 @@ METADATA_CASES = [
     Case(
         "current_and_main_missing",
         "metadata",
-        _with(
-            lambda m: (
-                m.__setitem__("current-snapshot-id", MISSING_ID),
-                m["refs"]["main"].__setitem__("snapshot-id", MISSING_ID),
-            )
-        ),
+        _with(_current_and_main_missing),
     ),
     Case("ref_missing", "metadata", _with(_dangling_ref)),
     Case("ref_type_unknown", "metadata", _set(("refs", "t1", "type"), "leaf")),

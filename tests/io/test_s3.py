@@ -11,13 +11,13 @@ import boto3
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
+from iceberg_io import S3Config, StorageConfig
 from planner_service.catalog.base import TableIdentifier
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import LocationNotAllowedError
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.io.roots import Roots
-from planner_service.io.storage_config import S3Config
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
 
@@ -41,7 +41,8 @@ def s3_table(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 
 def _io(endpoint: str, roots: Roots | None = None) -> FileIO:
-    return FileIO(S3Config(endpoint=endpoint, region=REGION, access_key_id=KEY, secret_access_key=SECRET), roots)
+    s3 = S3Config(endpoint=endpoint, region=REGION, access_key_id=KEY, secret_access_key=SECRET)
+    return FileIO(StorageConfig(s3=s3), roots)
 
 
 def test_plan_over_s3_matches_pyiceberg(s3_endpoint: str, s3_table: tuple[str, PyIcebergSqlCatalog]) -> None:

@@ -1,4 +1,4 @@
-"""A limit (min_rows: /plan `limit`, REST `min-rows-requested`): planning stops at the first file by which the
+"""A limit (/plan `limit`, REST `min-rows-requested`): planning stops at the first file by which the
 files whose every row matches (no residual, no delete file) hold the rows wanted; the files kept are that prefix
 of Iceberg Java's planFiles() order. Otherwise the plan is whole."""
 
@@ -23,11 +23,11 @@ def planner() -> ScanPlanner:
     return ScanPlanner(FileIO())
 
 
-def _plan(conformance: Conformance, planner: ScanPlanner, case_id: str, min_rows: int) -> tuple[Any, dict[str, Any]]:
+def _plan(conformance: Conformance, planner: ScanPlanner, case_id: str, limit: int) -> tuple[Any, dict[str, Any]]:
     case = conformance.case(case_id)
     table = load_by_metadata_location(planner.io, conformance.tables[case["table"]]["metadata_location"])
     row_filter = expression_from_json(case["filter"]) if case["filter"] is not None else expression_from_json(True)
-    return planner.plan(table, ScanRequest(row_filter=row_filter, min_rows=min_rows)), case
+    return planner.plan(table, ScanRequest(row_filter=row_filter, limit=limit)), case
 
 
 def test_a_limit_keeps_the_prefix_of_java_files_that_holds_the_rows(

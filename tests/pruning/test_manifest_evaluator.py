@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from planner_service.api.error_kinds import error_kind
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import Expression, Op, and_, not_, or_, predicate
 from planner_service.metadata.manifest_list import ManifestFile
@@ -144,7 +145,7 @@ def test_not_nan(expr: Expression, expected: bool) -> None:
 def test_missing_column() -> None:
     with pytest.raises(BadRequestError, match="Cannot find field 'missing'") as raised:
         should_read(p(Op.LT, "missing", 5))
-    assert raised.value.error_type == "ValidationException"
+    assert error_kind(raised.value).type == "ValidationException"
 
 
 # Java: testMissingStats (a manifest without partition summaries is always read)

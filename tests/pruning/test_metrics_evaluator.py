@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from planner_service.api.error_kinds import error_kind
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import (
     Expression,
@@ -194,7 +195,7 @@ def test_required_column() -> None:
 def test_missing_column() -> None:
     with pytest.raises(BadRequestError, match="Cannot find field 'missing'") as raised:
         should_read(p(Op.LT, "missing", 5))
-    assert raised.value.error_type == "ValidationException"
+    assert error_kind(raised.value).type == "ValidationException"
 
 
 # Java: testMissingStats

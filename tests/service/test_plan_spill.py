@@ -17,8 +17,8 @@ from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
+from planner_service.service.plan_cache import CachedPlan, PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
-from planner_service.service.plan_results import PlanResult, PlanResults
 from planner_service.service.plan_spill import PlanSpill
 from planner_service.wire.plan_json import encode_plan
 from planner_service.wire.task_json import encode_tasks
@@ -35,9 +35,9 @@ def planner() -> Iterator[ScanPlanner]:
     planner.close()
 
 
-def _results(planner: ScanPlanner, spill: PlanSpill | None) -> PlanResults:
+def _results(planner: ScanPlanner, spill: PlanSpill | None) -> PlanCache:
     """Plan results whose cache holds no plan (2 bytes): every plan with files goes to the spill."""
-    return PlanResults(planner, 2, Admission(2, 1 << 30, 5, 2), spill)
+    return PlanCache(planner, 2, Admission(2, 1 << 30, 5, 2), spill)
 
 
 def _request(conformance: Conformance, planner: ScanPlanner, name: str, **fields: Any) -> CanonicalRequest:
@@ -49,7 +49,7 @@ def _load(planner: ScanPlanner) -> Any:
     return lambda name, location: load_by_metadata_location(planner.io, location)
 
 
-def _answers(result: PlanResult, timings: bool = True) -> tuple[bytes, list[Any]]:
+def _answers(result: CachedPlan, timings: bool = True) -> tuple[bytes, list[Any]]:
     """The /plan body (without its metrics when not `timings`: a plan made again took another time) and
     every task fetched by index: what a client sees of a plan."""
     body = b"".join(encode_plan(result.plan, result.request.plan_id))
@@ -155,7 +155,7 @@ def _table(planner: ScanPlanner, request: CanonicalRequest) -> LoadedTable:
     return LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
 
 
-def _count_plans(results: PlanResults) -> list[int]:
+def _count_plans(results: PlanCache) -> list[int]:
     made = [0]
     plan = results._plan
 

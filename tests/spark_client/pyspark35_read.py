@@ -21,21 +21,24 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
+from planner_client import plan_request
 from spark_client import PlannerClient, aggregate, plan_and_read
-from spark_client.client import plan_request
 from spark_client.dataframe import arrow_schema, spark_parallelism
 
 
 def collect_arrow(df: DataFrame) -> pa.Table:
     """The DataFrame's rows as one Arrow table of Spark's Arrow types (an empty one has its schema)."""
-    batches = df._collect_as_arrow()
+    # a method of the classic DataFrame (pyspark 3.5's and 4's); pyspark 4's typed DataFrame API does not declare it
+    collect_as_arrow = cast("Callable[[], list[pa.RecordBatch]]", df._collect_as_arrow)
+    batches = collect_as_arrow()
     schema = arrow_schema(df.schema)
     return pa.Table.from_batches(batches) if batches else schema.empty_table()
 

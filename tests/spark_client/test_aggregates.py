@@ -83,4 +83,4 @@ def test_a_read_says_why(spark: Any, conformance_service: str, caplog: pytest.Lo
 
 def test_aggregates_are_a_list(spark: Any, conformance_service: str) -> None:
     with pytest.raises(TypeError, match="not a string"):
-        aggregate(spark, "db.unpartitioned", "count(*)", service_url=conformance_service)  # type: ignore[arg-type]
+        aggregate(spark, "db.unpartitioned", "count(*)", service_url=conformance_service)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from planner_client import TOKEN_VARIABLE
 from spark_client import PlannerServiceError, plan_and_read
-from spark_client.client import TOKEN_VARIABLE
 from tests.conftest import running_service
 from tests.spark_client.compare import rows
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from spark_client.client import PlannerClient, PlannerServiceError, epoch_millis, plan_request
+from planner_client import PlannerClient, PlannerServiceError, epoch_millis, plan_request
 from tests.conftest import free_port, running_service
 from tests.plan_wire import splits
 
@@ -191,7 +191,7 @@ def test_plan_request_names_the_wire_fields() -> None:
     with pytest.raises(ValueError, match="at most one snapshot"):
         plan_request("db.t", snapshot_id=1, ref="main")
     with pytest.raises(TypeError):
-        plan_request("db.t", columns="id")  # type: ignore[arg-type]
+        plan_request("db.t", columns="id")
 
 
 def test_epoch_millis() -> None:

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from planner_client import plan_request
 from spark_client import PlannerClient, PlannerServiceError, plan_and_read
-from spark_client.client import plan_request
 from spark_client.dataframe import spark_parallelism
 from tests.conformance.read_cases import PARTITION_COUNT_CASES, READ_CASES
 from tests.conformance.reference import Conformance

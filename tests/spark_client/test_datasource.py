@@ -13,8 +13,8 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
+from planner_client import plan_request
 from spark_client import PlannerClient
-from spark_client.client import plan_request
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
 from tests.spark_client.compare import rows

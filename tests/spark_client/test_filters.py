@@ -22,8 +22,10 @@ if not hasattr(ds, "EqualTo"):
 def test_comparisons_and_sets() -> None:
     assert to_rest_expression(ds.EqualTo(("id",), 3)) == {"type": "eq", "term": "id", "value": 3}
     assert to_rest_expression(ds.GreaterThan(("st", "x"), 2)) == {"type": "gt", "term": "st.x", "value": 2}
-    assert to_rest_expression(ds.GreaterThanOrEqual(("f",), 1.5))["type"] == "gt-eq"
-    assert to_rest_expression(ds.LessThan(("s",), "b"))["type"] == "lt"
+    at_least = to_rest_expression(ds.GreaterThanOrEqual(("f",), 1.5))
+    assert at_least is not None and at_least["type"] == "gt-eq"
+    below = to_rest_expression(ds.LessThan(("s",), "b"))
+    assert below is not None and below["type"] == "lt"
     assert to_rest_expression(ds.LessThanOrEqual(("b",), True)) == {"type": "lt-eq", "term": "b", "value": True}
     assert to_rest_expression(ds.In(("s",), ("a", "b"))) == {"type": "in", "term": "s", "values": ["a", "b"]}
     assert to_rest_expression(ds.IsNull(("s",))) == {"type": "is-null", "term": "s"}

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
+from iceberg_io import StorageConfig
 from spark_client.formats import UnsupportedFileFormat, open_data_file
 from spark_client.formats.orc import CorruptOrcFile, stripe_offsets
 from tests.spark_client.plans import field, file_task, plan, read_all, schema
@@ -22,7 +23,7 @@ from tests.spark_client.plans import field, file_task, plan, read_all, schema
 
 def test_an_unknown_format_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFileFormat, match=r"Cannot read .*x\.lance: lance files are not supported"):
-        open_data_file(str(tmp_path / "x.lance"), "lance", None)
+        open_data_file(str(tmp_path / "x.lance"), "lance", StorageConfig())
 
 
 def test_a_damaged_orc_footer_is_named() -> None:

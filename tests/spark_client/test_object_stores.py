@@ -16,6 +16,7 @@ import pyarrow.fs as pafs
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
+from iceberg_io import StorageConfig
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import StorageError
 from planner_service.io.fileio import FileIO
@@ -160,14 +161,14 @@ def test_azure_locations_name_the_account(stores: dict[str, Store]) -> None:
     location = stores["azure"].table.metadata_location
     assert location.startswith("abfs://lake/")
     settings = dict(stores["azure"].properties)
-    io = FileIO(properties=settings)
+    io = FileIO(StorageConfig.from_properties(settings))
     key = location.removeprefix("abfs://lake/")
     canonical = f"abfss://lake@{AZURITE_ACCOUNT}.dfs.core.windows.net/{key}"
     blob = f"wasbs://lake@{AZURITE_ACCOUNT}.blob.core.windows.net/{key}"
     assert io.read(canonical) == io.read(location) == io.read(blob)
     del settings["adls.account-name"]
     with pytest.raises(StorageError, match=r"needs adls\.account-name"):
-        FileIO(properties=settings).read(location)
+        FileIO(StorageConfig.from_properties(settings)).read(location)
 
 
 def test_hdfs_says_what_it_needs(services: dict[str, str]) -> None:

@@ -27,7 +27,7 @@ S = schema(
     field(4, "st", {"type": "struct", "fields": [field(5, "x", "int")]}),
     field(6, "d", "decimal(9,2)"),
 )
-FILES = [  # three tasks: NaN beside numbers and nulls; nothing but nulls; no NaN
+FILES: list[dict[str, list[Any]]] = [  # three tasks: NaN beside numbers and nulls; nothing but nulls; no NaN
     {
         "id": [1, 2, 3],
         "f": [1.0, math.nan, None],
@@ -72,8 +72,8 @@ def test_partials_combine_to_sparks_aggregates(spark: Any, files: list[str], dri
     from pyspark.sql import functions as F
 
     p = wire(plan(S, [[file_task(f)] for f in files]))
-    ours = read_aggregates(spark, p, NAMES, None, "http://unused", None, driver_read_bytes=driver_read_bytes)
-    ours = ours.collect()[0]
+    aggregated = read_aggregates(spark, p, NAMES, None, "http://unused", None, driver_read_bytes=driver_read_bytes)
+    ours = aggregated.collect()[0]
     whole = pa.concat_tables([rows(columns) for columns in FILES])
     as_rows = [tuple(row.values()) for row in whole.to_pylist()]  # (not pandas: it makes null doubles NaN)
     reference = (

@@ -33,7 +33,7 @@ def blocks(language: str) -> list[str]:
 
 def test_the_python_examples_run(spark: Any, demo_service: str) -> None:
     examples = blocks("python")
-    assert len(examples) == 4 and all(DEMO_URL in e for e in examples)
+    assert len(examples) == 5 and all(DEMO_URL in e for e in examples)
     namespace: dict[str, Any] = {}
     out = io.StringIO()
     try:
@@ -47,6 +47,8 @@ def test_the_python_examples_run(spark: Any, demo_service: str) -> None:
     assert "|id|amount|" in printed.replace(" ", "")
     assert re.search(r"^300 \d+$", printed, re.MULTILINE)  # the tag's rows; the small splits' partitions
     assert "|count(*)|min(id)|max(ts)|" in printed.replace(" ", "")  # aggregate's one row
+    scanned = re.search(r"^tasks [1-9]\d* eu rows (\d+)\nread (\d+)$", printed, re.MULTILINE)  # a Scan, twice
+    assert scanned and scanned[1] == scanned[2] and int(scanned[1]) > 0, printed
     assert "BatchScan scan-planner" in printed and not re.search(r"\bFilter\b", printed)
     assert printed.strip().splitlines()[-1] == "34 1"  # eu ids below 100, one task
 

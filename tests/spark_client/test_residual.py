@@ -14,7 +14,7 @@ from tests.conformance.cases import p, transform
 from tests.spark_client.plans import field, file_task, plan, read_all, schema, write_rows
 
 S = schema(field(1, "id", "long"), field(2, "f", "double"), field(3, "s", "string"), field(4, "ts", "timestamptz"))
-ROWS = {
+ROWS: dict[str, list[Any]] = {
     "id": [0, 1, 2, 3, 4, 5, -11],
     "f": [math.nan, 2.0, 0.5, None, -0.0, 0.0, 1.0],
     "s": ["apple", "banana", None, "band", "cherry", "Banana", "b"],

@@ -27,7 +27,7 @@ REGIONS = ["eu" if i < 45 else "us" for i in IDS]  # groups 0-3 all "eu", 4 both
 
 @pytest.fixture
 def path(tmp_path: Path) -> str:
-    rows = {"id": IDS, "f": [1.0] * 100, "region": REGIONS}
+    rows: dict[str, list[Any]] = {"id": IDS, "f": [1.0] * 100, "region": REGIONS}
     return write_rows(tmp_path / "g.parquet", S, rows, row_group_size=10)
 
 

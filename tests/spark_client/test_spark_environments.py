@@ -74,18 +74,24 @@ def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
     import pyspark
     from pyspark import cloudpickle
 
+    from iceberg_io import StorageConfig
     from spark_client.datasource import ScanPlannerDataSource, _Reader, _Task
 
     bare = tmp_path / "bare"
     venv.create(bare, with_pip=False)
     worker_path = sorted(str(z) for z in (Path(pyspark.__file__).parent / "python" / "lib").glob("*.zip"))
     assert len(worker_path) == 2, worker_path  # pyspark.zip, py4j-*-src.zip
-    pickled = {"source": ScanPlannerDataSource, "reader": _Reader, "partition": _Task("task", {"s3.region": "x"})}
+    pickled = {
+        "source": ScanPlannerDataSource,
+        "reader": _Reader,
+        "partition": _Task("task", StorageConfig.from_properties({"s3.region": "x"})),
+    }
     for name, value in pickled.items():
-        restored = pickle.loads(cloudpickle.dumps(value))  # here, with everything installed: the same
+        data: bytes = cloudpickle.dumps(value)  # type: ignore[no-untyped-call]  # pyspark's cloudpickle: unannotated
+        restored = pickle.loads(data)  # here, with everything installed: the same
         assert restored is value if isinstance(value, type) else (type(restored), restored.value) == (_Task, "task")
         payload = tmp_path / f"{name}.pickle"
-        payload.write_bytes(cloudpickle.dumps(value))
+        payload.write_bytes(data)
         code = f"import pickle; pickle.loads(open({str(payload)!r}, 'rb').read())"
         env = {"PYTHONPATH": os.pathsep.join(worker_path), "PATH": os.environ.get("PATH", "")}
         proc = subprocess.run(
@@ -99,7 +105,11 @@ def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
         assert proc.returncode != 0, name
         last = proc.stderr.strip().splitlines()[-1]
         assert last.startswith("spark_client.environment.ExecutorEnvironmentError: "), proc.stderr[-2000:]
-        _says_what_to_do(last, bare / "bin" / "python", "pyarrow, numpy, pyroaring, fastavro, httpx, spark_client")
+        _says_what_to_do(
+            last,
+            bare / "bin" / "python",
+            "pyarrow, numpy, pyroaring, fastavro, httpx, spark_client, planner_client, iceberg_io",
+        )
 
 
 def test_spark_connect_reads_through_the_data_source(demo_service: str, demo_table: Any) -> None:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from planner_service.splitting.bin_packing import pack
+from tests.splitting.columns import pack
 
 UNLIMITED = 2**31 - 1
 

@@ -3,8 +3,8 @@
 import pytest
 
 from planner_service.metadata.content_file import DATA_FILE, ContentFile
-from planner_service.splitting.combine import combine, file_columns
-from planner_service.splitting.splits import split_ranges
+from planner_service.splitting.combine import combine
+from tests.splitting.columns import file_columns, split_ranges
 
 
 def _file(size: int, offsets: tuple[int, ...] | None = None, fmt: str = "PARQUET", path: str = "f") -> ContentFile:
@@ -115,5 +115,5 @@ def test_the_compiled_loops_refuse_inconsistent_columns() -> None:
 
 def test_splits_of_huge_files_do_not_overflow() -> None:
     big = 2**63 - 1
-    ranges = split_ranges(_file(big, []), 2**62)
+    ranges = split_ranges(_file(big, ()), 2**62)
     assert [(s, n) for s, n, _ in ranges] == [(0, 2**62), (2**62, 2**62 - 1)]  # Java: min(target, rest)

@@ -17,7 +17,8 @@ LISTS = [[4, 12807178], [], None, [-(2**63), 2**63 - 1], [0]]
 
 
 def _parse(rendered: bytes) -> list[object]:
-    return json.loads(b"[" + rendered + b"]")
+    parsed: list[object] = json.loads(b"[" + rendered + b"]")
+    return parsed
 
 
 def test_rows_parse_back_to_their_columns() -> None:

@@ -1,23 +1,24 @@
 """PlannerClient: ask the scan-planning service for a plan over HTTP (httpx).
 
-The contract with the service is its JSON, nothing else: this module imports nothing from planner_service,
-so a Spark driver needs only httpx to plan. Planning is read-only, so a request that failed for a reason
-that may pass (503: storage unreachable or a manifest briefly missing; the connection refused or dropped)
-is retried a bounded number of times with exponential backoff; any other error raises
-PlannerServiceError at once, carrying the service's status, error type and message.
+The contract with the service is its JSON, nothing else: this package imports nothing from planner_service
+(nor pyarrow, nor pyspark), so a driver or a tool needs only httpx to plan. Planning is read-only, so a
+request that failed for a reason that may pass (503: storage unreachable or a manifest briefly missing; the
+connection refused or dropped) is retried a bounded number of times with exponential backoff; any other
+error raises PlannerServiceError at once, carrying the service's status, error type and message.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 
-__all__ = ["DEFAULT_SERVICE_URL", "PlannerClient", "PlannerServiceError", "plan_request"]
+from planner_client.scan import Scan
+
+__all__ = ["DEFAULT_SERVICE_URL", "TOKEN_VARIABLE", "PlannerClient", "PlannerServiceError"]
 
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"
 TOKEN_VARIABLE = "SCAN_PLANNER_TOKEN"  # the bearer token when none is given (a service with authentication on)
@@ -91,21 +92,24 @@ class PlannerClient:
     def close(self) -> None:
         self._http.close()
 
-    def plan(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST /plan: the plan for a PlanRequest body. Inline (`files`, `tasks`, ...) when it has at most
+    def plan(self, scan: Scan | Mapping[str, Any]) -> dict[str, Any]:
+        """POST /plan: the plan of a Scan (or of a PlanRequest body). Inline (`files`, `tasks`, ...) when it has at most
         the service's inline task limit of tasks, else its `plan-id` and `task-count`: fetch the tasks
         with task()."""
-        result = self._request("POST", "/plan", dict(body))
+        body = scan.request() if isinstance(scan, Scan) else dict(scan)
+        result = self._request("POST", "/plan", body)
         if not isinstance(result, dict) or "task-count" not in result:
             raise PlannerServiceError(
                 None, "InvalidResponse", "the /plan response has no task-count", self._url("/plan")
             )
         return result
 
-    def aggregate(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST /aggregate: count(*), count(col), min(col), max(col) from metadata, each with `exact` (and a
-        `reason` when not): {"exact", "aggregates": [{"name", "type", "value", "exact"}], ...}."""
-        result = self._request("POST", "/aggregate", dict(body))
+    def aggregate(self, scan: Scan | Mapping[str, Any], aggregates: Sequence[str] = ()) -> dict[str, Any]:
+        """POST /aggregate: `aggregates` (count(*), count(col), min(col), max(col)) of a Scan from metadata (or
+        of an AggregateRequest body), each with `exact` (and a `reason` when not):
+        {"exact", "aggregates": [{"name", "type", "value", "exact"}], ...}."""
+        body = scan.aggregate_request(aggregates) if isinstance(scan, Scan) else dict(scan)
+        result = self._request("POST", "/aggregate", body)
         if not isinstance(result, dict) or not isinstance(result.get("aggregates"), list):
             raise PlannerServiceError(
                 None, "InvalidResponse", "the /aggregate response has no aggregates", self._url("/aggregate")
@@ -174,73 +178,3 @@ def _error_of(response: httpx.Response, url: str, attempts: int) -> PlannerServi
     if attempts > 1:
         message = f"{message} (after {attempts} attempts)"
     return PlannerServiceError(response.status_code, error_type, message, url)
-
-
-def plan_request(
-    table: str,
-    *,
-    filter: str | Mapping[str, Any] | bool | None = None,
-    columns: list[str] | tuple[str, ...] | None = None,
-    snapshot_id: int | None = None,
-    as_of: int | datetime | None = None,
-    ref: str | None = None,
-    options: Mapping[str, int | str] | None = None,
-    case_sensitive: bool = True,
-    inline_task_limit: int | None = None,
-    start_snapshot_id: int | None = None,
-    end_snapshot_id: int | None = None,
-    limit: int | None = None,
-    parallelism: int | None = None,
-) -> dict[str, Any]:
-    """A POST /plan body. `as_of`: epoch milliseconds or a datetime (a naive one is taken as UTC).
-    `inline_task_limit`: plans with more tasks come back as a plan id (default: the service's setting).
-    `start_snapshot_id` (exclusive) / `end_snapshot_id` (inclusive, default the current snapshot): an
-    incremental append scan, as Spark's read options of those names (the service checks the combination).
-    `limit`: the rows wanted; the service may plan only the first files that surely hold them.
-    `parallelism`: Spark's (max of the default parallelism and the shuffle partitions), for the split size
-    Spark + Iceberg adapts to it."""
-    chosen = [
-        name for name, value in (("snapshot_id", snapshot_id), ("as_of", as_of), ("ref", ref)) if value is not None
-    ]
-    if len(chosen) > 1:
-        raise ValueError(f"choose at most one snapshot: {', '.join(chosen)} were all given")
-    body: dict[str, Any] = {"table": table}
-    if snapshot_id is not None:
-        body["snapshot-id"] = int(snapshot_id)
-    if as_of is not None:
-        body["as-of-timestamp-ms"] = epoch_millis(as_of)
-    if ref is not None:
-        body["ref"] = ref
-    if start_snapshot_id is not None:
-        body["start-snapshot-id"] = int(start_snapshot_id)
-    if end_snapshot_id is not None:
-        body["end-snapshot-id"] = int(end_snapshot_id)
-    if columns is not None:
-        if isinstance(columns, str):
-            raise TypeError("columns is a list of column names, not a string")
-        body["select"] = list(columns)
-    if filter is not None:
-        body["filter"] = filter if isinstance(filter, str | bool) else dict(filter)
-    if not case_sensitive:
-        body["case-sensitive"] = False
-    if options:
-        body["options"] = dict(options)
-    if inline_task_limit is not None:
-        body["inline-task-limit"] = int(inline_task_limit)
-    if limit is not None:
-        body["limit"] = int(limit)
-    if parallelism is not None:
-        body["parallelism"] = int(parallelism)
-    return body
-
-
-def epoch_millis(value: int | datetime) -> int:
-    """Milliseconds since the epoch; a naive datetime is taken as UTC."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=UTC)
-        delta = value - datetime(1970, 1, 1, tzinfo=UTC)
-        return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"as_of is epoch milliseconds (int) or a datetime, not {type(value).__name__}")
-    return value

@@ -19,7 +19,7 @@ from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.metadata.snapshot_choice import choose_snapshot
-from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, Shared
+from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class PlanResult:
+class CachedPlan:
     request: CanonicalRequest
     plan: ScanPlan
 
@@ -52,12 +52,14 @@ class PlanResult:
 @dataclass
 class _InFlight:
     done: threading.Event = field(default_factory=threading.Event)
-    result: PlanResult | None = None
+    result: CachedPlan | None = None
     error: BaseException | None = None
-    wanted: Shared = field(default_factory=Shared)  # cancelled when every request waiting for it is
+    wanted: SharedCancellation = field(
+        default_factory=SharedCancellation
+    )  # cancelled when every request waiting for it is
 
 
-class PlanResults:
+class PlanCache:
     """The plan-result cache (plans by canonical request) and the body cache (encoded /plan responses).
 
     Plans are made as `admission` admits them (planning/admission.py: slots, a memory budget, a bounded
@@ -69,7 +71,7 @@ class PlanResults:
     ) -> None:
         self.planner = planner
         self.spill = spill
-        self.cache: LruCache[PlanResult] = LruCache(max_bytes // 2, lambda r: r.weight)
+        self.cache: LruCache[CachedPlan] = LruCache(max_bytes // 2, lambda r: r.weight)
         self.bodies: LruCache[bytes] = LruCache(max_bytes // 2, len)
         self.admission = admission
         self._lock = threading.Lock()
@@ -83,7 +85,7 @@ class PlanResults:
         explain: bool = False,
         cancel: Cancellation | None = None,
         inline_limit: int | None = None,
-    ) -> tuple[PlanResult, bool]:
+    ) -> tuple[CachedPlan, bool]:
         """(the plan, whether it was made now); explained plans are always made now and not kept. With
         `inline_limit`, a plan too big for the cache goes to disk only when it has more tasks (it is answered by
         id, and its tasks will be fetched): a plan sent whole is not written out beside its answer."""
@@ -94,7 +96,7 @@ class PlanResults:
 
     def get(
         self, request: CanonicalRequest, table: LoadedTable | None = None, cancel: Cancellation | None = None
-    ) -> PlanResult:
+    ) -> CachedPlan:
         """The plan of a canonical request, from the cache or made now."""
         return self._single_flight(request, table, cancel or Cancellation())[0]
 
@@ -104,7 +106,7 @@ class PlanResults:
         table: LoadedTable | None,
         cancel: Cancellation,
         inline_limit: int | None = None,
-    ) -> tuple[PlanResult, bool]:
+    ) -> tuple[CachedPlan, bool]:
         key = request.plan_id
         cached = self._kept(key)
         if cached is not None:
@@ -138,7 +140,7 @@ class PlanResults:
 
     def _admitted(
         self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation, explain: bool = False
-    ) -> PlanResult:
+    ) -> CachedPlan:
         if table is None:
             loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
             table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
@@ -148,7 +150,7 @@ class PlanResults:
 
     def by_id(
         self, plan_id: str, load: Callable[[str, str], LoadedTable], cancel: Cancellation | None = None
-    ) -> PlanResult:
+    ) -> CachedPlan:
         """The plan of a plan id; `load(table name, metadata location)` loads its table as planned (a replica
         that never saw the id rebuilds the plan)."""
         request = parse_plan_id(plan_id)
@@ -165,13 +167,13 @@ class PlanResults:
         table = LoadedTable(request.table, table.metadata_location, table.metadata)
         return self.get(request, table, cancel)
 
-    def _kept(self, key: str) -> PlanResult | None:
+    def _kept(self, key: str) -> CachedPlan | None:
         cached = self.cache.get(key)
         if cached is None and self.spill is not None:
             cached = self.spill.get(key)
         return cached
 
-    def _keep(self, key: str, result: PlanResult, inline_limit: int | None = None) -> None:
+    def _keep(self, key: str, result: CachedPlan, inline_limit: int | None = None) -> None:
         """In the cache; on disk when it is too big for the cache (and spilling is on) and answered by id."""
         files, tasks = result.plan.files, result.plan.combined
         if result.weight <= self.cache.max_bytes or self.spill is None or files is None or not len(files):
@@ -179,8 +181,8 @@ class PlanResults:
         elif inline_limit is None or (tasks is not None and len(tasks) > inline_limit):
             self.spill.put_later(key, result)
 
-    def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> PlanResult:
+    def _plan(self, request: CanonicalRequest, table: LoadedTable, cancel: Cancellation, explain: bool) -> CachedPlan:
         with self._lock:
             self.made += 1
         plan = self.planner.plan(table, replace(request.scan, explain=explain), cancel)
-        return PlanResult(request, plan)
+        return CachedPlan(request, plan)

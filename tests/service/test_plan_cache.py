@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from planner_service.api.error_kinds import error_kind
 from planner_service.api.wire import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import OverloadedError
@@ -16,8 +17,8 @@ from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
+from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
-from planner_service.service.plan_results import PlanResults
 from tests.conformance.reference import Conformance
 
 
@@ -33,7 +34,7 @@ def table(conformance: Conformance, planner: ScanPlanner) -> LoadedTable:
     return load_by_metadata_location(planner.io, conformance.tables["identity_part"]["metadata_location"])
 
 
-def _held(results: PlanResults, release: threading.Event, started: threading.Event) -> list[int]:
+def _held(results: PlanCache, release: threading.Event, started: threading.Event) -> list[int]:
     """Make results' plans wait for `release` (after setting `started`); returns the count of plans made."""
     made = [0]
     plan = results._plan
@@ -49,7 +50,7 @@ def _held(results: PlanResults, release: threading.Event, started: threading.Eve
 
 
 def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) -> None:
-    results = PlanResults(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
+    results = PlanCache(planner, 64 * 1024 * 1024, Admission(2, 1 << 30, 30, 16))
     release, started = threading.Event(), threading.Event()
     made = _held(results, release, started)
     request = _canonical(table, filter="id > 3")
@@ -67,7 +68,7 @@ def test_identical_requests_plan_once(planner: ScanPlanner, table: LoadedTable) 
 
 
 def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: LoadedTable) -> None:
-    results = PlanResults(planner, 64 * 1024 * 1024, Admission(1, 1 << 30, 0.05, 16))
+    results = PlanCache(planner, 64 * 1024 * 1024, Admission(1, 1 << 30, 0.05, 16))
     release, started = threading.Event(), threading.Event()
     _held(results, release, started)
     first = threading.Thread(
@@ -83,7 +84,8 @@ def test_a_full_house_answers_503_with_retry_after(planner: ScanPlanner, table: 
     started.wait(10)
     with pytest.raises(OverloadedError, match="Too many plans in progress") as err:
         results.plan(_canonical(table, filter="id > 3"), table)
-    assert err.value.status_code == 503 and err.value.retry_after >= 1
+    assert error_kind(err.value).status == 503
+    assert err.value.retry_in_seconds is not None and err.value.retry_in_seconds >= 1
     release.set()
     first.join(10)
 
@@ -92,7 +94,8 @@ def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
     request = CanonicalRequest(
         table.name,
         table.metadata_location,
-        PlanRequest(filter="id > 3", select=["id"], options={"split-size": 1024}).to_scan(),
+        # validated as a /plan body is (mypy, without pydantic's plugin, takes Field(None, ...) for no default)
+        PlanRequest.model_validate({"filter": "id > 3", "select": ["id"], "options": {"split-size": 1024}}).to_scan(),
     )
     assert parse_plan_id(request.plan_id) == request
     assert request.to_json()["filter"] == {"type": "gt", "term": "id", "value": 3}
