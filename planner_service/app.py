@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from planner_service import __version__
-from planner_service.api import aggregates, native, rest_catalog, rest_scan
+from planner_service.api import aggregates, explore, native, rest_catalog, rest_scan, ui
 from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
 from planner_service.api.body_limit import BodySizeLimit
 from planner_service.api.cross_site import CrossSiteGuard
@@ -67,6 +67,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.include_router(native.router)
     app.include_router(aggregates.router)
+    app.include_router(explore.router)
+    app.include_router(ui.router)
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
 

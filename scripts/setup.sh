@@ -42,6 +42,10 @@ if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
   echo "[setup] installing HAProxy (the replica tests run two services behind it on loopback)" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
 fi
+if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
+  echo "[setup] installing Chromium and chromium-driver (the plan explorer's tests run the page in it)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
 AZURITE_VERSION=3.37.0  # Azure's storage emulator (npm), for the Azure tests on loopback
 if [ ! -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
   if ! command -v npm >/dev/null 2>&1; then

@@ -18,7 +18,7 @@ SERVICE = ROOT / "planner_service"
 
 # bottom to top; a module may import its own package and any package of a lower layer, nothing else
 LAYERS: list[set[str]] = [
-    {"__init__", "_kernels", "errors", "json_text", "nesting", "cache", "allocator", "logs", "metrics"},
+    {"__init__", "_kernels", "errors", "json_text", "nesting", "cache", "allocator", "logs", "metrics", "ui"},
     {"io"},
     {"metadata", "settings"},
     {"expressions"},
@@ -32,7 +32,14 @@ LAYERS: list[set[str]] = [
     {"entry"},
 ]
 RANK = {package: rank for rank, layer in enumerate(LAYERS) for package in layer}
-ROUTE_MODULES = {"native", "aggregates", "rest_catalog", "rest_scan"}  # api modules that register routes
+ROUTE_MODULES = {
+    "native",
+    "aggregates",
+    "explore",
+    "rest_catalog",
+    "rest_scan",
+    "ui",
+}  # api modules that register routes
 
 
 def _imports(path: Path) -> Iterator[tuple[int, str]]:

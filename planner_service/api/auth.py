@@ -27,6 +27,7 @@ from planner_service.settings import Settings
 
 ANONYMOUS = "anonymous"  # (token owners are static:N or client:ID, never this)
 OPEN_PATHS = frozenset({"/health", "/v1/oauth/tokens"})
+UI_PREFIX = "/ui"  # the plan explorer's page and its files: no data in them (its API calls carry the token)
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 
@@ -122,7 +123,7 @@ class RequireToken:
             await self.app(scope, receive, send)
             return
         principal = ANONYMOUS
-        if self.auth is not None and scope["path"] not in OPEN_PATHS and scope["method"] != "OPTIONS":
+        if self.auth is not None and not _open(scope["path"]) and scope["method"] != "OPTIONS":
             token = bearer(scope)
             found = self.auth.principal(token) if token else None
             if found is None:
@@ -134,6 +135,10 @@ class RequireToken:
             principal = found
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
+
+
+def _open(path: str) -> bool:
+    return path in OPEN_PATHS or path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
 
 
 async def token_endpoint(request: Request) -> Response:

@@ -11,7 +11,9 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner_service.errors import BadRequestError
+from planner_service.planning.explain import FileRule
 from planner_service.planning.scan_request import ScanRequest, rest_scan_request, scan_request, snapshot_fields
+from planner_service.service.explore import MAX_PAGE, Page
 
 
 def _kebab(name: str) -> str:
@@ -81,6 +83,19 @@ class PlanRequest(ScanSelection):
         return super().to_scan(
             select=self.select, options=self.options, limit=self.limit, parallelism=self.parallelism, **planning
         )
+
+
+class ExploreRequest(PlanRequest):
+    """POST /explore: a plan request, explained, and which page of each of its details to list."""
+
+    manifests_offset: int = Field(0, ge=0, description="the first manifest listed")
+    files_offset: int = Field(0, ge=0, description="the first data file listed (of `files-rule`'s, when given)")
+    files_rule: FileRule | None = Field(None, description="list only the files this rule decided")
+    tasks_offset: int = Field(0, ge=0, description="the first task listed")
+    page_size: int = Field(50, ge=0, le=MAX_PAGE, description="manifests, files and tasks listed of each")
+
+    def page(self) -> Page:
+        return Page(self.manifests_offset, self.files_offset, self.files_rule, self.tasks_offset, self.page_size)
 
 
 class AggregateRequest(ScanSelection):

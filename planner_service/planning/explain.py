@@ -8,9 +8,11 @@ explanation names the predicate that ruled a file out and the statistics it was 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-from planner_service.expressions.expression import Expression
+import numpy as np
+
+from planner_service.expressions.expression import Expression, Op
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.visitor import bound_predicates
 from planner_service.metadata.content_file import ContentFile
@@ -22,6 +24,26 @@ from planner_service.metadata.stats_columns import StatsColumns
 from planner_service.planning.row_filter import RowFilter
 from planner_service.pruning.metrics_evaluator import LOWER, NAN_COUNTS, NULL_COUNTS, UPPER, VALUE_COUNTS
 
+# What decided a data file, one code per file (the summaries count them; the words are made only for the
+# files shown): kept without a filter or because it might match; skipped by its partition value, because it
+# is empty, or by its column statistics (bounds, null counts, NaN counts: what the failing conjunct reads).
+FileRule = Literal[
+    "no-filter", "might-match", "partition-value", "empty-file", "column-bounds", "null-counts", "nan-counts"
+]
+FILE_RULES: tuple[FileRule, ...] = get_args(FileRule)
+KEPT_RULES = frozenset({"no-filter", "might-match"})
+_NULL_OPS = frozenset({Op.IS_NULL, Op.NOT_NULL})
+_NAN_OPS = frozenset({Op.IS_NAN, Op.NOT_NAN})
+RuleArray = np.ndarray[Any, np.dtype[np.int8]]
+
+
+@dataclass
+class ExplainedFiles:
+    """The files of one index of kept manifests, with the rule that decided each."""
+
+    index: FileIndex
+    rules: RuleArray
+
 
 @dataclass
 class Explain:
@@ -29,7 +51,8 @@ class Explain:
 
     row_filter: Expression
     manifests: list[dict[str, Any]] = field(default_factory=list)
-    data_files: list[dict[str, Any]] = field(default_factory=list)
+    files: list[ExplainedFiles] = field(default_factory=list)
+    _filter: RowFilter | None = None
 
     def manifest(self, m: ManifestFile, kept: bool, reason: str) -> None:
         self.manifests.append(
@@ -38,22 +61,115 @@ class Explain:
                 "content": "data" if m.content == DATA_MANIFEST else "deletes",
                 "partition-spec-id": m.partition_spec_id,
                 "kept": kept,
+                "rule": manifest_rule(kept, reason),
                 "reason": reason,
             }
         )
 
     def data_files_of(self, index: FileIndex, row_filter: RowFilter) -> None:
-        """Every file of the kept manifests (`index`), with why it was kept or skipped."""
-        files = index.content_files()
-        for f, (kept, reason) in zip(files, file_reasons(index, files, row_filter), strict=True):
-            self.data_files.append({"file-path": f.path, "kept": kept, "reason": reason})
+        """Every file of the kept manifests (`index`), with the rule that kept or skipped it."""
+        self._filter = row_filter
+        self.files.append(ExplainedFiles(index, file_rules(index, row_filter)))
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(part.rules) for part in self.files)
+
+    def rule_counts(self) -> dict[str, int]:
+        """How many files each rule decided."""
+        counts = np.zeros(len(FILE_RULES), np.int64)
+        for part in self.files:
+            counts += np.bincount(part.rules, minlength=len(FILE_RULES))
+        return {rule: int(n) for rule, n in zip(FILE_RULES, counts, strict=True) if n}
+
+    def data_files(self, start: int = 0, stop: int | None = None, rule: str | None = None) -> list[dict[str, Any]]:
+        """Files start..stop-1 in planning order (of those `rule` decided, when given), each with its reason
+        in words."""
+        wanted = None if rule is None else FILE_RULES.index(rule)
+        out: list[dict[str, Any]] = []
+        skip, left = start, (stop - start if stop is not None else None)
+        for part in self.files:
+            if left is not None and left <= 0:
+                break
+            rows = np.arange(len(part.rules)) if wanted is None else np.flatnonzero(part.rules == wanted)
+            if skip >= len(rows):
+                skip -= len(rows)
+                continue
+            rows = rows[skip : None if left is None else skip + left]
+            skip = 0
+            out += _described(part, rows, self._filter)
+            if left is not None:
+                left -= len(rows)
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "filter": expression_to_json(self.row_filter),
             "manifests": self.manifests,
-            "data-files": self.data_files,
+            "data-files": self.data_files(),
         }
+
+
+def _described(part: ExplainedFiles, rows: np.ndarray[Any, Any], row_filter: RowFilter | None) -> list[dict[str, Any]]:
+    """The files of `rows` with their reasons in words (made one file at a time: only for the files shown)."""
+    if not len(rows):
+        return []
+    assert row_filter is not None
+    index = part.index.take(rows.astype(np.int64))
+    files = index.content_files()
+    sizes, records = index.ints("file_size_in_bytes"), index.stats.record_count
+    return [
+        {
+            "file-path": f.path,
+            "kept": kept,
+            "rule": FILE_RULES[int(code)],
+            "reason": reason,
+            "file-size-in-bytes": int(sizes[i]),
+            "record-count": int(records[i]),
+        }
+        for i, (f, (kept, reason), code) in enumerate(
+            zip(files, file_reasons(index, files, row_filter), part.rules[rows], strict=True)
+        )
+    ]
+
+
+def manifest_rule(kept: bool, reason: str) -> str:
+    """The rule of a manifest's decision (manifest_reason's reasons, in its order of checks)."""
+    if reason.startswith("no added or existing files"):
+        return "no-live-files"
+    if kept:
+        return "no-filter" if reason == "no filter" else "might-match"
+    return "partition-summaries"
+
+
+def file_rules(index: FileIndex, row_filter: RowFilter) -> RuleArray:
+    """The rule that decided each file of `index` (FILE_RULES codes), as file_reasons decides them, for all
+    files at once."""
+    if row_filter.is_true:
+        return np.zeros(len(index), np.int8)
+    codes = np.full(len(index), FILE_RULES.index("might-match"), np.int8)
+    undecided = row_filter.partition_mask(index)
+    codes[~undecided] = FILE_RULES.index("partition-value")
+    records = index.stats.record_count
+    empty = undecided & (records == 0)
+    codes[empty] = FILE_RULES.index("empty-file")
+    undecided &= ~empty
+    evaluator = row_filter.metrics_evaluator
+    assert evaluator is not None
+    for conjunct, mask in evaluator.eval_conjuncts(index.stats):
+        failed = undecided & (records > 0) & ~mask
+        codes[failed] = FILE_RULES.index(_metrics_rule(conjunct))
+        undecided &= ~failed
+    return codes
+
+
+def _metrics_rule(conjunct: Expression) -> str:
+    ops = {pred.op for pred in bound_predicates(conjunct)}
+    if ops and ops <= _NULL_OPS:
+        return "null-counts"
+    if ops and ops <= _NAN_OPS:
+        return "nan-counts"
+    return "column-bounds"
 
 
 def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str]:

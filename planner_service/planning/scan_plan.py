@@ -33,7 +33,7 @@ class ScanMetrics:
     dvs: int = 0
     total_file_size_bytes: int = 0
     total_delete_file_size_bytes: int = 0
-    cut_short: bool | None = None  # with a limit (limit): whether the plan stopped before the last file
+    cut_short: bool | None = None  # with a limit: whether the plan stopped before the last file
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
+KEPT_EXPLAINED = 4
 
 
 @dataclass
@@ -42,6 +43,8 @@ class Runtime:
     plans: PlanCache
     vendor: CredentialVendor | None = None  # vended credentials for tables and plans (vend_credentials)
     scan_reports: ScanReports | None = None  # each fresh plan's ScanReport: logged, perhaps sent to the catalog
+    # explained plans (the plan explorer's), a few by plan id: paging through one plans it once
+    explained: LruCache[CachedPlan] = field(default_factory=lambda: LruCache(KEPT_EXPLAINED, lambda _: 1))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:

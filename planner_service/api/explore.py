@@ -1,0 +1,32 @@
+"""POST /explore: why a scan reads what it reads, summarized for people (the plan explorer, /ui): manifests
+and data files by the rule that kept or skipped them, residuals, delete files, the tasks as packed bins,
+stage timings and cache hits; the details a page at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.disconnect import until_disconnected
+from planner_service.api.responses import json_response
+from planner_service.api.wire import ExploreRequest, parse_body
+from planner_service.planning.admission import Cancellation
+from planner_service.service.explore import explore
+from planner_service.service.plan_ids import CanonicalRequest
+
+router = APIRouter()
+
+
+@router.post("/explore", tags=["debugging"], summary="A plan explained: summaries first, details a page at a time")
+async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    body = await parse_body(request, ExploreRequest)
+
+    def answer(cancel: Cancellation) -> dict[str, Any]:
+        table = runtime.load_table(body.table, body.metadata_location)
+        canonical = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
+        return explore(runtime, table, canonical, body.page(), cancel)
+
+    return json_response(await until_disconnected(request, answer), pretty=pretty)

@@ -1,0 +1,52 @@
+"""GET /ui: the plan explorer, a page served from planner_service/ui (plain HTML, CSS and JavaScript; nothing
+fetched from elsewhere). The page holds no data: it is open, and asks the API with the token its user
+gives when authentication is on."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from fastapi import APIRouter
+from fastapi.responses import RedirectResponse
+from starlette.responses import Response
+
+from planner_service.api.errors import error_response
+
+router = APIRouter()
+
+ASSETS = {  # name -> media type: the only files served
+    "index.html": "text/html; charset=utf-8",
+    "explorer.js": "text/javascript; charset=utf-8",
+    "explorer.css": "text/css; charset=utf-8",
+}
+# the page's own files only: no inline script, no other origin, not framed by another site
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+
+
+@router.api_route("/ui", methods=["GET", "HEAD"], include_in_schema=False)
+async def page() -> Response:
+    return _asset("index.html")
+
+
+@router.get("/ui/", include_in_schema=False)
+async def page_slash() -> Response:
+    return RedirectResponse("/ui", status_code=308)
+
+
+@router.api_route("/ui/{name}", methods=["GET", "HEAD"], include_in_schema=False)
+async def asset(name: str) -> Response:
+    return _asset(name)
+
+
+def _asset(name: str) -> Response:
+    media_type = ASSETS.get(name)
+    if media_type is None:
+        return error_response("NotFoundException", f"No file {name!r} in the plan explorer", 404)
+    body = files("planner_service.ui").joinpath(name).read_bytes()
+    return Response(body, media_type=media_type, headers=SECURITY_HEADERS)

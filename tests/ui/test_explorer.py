@@ -1,0 +1,244 @@
+"""The plan explorer (/ui) in a real headless browser, Debian's chromium driven by chromium-driver: it loads
+a conformance table, plans with a filter and shows the same pruning decisions and bins as /plan's answer
+for the same request, points at the parser's error, reproduces a view from its link, plans a snapshot of
+the timeline, works at a phone's width, and refuses without a token when authentication is on.
+
+Each state's screenshot goes to $SCAN_PLANNER_SCREENSHOTS (the README's: SCAN_PLANNER_SCREENSHOTS=docs/ui),
+else to the test's temporary directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.conformance.reference import REPO, Conformance
+from tests.conftest import running_service
+
+TABLE = "db.identity_part"
+FILTER = "category = 'a' AND id < 5"
+TOKEN = "explorer-token"
+WAIT_SECONDS = 30
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium and driver, "install chromium and chromium-driver (scripts/setup.sh does)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
+        options.add_argument(argument)
+    options.add_argument("--window-size=1280,800")
+    chrome = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    try:
+        yield chrome
+    finally:
+        chrome.quit()
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path) -> Path:
+    configured = os.environ.get("SCAN_PLANNER_SCREENSHOTS")
+    directory = (REPO / configured) if configured else tmp_path
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def wait(browser: WebDriver, condition: Any, what: str) -> Any:
+    waiting = WebDriverWait(browser, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,))
+    return waiting.until(lambda _: condition(), message=what)
+
+
+def by_id(browser: WebDriver, element_id: str) -> WebElement:
+    return browser.find_element(By.ID, element_id)
+
+
+def planned(browser: WebDriver) -> str:
+    """The status line once a plan (or its refusal) is shown."""
+    status = by_id(browser, "status")
+    return str(
+        wait(browser, lambda: status.text if not status.text.startswith("Planning") and status.text else None, "a plan")
+    )
+
+
+def open_page(browser: WebDriver, url: str) -> None:
+    browser.set_window_size(1280, 800)
+    browser.get(f"{url}/ui")
+    wait(browser, lambda: browser.execute_script("return document.readyState") == "complete", "the page")
+
+
+def fill(browser: WebDriver, fields: dict[str, str]) -> None:
+    for element_id, value in fields.items():
+        field = by_id(browser, element_id)
+        field.clear()
+        field.send_keys(value)
+
+
+def rows(browser: WebDriver, table_id: str) -> list[list[str]]:
+    """A table's cells as shown, read at once (the page may draw the next page meanwhile)."""
+    script = "return [...document.querySelectorAll(arguments[0])].map(tr => [...tr.cells].map(td => td.innerText))"
+    found: list[list[str]] = browser.execute_script(script, f"#{table_id} tbody tr")
+    return found
+
+
+def plan_answer(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = httpx.post(f"{url}/plan", json={**body, "explain": True}, timeout=60)
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def test_plans_a_table_with_a_filter_as_plan_answers(
+    browser: WebDriver, conformance_service: str, screenshots: Path
+) -> None:
+    open_page(browser, conformance_service)
+    options = by_id(browser, "tables").find_elements(By.TAG_NAME, "option")
+    wait(browser, lambda: options or by_id(browser, "tables").find_elements(By.TAG_NAME, "option"), "the table list")
+    listed = {o.get_attribute("value") for o in by_id(browser, "tables").find_elements(By.TAG_NAME, "option")}
+    assert TABLE in listed and "db.unpartitioned" in listed
+    fill(browser, {"table": TABLE, "filter": FILTER})
+    by_id(browser, "filter").send_keys(Keys.ENTER)  # the keyboard submits the form
+    assert planned(browser).startswith(f"Planned {TABLE}")
+    answer = plan_answer(conformance_service, {"table": TABLE, "filter": FILTER})
+    explain = answer["explain"]
+
+    root = answer["metadata-location"].rsplit("/metadata/", 1)[0] + "/"  # paths are shown from the table's
+
+    def short(path: str) -> str:
+        return "…/" + path.removeprefix(root)
+
+    word = {True: "kept", False: "skipped"}
+    shown = {r[0]: r[1:4] for r in rows(browser, "files")}  # path -> kept, rule, reason
+    assert shown == {short(f["file-path"]): [word[f["kept"]], f["rule"], f["reason"]] for f in explain["data-files"]}
+    assert {"partition-value", "column-bounds", "might-match"} <= {r[1] for r in shown.values()}
+    rule_buttons = [b.text for b in by_id(browser, "file-rules").find_elements(By.TAG_NAME, "button")]
+    skipped_by_partition = sum(1 for f in explain["data-files"] if f["rule"] == "partition-value")
+    assert f"skipped by partition value: {skipped_by_partition}" in rule_buttons
+    manifests = {r[0]: r[2:4] for r in rows(browser, "manifests")}
+    assert manifests == {short(m["manifest-path"]): [word[m["kept"]], m["rule"]] for m in explain["manifests"]}
+
+    residuals = sorted(json.dumps(json.loads(r[0]), sort_keys=True) for r in rows(browser, "residuals"))
+    assert residuals == sorted(json.dumps(r, sort_keys=True) for r in answer["residuals"])
+    bins = by_id(browser, "bins").find_elements(By.TAG_NAME, "li")
+    assert len(bins) == answer["task-count"] == len(answer["tasks"])
+    for item, task in zip(bins, answer["tasks"], strict=True):
+        pieces = item.find_elements(By.CSS_SELECTOR, ".bar span")
+        assert len(pieces) == len(task["splits"])
+        assert f"{len({s[0] for s in task['splits']})} file" in item.text
+    browser.set_window_size(1280, 1500)  # (the README's picture: the plan below the form)
+    browser.execute_script("document.getElementById('result').scrollIntoView()")
+    browser.save_screenshot(str(screenshots / "explorer-plan.png"))
+    browser.set_window_size(1280, 800)
+
+    # one rule's files: the pressed button lists only them
+    by_id(browser, "file-rules").find_element(
+        By.XPATH, "//button[starts-with(., 'skipped by partition value')]"
+    ).click()
+    wait(browser, lambda: {r[2] for r in rows(browser, "files")} == {"partition-value"}, "the rule's files")
+    assert len(rows(browser, "files")) == skipped_by_partition
+
+
+def test_a_bad_filter_points_at_the_parser_error(
+    browser: WebDriver, conformance_service: str, screenshots: Path
+) -> None:
+    open_page(browser, conformance_service)
+    fill(browser, {"table": TABLE, "filter": "category = "})
+    by_id(browser, "plan").click()
+    assert "Invalid filter" in planned(browser)
+    error = by_id(browser, "filter-error")
+    wait(browser, error.is_displayed, "the filter's error")
+    message = httpx.post(f"{conformance_service}/plan", json={"table": TABLE, "filter": "category = "}).json()
+    shown = [line.rstrip() for line in error.text.splitlines()]
+    assert shown == ["category =", " " * 9 + "^", message["error"]["message"]]  # the caret under the '='
+    assert "column 10" in message["error"]["message"]
+    assert by_id(browser, "filter").get_attribute("aria-invalid") == "true"
+    browser.save_screenshot(str(screenshots / "explorer-bad-filter.png"))
+
+
+def test_the_link_and_curl_reproduce_the_view(browser: WebDriver, conformance_service: str) -> None:
+    body = {"table": "db.row_groups", "filter": "id >= 100", "options": {"split-size": 1024}}
+    browser.set_window_size(1280, 800)
+    browser.get(f"{conformance_service}/ui?request={quote(json.dumps(body))}")
+    assert planned(browser).startswith("Planned db.row_groups")
+    assert by_id(browser, "filter").get_attribute("value") == "id >= 100"
+    assert by_id(browser, "split-size").get_attribute("value") == "1024"
+    answer = plan_answer(conformance_service, body)
+    assert len(by_id(browser, "bins").find_elements(By.TAG_NAME, "li")) == min(answer["task-count"], 50)
+    by_id(browser, "copy-curl").click()
+    command = wait(browser, lambda: by_id(browser, "curl").text, "the curl command")
+    assert command.startswith(f"curl -s -X POST {conformance_service}/plan -H 'Content-Type: application/json' -d '")
+    assert json.loads(command.split(" -d ", 1)[1].strip("'")) == body
+    link = by_id(browser, "permalink").get_attribute("href")
+    assert link == f"{conformance_service}/ui?request={quote(json.dumps(body, separators=(',', ':')), safe='')}"
+
+
+def test_the_timeline_plans_a_snapshot(browser: WebDriver, conformance_service: str, conformance: Conformance) -> None:
+    open_page(browser, conformance_service)
+    fill(browser, {"table": "db.unpartitioned"})
+    by_id(browser, "plan").click()
+    planned(browser)
+    snapshots = httpx.get(f"{conformance_service}/tables/db.unpartitioned/snapshots").json()["snapshots"]
+    buttons = wait(browser, lambda: by_id(browser, "timeline").find_elements(By.TAG_NAME, "button"), "the timeline")
+    assert len(buttons) == len(snapshots) >= 2
+    first = snapshots[0]["snapshot-id"]
+    buttons[0].click()
+    wait(browser, lambda: f"snapshot\n{first}" in by_id(browser, "summary").text, "the first snapshot's plan")
+    assert by_id(browser, "at").get_attribute("value") == "snapshot"
+    answer = plan_answer(conformance_service, {"table": "db.unpartitioned", "snapshot-id": first})
+    assert f"tasks\n{answer['task-count']}" in by_id(browser, "summary").text
+
+
+def test_labels_and_a_phone_width(browser: WebDriver, conformance_service: str, screenshots: Path) -> None:
+    open_page(browser, conformance_service)
+    unlabelled = browser.execute_script(
+        "return [...document.querySelectorAll('input, select, button')].filter(e => !e.labels?.length"
+        " && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.id)"
+    )
+    assert unlabelled == []
+    browser.set_window_size(390, 844)
+    fill(browser, {"table": TABLE, "filter": FILTER})
+    by_id(browser, "plan").click()
+    planned(browser)
+    overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    browser.save_screenshot(str(screenshots / "explorer-phone.png"))
+
+
+def test_refuses_without_a_token(
+    browser: WebDriver, conformance: Conformance, tmp_path: Path, screenshots: Path
+) -> None:
+    config = tmp_path / "service.json"
+    config.write_text(json.dumps({"warehouse": str(conformance.dir / "warehouse"), "auth_tokens": [TOKEN]}))
+    with running_service("--config", str(config)) as url:
+        assert httpx.get(f"{url}/ui").status_code == 200  # the page holds no data
+        assert httpx.post(f"{url}/explore", json={"table": TABLE}).status_code == 401
+        open_page(browser, url)
+        browser.execute_script("sessionStorage.clear()")
+        browser.refresh()
+        token_row = by_id(browser, "token-row")
+        wait(browser, token_row.is_displayed, "the token field")
+        fill(browser, {"table": TABLE})
+        by_id(browser, "plan").click()
+        assert "Refused: A bearer token is required" in planned(browser)
+        assert not by_id(browser, "result").is_displayed()
+        browser.save_screenshot(str(screenshots / "explorer-token.png"))
+        fill(browser, {"token": TOKEN})
+        by_id(browser, "table").click()  # (the token is kept when its field loses focus)
+        by_id(browser, "plan").click()
+        assert planned(browser).startswith(f"Planned {TABLE}")
