@@ -72,6 +72,11 @@ class Explain:
         self.files.append(ExplainedFiles(index, file_rules(index, row_filter)))
 
     @property
+    def nbytes(self) -> int:
+        """What the explanation holds: the indexes of the kept manifests and a rule a file."""
+        return sum(part.index.nbytes + part.rules.nbytes for part in self.files)
+
+    @property
     def file_count(self) -> int:
         return sum(len(part.rules) for part in self.files)
 

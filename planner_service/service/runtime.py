@@ -30,7 +30,6 @@ from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
-KEPT_EXPLAINED = 4
 
 
 @dataclass
@@ -43,8 +42,9 @@ class Runtime:
     plans: PlanCache
     vendor: CredentialVendor | None = None  # vended credentials for tables and plans (vend_credentials)
     scan_reports: ScanReports | None = None  # each fresh plan's ScanReport: logged, perhaps sent to the catalog
-    # explained plans (the plan explorer's), a few by plan id: paging through one plans it once
-    explained: LruCache[CachedPlan] = field(default_factory=lambda: LruCache(KEPT_EXPLAINED, lambda _: 1))
+    # explained plans (the plan explorer's) by plan id, within a quarter of the plan cache's bytes: paging
+    # through one plans it once
+    explained: LruCache[CachedPlan] = field(default_factory=lambda: explained_plans(512 * 1024 * 1024))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -77,7 +77,8 @@ class Runtime:
         metrics = MetricsRegistry()
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
-        return cls(settings, io, catalog, planner, metrics, plans, credential_vendor(settings), reports)
+        explained = explained_plans(settings.plan_cache_bytes // 4)
+        return cls(settings, io, catalog, planner, metrics, plans, credential_vendor(settings), reports, explained)
 
     def record_plan(self, plan: ScanPlan) -> None:
         """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""
@@ -120,7 +121,12 @@ class Runtime:
     def caches(self) -> dict[str, LruCache[Any]]:
         """Every cache by name, for metrics."""
         caches: dict[str, LruCache[Any]] = {"table-metadata": self.io.parsed, **self.planner.caches()}
-        return {**caches, "plans": self.plans.cache, "plan-bodies": self.plans.bodies}
+        return {
+            **caches,
+            "plans": self.plans.cache,
+            "plan-bodies": self.plans.bodies,
+            "explained-plans": self.explained,
+        }
 
     def close(self) -> None:
         self.planner.close()
@@ -128,6 +134,16 @@ class Runtime:
             self.plans.spill.close()
         if self.scan_reports is not None:
             self.scan_reports.close()
+
+
+def explained_plans(max_bytes: int) -> LruCache[CachedPlan]:
+    """A cache of explained plans, each weighed with the indexes its explanation holds."""
+
+    def weight(result: CachedPlan) -> int:
+        explain = result.plan.explain
+        return result.weight + (explain.nbytes if explain is not None else 0)
+
+    return LruCache(max_bytes, weight)
 
 
 def service_roots(settings: Settings) -> Roots:
