@@ -82,6 +82,8 @@ def deferred_body(
         return head
     tasks = result.plan.combined
     head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
+    if result.plan.grouping is not None:  # each task's key, by its index into grouping.keys
+        head["task-grouping-key"] = result.plan.grouping.task_key
     head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []
     return head
 

@@ -73,6 +73,11 @@ class PlanRequest(ScanSelection):
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
+    grouping: Literal["none", "partition"] = Field(
+        "none",
+        description="partition: each task holds the splits of one partition tuple (Iceberg's "
+        "preserve-data-grouping), tasks ordered by key; the plan lists the keys and each task its own",
+    )
     task_estimates: bool = Field(
         True,
         description="a plan answered by its id lists each task's size and row estimate (false: only the "
@@ -81,7 +86,12 @@ class PlanRequest(ScanSelection):
 
     def to_scan(self, **planning: Any) -> ScanRequest:
         return super().to_scan(
-            select=self.select, options=self.options, limit=self.limit, parallelism=self.parallelism, **planning
+            select=self.select,
+            options=self.options,
+            limit=self.limit,
+            parallelism=self.parallelism,
+            grouping=self.grouping,
+            **planning,
         )
 
 

@@ -32,6 +32,7 @@ from planner_service.metadata.snapshot_choice import choose_appends, choose_snap
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
+from planner_service.planning.grouping import group_tasks
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.options import adapted_to_parallelism, resolve_split_options
 from planner_service.planning.partition_checks import check_partitions
@@ -142,14 +143,20 @@ class ScanPlanner:
                 lambda p: next(d.path for d in deletes if (d.spec_id, d.partition) == p),
             )
         cancel.check()
-        combined = None
+        combined, grouping = None, None
         if request.combine:
             with _timed(metrics, "split_and_pack"):
                 options = adapted_to_parallelism(
                     options, request.parallelism, files.scan_bytes(), request.options, meta.properties
                 )
                 # (the columns are combine's alone: it lets the split offsets go before it merges the tasks)
-                combined = combine(files.columns(), options.split_size, options.lookback, options.open_file_cost)
+                split = (options.split_size, options.lookback, options.open_file_cost)
+                if request.grouping == "partition":
+                    combined, grouping = group_tasks(
+                        files.index, files.rows, meta.specs, schema, files.columns(), *split
+                    )
+                else:
+                    combined = combine(files.columns(), *split)
         metrics.total_planning_ms = (time.perf_counter() - started) * 1000
         return ScanPlan(
             table,
@@ -163,6 +170,7 @@ class ScanPlanner:
             request.row_filter,
             request.case_sensitive,
             request.appends is not None,
+            grouping,
         )
 
     def _appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:

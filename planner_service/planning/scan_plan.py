@@ -11,6 +11,7 @@ from planner_service.expressions.expression import TRUE, Expression
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.metadata.types import Schema
 from planner_service.planning.explain import Explain
+from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.options import SplitOptions
 from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTaskColumns, combined_objects
 from planner_service.splitting.combine import CombinedTasks
@@ -49,6 +50,7 @@ class ScanPlan:
     row_filter: Expression = TRUE  # the scan's filter, unbound
     case_sensitive: bool = True
     incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
+    grouping: TaskGrouping | None = None  # the tasks' partition keys, when grouped (planning/grouping.py)
 
     @cached_property
     def file_tasks(self) -> list[FileScanTask]:

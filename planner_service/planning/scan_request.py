@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner_service.errors import BadRequestError
+from planner_service.errors import BadRequestError, quoted
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
@@ -29,6 +29,7 @@ from planner_service.metadata.snapshot_choice import (
 )
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import Schema
+from planner_service.planning.grouping import GROUPINGS
 
 __all__ = [
     "SNAPSHOT_FIELDS",
@@ -57,6 +58,7 @@ class ScanRequest:
     parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
     keep_stats: bool = False  # decode the files' column stats even when planning does not read them
     select: tuple[str, ...] | None = None  # the columns read: the plan's schema is projected to them
+    grouping: str = "none"  # "partition": each task holds one partition tuple's splits (planning/grouping.py)
 
     def canonical(self) -> dict[str, Any]:
         """What decides the plan, as JSON with normalized values (the filter re-encoded as REST JSON)."""
@@ -75,7 +77,8 @@ class ScanRequest:
             "case-sensitive": self.case_sensitive,
             "options": {key: options[key] for key in sorted(options)},
         }
-        return out | without_nulls({"limit": self.limit, "parallelism": self.parallelism})
+        out |= without_nulls({"limit": self.limit, "parallelism": self.parallelism})
+        return out if self.grouping == "none" else {**out, "grouping": self.grouping}  # (plan ids kept as they were)
 
     @classmethod
     def from_canonical(cls, data: Mapping[str, Any]) -> ScanRequest:
@@ -94,6 +97,7 @@ class ScanRequest:
             options=dict(data["options"]),
             limit=None if data.get("limit") is None else int(data["limit"]),
             parallelism=None if data.get("parallelism") is None else int(data["parallelism"]),
+            grouping=str(data.get("grouping", "none")),
         )
 
 
@@ -113,6 +117,7 @@ def scan_request(
     explain: bool = False,
     combine: bool = True,
     keep_stats: bool = False,
+    grouping: str = "none",
 ) -> ScanRequest:
     """The scan a request's fields describe, checked: at most one snapshot choice, or an incremental range
     by Spark's rules; the filter (a filter string or a REST JSON expression) parsed; the numbers in range."""
@@ -122,6 +127,8 @@ def scan_request(
         raise BadRequestError(f"limit must be 0 or more, got {limit}")
     if parallelism is not None and parallelism < 1:
         raise BadRequestError(f"parallelism must be 1 or more, got {parallelism}")
+    if grouping not in GROUPINGS:
+        raise BadRequestError(f"grouping must be one of {', '.join(GROUPINGS)}, not {quoted(grouping)}")
     return ScanRequest(
         snapshot=choice,
         options=dict(options) if options else None,
@@ -134,6 +141,7 @@ def scan_request(
         parallelism=parallelism,
         keep_stats=keep_stats,
         select=None if select is None else tuple(select),
+        grouping=grouping,
     )
 
 

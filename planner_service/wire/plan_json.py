@@ -27,6 +27,7 @@ import polars as pl
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
+from planner_service.metadata.json_values import to_json_value
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import CombinedTasks
@@ -58,7 +59,7 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
         yield from _data_file_chunks(plan, files)
     yield b'],"tasks":['
     if tasks is not None and len(tasks):
-        yield from _task_chunks(tasks)
+        yield from _task_chunks(tasks, _task_keys(plan))
     yield b"]"
     if plan.explain is not None:
         yield b',"explain":' + dumps(plan.explain.to_json())
@@ -85,6 +86,12 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
         "lookback": plan.options.lookback,
         "file-open-cost": plan.options.open_file_cost,
     }
+    if plan.grouping is not None:
+        head["grouping"] = {
+            "type": "partition",
+            "fields": [f.to_json() for f in plan.grouping.fields],
+            "keys": grouping_keys_json(plan),
+        }
     task_count = len(plan.combined) if plan.combined is not None else 0
     head["task-count"] = task_count
     head["metrics"] = metrics_to_json(plan.metrics, task_count)
@@ -199,9 +206,11 @@ def _delete_refs(files: FileTaskColumns, begin: int, end: int) -> list[str] | No
     return out
 
 
-def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
+def _task_chunks(tasks: CombinedTasks, keys: tuple[Any, list[str]] | None) -> Iterator[bytes]:
+    """The tasks' JSON; with `keys` (each task's key id, each key's JSON), each task's grouping key."""
     for begin in range(0, len(tasks), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(tasks))
+        grouped = [] if keys is None else [rows.literal(',"grouping-key":'), rows.snippets(keys[0][begin:end], keys[1])]
         yield rows.render(
             end - begin,
             [
@@ -211,10 +220,32 @@ def _task_chunks(tasks: CombinedTasks) -> Iterator[bytes]:
                 rows.ints(tasks.estimated_rows[begin:end]),
                 rows.literal(',"splits":'),
                 rows.splits(tasks.offsets, tasks.file, tasks.start, tasks.length, begin),
+                *grouped,
                 rows.literal("}"),
             ],
             b"," if begin else b"",
         )
+
+
+def grouping_keys_json(plan: ScanPlan) -> list[list[Any]]:
+    """Each distinct grouping key of a grouped plan, its values in the REST form (as a partition tuple's)."""
+    grouping = plan.grouping
+    if grouping is None:
+        return []
+    schema = plan.table.metadata.schema
+    types = []
+    for f in grouping.fields:
+        source = schema.find_field(f.source_id)
+        types.append(f.transform.result_type(source.type) if source is not None else None)
+    return [
+        [to_json_value(t, v) if t is not None else v for t, v in zip(types, key, strict=True)] for key in grouping.keys
+    ]
+
+
+def _task_keys(plan: ScanPlan) -> tuple[Any, list[str]] | None:
+    if plan.grouping is None:
+        return None
+    return plan.grouping.task_key, [orjson.dumps(key).decode() for key in grouping_keys_json(plan)]
 
 
 def _name_mapping(properties: dict[str, str]) -> Any:
