@@ -28,6 +28,8 @@ class Scan:
     limit: at most this many rows; the service plans only the first files that surely hold them when it can
       tell (files without residual or deletes). 0 reads nothing.
     case_sensitive: how the service resolves column names.
+    grouping: "partition" makes each task hold the splits of one partition tuple, tasks in key order (as
+      Spark + Iceberg's preserve-data-grouping); "none" (the default) packs by size alone.
     """
 
     table: str
@@ -41,6 +43,7 @@ class Scan:
     options: Mapping[str, int | str] = field(default_factory=dict)
     limit: int | None = None
     case_sensitive: bool = True
+    grouping: str = "none"
 
     def __post_init__(self) -> None:
         if isinstance(self.columns, str):
@@ -76,6 +79,8 @@ class Scan:
             body["select"] = list(self.columns)
         if self.options:
             body["options"] = dict(self.options)
+        if self.grouping != "none":
+            body["grouping"] = self.grouping
         if self.limit:  # (0 plans the whole scan: the reader reads nothing of it)
             body["limit"] = int(self.limit)
         if inline_task_limit is not None:
@@ -125,6 +130,7 @@ class ScanArgs(TypedDict, total=False):
     options: Mapping[str, int | str] | None
     limit: int | None
     case_sensitive: bool
+    grouping: str
 
 
 SCAN_FIELDS = frozenset(f.name for f in fields(Scan)) - {"table"}

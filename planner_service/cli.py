@@ -67,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="split-size, lookback, file-open-cost (or read.split.* names)",
     )
+    plan.add_argument(
+        "--grouping",
+        choices=["none", "partition"],
+        default="none",
+        help="partition: each task holds one partition tuple's splits (Iceberg's preserve-data-grouping)",
+    )
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
 
@@ -188,8 +194,15 @@ def _plan(args: argparse.Namespace) -> int:
 
     options = dict(_split_option(o) for o in args.option)
     # the fields /plan takes too, checked by its own model: the same 400 for the same mistake
-    checked = validated(PlanRequest, {"limit": args.limit, "parallelism": args.parallelism, "options": options})
-    plan = _planned(args, options=checked.options, limit=checked.limit, parallelism=checked.parallelism)
+    fields = {"limit": args.limit, "parallelism": args.parallelism, "options": options, "grouping": args.grouping}
+    checked = validated(PlanRequest, fields)
+    plan = _planned(
+        args,
+        options=checked.options,
+        limit=checked.limit,
+        parallelism=checked.parallelism,
+        grouping=checked.grouping,
+    )
     raw = b"".join(encode_plan(plan))
     if args.json:
         sys.stdout.buffer.write(raw + b"\n")

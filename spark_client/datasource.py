@@ -75,6 +75,7 @@ OPTIONS = {
     "parallelism": "the session's parallelism, for the adaptive split size (a data source cannot see the session)",
     "start-snapshot-id": "an incremental append scan: the rows appended after this snapshot (exclusive)",
     "end-snapshot-id": "with start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
+    "grouping": "partition: one Spark partition per task of one partition tuple, in key order (default none)",
     "split-size": "target split size in bytes (read.split.target-size)",
     "lookback": "bin-packing lookback (read.split.planning-lookback)",
     "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",
@@ -231,6 +232,7 @@ def scan_of(options: Mapping[str, str]) -> Scan:
         end_snapshot_id=number("end-snapshot-id"),
         options={key: _positive_int(options, key, 0) for key in _SPLIT_OPTIONS if options.get(key)},
         case_sensitive=_bool(options.get("case-sensitive", "true"), "case-sensitive"),
+        grouping=options.get("grouping") or "none",
     )
 
 

@@ -66,6 +66,18 @@ def test_summary_and_errors(conformance: Conformance, capsys: pytest.CaptureFixt
     assert code == 1 and json.loads(err)["error"]["code"] == 404
 
 
+def test_grouping_by_partition(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI's plan is /plan's: each task's grouping key, keys ascending (nulls first)."""
+    location = conformance.tables["identity_part"]["metadata_location"]
+    args = ["plan", "--metadata-location", location, "--option", "split-size=2048", "--json"]
+    code, out, _ = _run(capsys, *args, "--grouping", "partition")
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["grouping"]["keys"] == [[None], ["a"], ["b"], ["c"]]
+    keys = [t["grouping-key"] for t in plan["tasks"]]
+    assert keys == sorted(keys, key=lambda k: (k[0] is not None, k[0] or "")) and len(keys) > 4
+
+
 @pytest.mark.parametrize("case_id", ["snapshots/appends-1-to-2", "mor_position_deletes/appends-after-first"])
 def test_incremental_append_scans(conformance: Conformance, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
     """--start-snapshot-id [--end-snapshot-id]: the tasks Java's incremental append scan plans."""
