@@ -42,6 +42,7 @@ sys.path.insert(0, str(HERE))
 from cases import CASES, TABLES  # noqa: E402
 from read_cases import (  # noqa: E402
     AGGREGATE_CASES,
+    GROUPING_CASES,
     PARTITION_COUNT_CASES,
     READ_CASES,
     READ_TABLES,
@@ -406,6 +407,51 @@ def partition_counts(writer: Writer) -> list[dict[str, Any]]:
     return out
 
 
+PRESERVE_GROUPING = "spark.sql.iceberg.planning.preserve-data-grouping"
+
+
+def task_groups(writer: Writer) -> list[dict[str, Any]]:
+    """Spark + Iceberg's task groups for each GROUPING_CASES entry (planning only): each input partition's
+    grouping key and tasks, as the scan planned them, and Spark's partition count."""
+    jvm = writer.spark.sparkContext._jvm
+    assert jvm is not None
+    any_class = jvm.java.lang.Class.forName("java.lang.Object")
+    out = []
+    writer.spark.conf.set(PRESERVE_GROUPING, "true")
+    try:
+        for table, spark_filter, options in GROUPING_CASES:
+            reader = writer.spark.read.format("iceberg")
+            for key, value in options.items():
+                reader = reader.option(key, value)
+            df = reader.load(writer.ident(table))
+            if spark_filter is not None:
+                df = df.where(spark_filter)
+            scan = df._jdf.queryExecution().executedPlan().collectLeaves().head()
+            groups = []
+            for partition in scan.batch().planInputPartitions():
+                group = partition.taskGroup()
+                key = group.groupingKey()
+                groups.append(
+                    {
+                        "key": None if key is None else [_plain(key.get(i, any_class)) for i in range(key.size())],
+                        "tasks": [[t.file().location(), t.start(), t.length()] for t in java_iter(group.tasks())],
+                    }
+                )
+            partitions = df.rdd.getNumPartitions()
+            out.append(
+                {"table": table, "filter": spark_filter, "options": options, "groups": groups, "partitions": partitions}
+            )
+            log(f"task groups {table} {spark_filter} {options}: {len(groups)} groups, {partitions} partitions")
+    finally:
+        writer.spark.conf.unset(PRESERVE_GROUPING)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A grouping key value as JSON: strings and numbers as they are, anything else as its text."""
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
+
+
 PUSH_DOWN = "spark.sql.iceberg.aggregate-push-down.enabled"
 
 
@@ -492,6 +538,7 @@ def main() -> int:
         log(f"plans recorded in {time.monotonic() - started:.0f}s")
         reads = read_expectations(writer, out)
         partitions = partition_counts(writer)
+        groupings = task_groups(writer)
         aggregates = aggregate_expectations(writer)
         expected = {
             "generator_version": GENERATOR_VERSION,
@@ -505,6 +552,7 @@ def main() -> int:
             "reads": reads,
             "sized_tables": {name: table_json(writer, name) for name in SIZED_TABLES},
             "partition_counts": partitions,
+            "task_groups": groupings,
             "aggregates": aggregates,
         }
     finally:

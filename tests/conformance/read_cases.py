@@ -59,6 +59,20 @@ PARTITION_COUNT_CASES: tuple[tuple[str, int, dict[str, str]], ...] = (
     ("identity_part", 8, {}),
     ("sized_unadapted", 200, {}),
 )
+# Spark + Iceberg's task groups with spark.sql.iceberg.planning.preserve-data-grouping=true, (table, Spark
+# filter or None, read options): identity, bucket and day partitions, evolved specs (whose planned specs share
+# a field only under the filter), a split size small enough for several tasks a partition, and the adaptive
+# split size of the session (shuffle partitions 2, local[2]: parallelism 2).
+GROUPING_CASES: tuple[tuple[str, str | None, dict[str, str]], ...] = (
+    ("identity_part", None, {"split-size": "2048", "file-open-cost": "64"}),
+    ("identity_part", "id >= 10", {}),
+    ("bucket_part", None, {"split-size": "2048", "file-open-cost": "64"}),
+    ("day_part", None, {"split-size": "2048", "file-open-cost": "64"}),
+    ("day_part", None, {}),
+    ("spec_evolution", None, {"split-size": "2048", "file-open-cost": "64"}),
+    ("spec_evolution", "category = 'a'", {"split-size": "2048", "file-open-cost": "64"}),
+    ("truncate_part", None, {"split-size": "4096"}),
+)
 
 
 def read(
