@@ -384,10 +384,18 @@ class ScanPlanner:
         return [result for result in out if result is not None]
 
     def _read(self, location: str, length: int | None = None) -> bytes:
+        """A metadata file; one shorter than the length its manifest list records is corrupt (a manifest cut at
+        a block boundary would otherwise read as a valid file of fewer entries: a silently smaller plan)."""
         try:
-            return self.io.read(location, length)
+            data = self.io.read(location, length)
         except FileNotFound:
             raise MissingFileError(f"Metadata file is missing: {location}") from None
+        if length is not None and len(data) < length:
+            raise CorruptMetadataError(
+                f"Manifest {location} is {len(data):,} bytes, shorter than the {length:,} its manifest list "
+                "records: it was cut short (rewrite the manifest, or restore the table's metadata)"
+            )
+        return data
 
 
 def _attach_deletes(
