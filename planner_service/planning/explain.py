@@ -54,14 +54,14 @@ class Explain:
     files: list[ExplainedFiles] = field(default_factory=list)
     _filter: RowFilter | None = None
 
-    def manifest(self, m: ManifestFile, kept: bool, reason: str) -> None:
+    def manifest(self, m: ManifestFile, kept: bool, rule: str, reason: str) -> None:
         self.manifests.append(
             {
                 "manifest-path": m.manifest_path,
                 "content": "data" if m.content == DATA_MANIFEST else "deletes",
                 "partition-spec-id": m.partition_spec_id,
                 "kept": kept,
-                "rule": manifest_rule(kept, reason),
+                "rule": rule,
                 "reason": reason,
             }
         )
@@ -138,15 +138,6 @@ def _described(part: ExplainedFiles, rows: np.ndarray[Any, Any], row_filter: Row
     ]
 
 
-def manifest_rule(kept: bool, reason: str) -> str:
-    """The rule of a manifest's decision (manifest_reason's reasons, in its order of checks)."""
-    if reason.startswith("no added or existing files"):
-        return "no-live-files"
-    if kept:
-        return "no-filter" if reason == "no filter" else "might-match"
-    return "partition-summaries"
-
-
 def file_rules(index: FileIndex, row_filter: RowFilter) -> RuleArray:
     """The rule that decided each file of `index` (FILE_RULES codes), as file_reasons decides them, for all
     files at once."""
@@ -177,21 +168,21 @@ def _metrics_rule(conjunct: Expression) -> str:
     return "column-bounds"
 
 
-def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str]:
-    """(kept, why) for one manifest, in ManifestGroup's order of checks."""
+def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str, str]:
+    """(kept, rule, why) for one manifest, in ManifestGroup's order of checks."""
     if not m.has_added_or_existing_files:
-        return False, "no added or existing files (only deleted entries)"
+        return False, "no-live-files", "no added or existing files (only deleted entries)"
     if row_filter.is_true:
-        return True, "no filter"
+        return True, "no-filter", "no filter"
     bound, partition_type = row_filter.partition_filter(m.partition_spec_id)
     if row_filter.manifest_might_match(m):
-        return True, f"partition summaries might match {bound}"
+        return True, "might-match", f"partition summaries might match {bound}"
     summaries = []
     for fld, summary in zip(partition_type.fields, m.partitions or (), strict=False):
         lower = to_json_value(fld.type, from_bytes(fld.type, summary.lower_bound))
         upper = to_json_value(fld.type, from_bytes(fld.type, summary.upper_bound))
         summaries.append(f"{fld.name} in [{lower}, {upper}] contains_null={summary.contains_null}")
-    return False, f"partition summaries ({'; '.join(summaries)}) cannot match {bound}"
+    return False, "partition-summaries", f"partition summaries ({'; '.join(summaries)}) cannot match {bound}"
 
 
 def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilter) -> list[tuple[bool, str]]:
