@@ -29,7 +29,9 @@ class Scan:
       tell (files without residual or deletes). 0 reads nothing.
     case_sensitive: how the service resolves column names.
     grouping: "partition" makes each task hold the splits of one partition tuple, tasks in key order (as
-      Spark + Iceberg's preserve-data-grouping); "none" (the default) packs by size alone.
+      Spark + Iceberg's preserve-data-grouping); "sort-order" also orders each partition's files by the
+      table's sort order, no two files of a task overlapping on it, each task's files in key order and tasks
+      by their first key; "none" (the default) packs by size alone.
     """
 
     table: str

@@ -69,9 +69,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument(
         "--grouping",
-        choices=["none", "partition"],
+        choices=["none", "partition", "sort-order"],
         default="none",
-        help="partition: each task holds one partition tuple's splits (Iceberg's preserve-data-grouping)",
+        help="partition: each task holds one partition tuple's splits (Iceberg's preserve-data-grouping); "
+        "sort-order: also files in the table's sort order, no two of a task overlapping",
     )
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)

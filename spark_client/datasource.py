@@ -75,7 +75,8 @@ OPTIONS = {
     "parallelism": "the session's parallelism, for the adaptive split size (a data source cannot see the session)",
     "start-snapshot-id": "an incremental append scan: the rows appended after this snapshot (exclusive)",
     "end-snapshot-id": "with start-snapshot-id: up to this snapshot (inclusive; default: the current one)",
-    "grouping": "partition: one Spark partition per task of one partition tuple, in key order (default none)",
+    "grouping": "partition: one Spark partition per task of one partition tuple, in key order; sort-order: also "
+    "files in the table's sort order, none of a partition overlapping (default none)",
     "split-size": "target split size in bytes (read.split.target-size)",
     "lookback": "bin-packing lookback (read.split.planning-lookback)",
     "file-open-cost": "the weight of opening a file, in bytes (read.split.open-file-cost)",

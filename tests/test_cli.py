@@ -78,6 +78,22 @@ def test_grouping_by_partition(conformance: Conformance, capsys: pytest.CaptureF
     assert keys == sorted(keys, key=lambda k: (k[0] is not None, k[0] or "")) and len(keys) > 4
 
 
+def test_grouping_by_sort_order(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
+    """--grouping sort-order: the table's sort order in the head, each task's key range; an unsorted table is
+    refused with /plan's 400."""
+    location = conformance.tables["sorted_ids"]["metadata_location"]
+    code, out, _ = _run(capsys, "plan", "--metadata-location", location, "--grouping", "sort-order", "--json")
+    assert code == 0
+    plan = json.loads(out)
+    assert plan["grouping"]["type"] == "sort-order" and plan["grouping"]["keys"] == [[]]
+    assert [f["source-id"] for f in plan["grouping"]["sort-order"]["fields"]] == [1]
+    ranges = [t["key-range"] for t in plan["tasks"]]
+    assert ranges[0] is not None and ranges[-1] is None  # (the file without id bounds: last)
+    unsorted = conformance.tables["unpartitioned"]["metadata_location"]
+    code, _, err = _run(capsys, "plan", "--metadata-location", unsorted, "--grouping", "sort-order")
+    assert code == 1 and "is unsorted" in json.loads(err)["error"]["message"]
+
+
 @pytest.mark.parametrize("case_id", ["snapshots/appends-1-to-2", "mor_position_deletes/appends-after-first"])
 def test_incremental_append_scans(conformance: Conformance, capsys: pytest.CaptureFixture[str], case_id: str) -> None:
     """--start-snapshot-id [--end-snapshot-id]: the tasks Java's incremental append scan plans."""

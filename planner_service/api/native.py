@@ -24,7 +24,7 @@ from planner_service.planning.admission import Cancellation
 from planner_service.service.plan_cache import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.wire.plan_json import encode_plan, plan_head
+from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head
 from planner_service.wire.task_json import encode_tasks
 
 router = APIRouter()
@@ -84,6 +84,9 @@ def deferred_body(
     head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
     if result.plan.grouping is not None:  # each task's key, by its index into grouping.keys
         head["task-grouping-key"] = result.plan.grouping.task_key
+        ranges = key_ranges_json(result.plan)
+        if ranges is not None:
+            head["task-key-range"] = ranges
     head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []
     return head
 

@@ -73,10 +73,12 @@ class PlanRequest(ScanSelection):
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
-    grouping: Literal["none", "partition"] = Field(
+    grouping: Literal["none", "partition", "sort-order"] = Field(
         "none",
         description="partition: each task holds the splits of one partition tuple (Iceberg's "
-        "preserve-data-grouping), tasks ordered by key; the plan lists the keys and each task its own",
+        "preserve-data-grouping), tasks ordered by key; the plan lists the keys and each task its own. "
+        "sort-order: within each partition, tasks of files whose ranges of the table's sort order do not "
+        "overlap, files in key order; each task also says its key-range",
     )
     task_estimates: bool = Field(
         True,

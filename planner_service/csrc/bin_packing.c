@@ -6,14 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void pack(const int64_t *weights, Py_ssize_t n, int64_t target, int64_t lookback, Py_ssize_t slots,
-                 int largest_first, int64_t *created, int64_t *ordinal, int64_t *open_id, int64_t *open_weight,
-                 int64_t *out) {
+static void pack(const int64_t *weights, const uint8_t *breaks, Py_ssize_t n, int64_t target, int64_t lookback,
+                 Py_ssize_t slots, int largest_first, int64_t *created, int64_t *ordinal, int64_t *open_id,
+                 int64_t *open_weight, int64_t *out) {
     Py_ssize_t n_open = 0;
     int64_t n_created = 0, n_out = 0;
     for (Py_ssize_t item = 0; item < n; item++) {
         int64_t w = weights[item], room = target - w;
         Py_ssize_t i;
+        if (breaks != NULL && breaks[item]) {  /* a new group: its items pack apart, as if the input ended here */
+            for (i = 0; i < n_open; i++) ordinal[open_id[i]] = n_out++;
+            n_open = 0;
+        }
         for (i = 0; i < n_open; i++) {
             if (open_weight[i] <= room) break;  /* the oldest open bin it fits in */
         }
@@ -45,31 +49,34 @@ static void pack(const int64_t *weights, Py_ssize_t n, int64_t target, int64_t l
 }
 
 PyObject *kernels_pack_bins(PyObject *self, PyObject *args) {
-    Py_buffer weights;
+    Py_buffer weights, breaks = {0};
     long long target, lookback;
     int largest_first;
-    if (!PyArg_ParseTuple(args, "y*LLp", &weights, &target, &lookback, &largest_first)) return NULL;
-    if (weights.len % (Py_ssize_t)sizeof(int64_t) != 0 || lookback <= 0) {
+    if (!PyArg_ParseTuple(args, "y*LLp|y*", &weights, &target, &lookback, &largest_first, &breaks)) return NULL;
+    Py_ssize_t n = weights.len / (Py_ssize_t)sizeof(int64_t);
+    if (weights.len % (Py_ssize_t)sizeof(int64_t) != 0 || lookback <= 0 || (breaks.buf != NULL && breaks.len != n)) {
         PyBuffer_Release(&weights);
-        PyErr_SetString(PyExc_ValueError, "pack_bins: weights must be int64 and lookback > 0");
+        if (breaks.buf != NULL) PyBuffer_Release(&breaks);
+        PyErr_SetString(PyExc_ValueError, "pack_bins: weights must be int64, lookback > 0, one break flag an item");
         return NULL;
     }
-    Py_ssize_t n = weights.len / (Py_ssize_t)sizeof(int64_t);
     Py_ssize_t slots = (lookback < n ? (Py_ssize_t)lookback : n) + 1;
     PyObject *result = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
     int64_t *scratch = malloc(((size_t)n * 2 + (size_t)slots * 2 + 1) * sizeof(int64_t));
     if (result == NULL || scratch == NULL) {
         PyBuffer_Release(&weights);
+        if (breaks.buf != NULL) PyBuffer_Release(&breaks);
         Py_XDECREF(result);
         free(scratch);
         return PyErr_NoMemory();
     }
     int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
     Py_BEGIN_ALLOW_THREADS
-    pack((const int64_t *)weights.buf, n, target, lookback, slots, largest_first, scratch, scratch + n,
-         scratch + 2 * n, scratch + 2 * n + slots, out);
+    pack((const int64_t *)weights.buf, (const uint8_t *)breaks.buf, n, target, lookback, slots, largest_first,
+         scratch, scratch + n, scratch + 2 * n, scratch + 2 * n + slots, out);
     Py_END_ALLOW_THREADS
     free(scratch);
     PyBuffer_Release(&weights);
+    if (breaks.buf != NULL) PyBuffer_Release(&breaks);
     return result;
 }

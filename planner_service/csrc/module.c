@@ -11,7 +11,8 @@ static PyMethodDef methods[] = {
      "Decode Avro datum blocks [(bytes, record count), ...] by a compiled schema program into one column\n"
      "per output slot (planner_service/metadata/avro_columns.py builds the program)."},
     {"pack_bins", kernels_pack_bins, METH_VARARGS,
-     "pack_bins(weights, target, lookback, largest_first) -> bytes of int64 bin numbers, one per item\n"
+     "pack_bins(weights, target, lookback, largest_first, breaks=None) -> bytes of int64 bin numbers, one per\n"
+     "item; breaks (a byte per item) marks the items that start a group packed apart\n"
      "(planner_service/splitting/bin_packing.py)."},
     {"render_rows", kernels_render_rows, METH_VARARGS,
      "render_rows(length, parts, prefix=b'') -> bytes: prefix, then `length` rows rendered by `parts`\n"

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import uuid
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from decimal import Context, Decimal
-from typing import Any
+from typing import Any, Literal
+
+import numpy as np
 
 from planner_service.metadata.types import IcebergType, PrimitiveType
 
@@ -39,6 +43,33 @@ def to_json_value(typ: IcebergType, value: Any) -> Any:
     if kind in ("float", "double"):
         return float(value)
     return value
+
+
+def to_json_scalar(typ: IcebergType, value: Any) -> Any:
+    """to_json_value, with a float that JSON has no number for written as Jackson writes it: "NaN",
+    "Infinity", "-Infinity"."""
+    out = to_json_value(typ, value)
+    if isinstance(out, float) and not math.isfinite(out):
+        return "NaN" if math.isnan(out) else ("Infinity" if out > 0 else "-Infinity")
+    return out
+
+
+_DATETIME_UNITS: dict[str, Literal["D", "us"]] = {"date": "D", "timestamp": "us", "timestamptz": "us"}
+_AS_IS = frozenset({"boolean", "int", "long", "string"})
+
+
+def to_json_column(typ: IcebergType, values: Sequence[Any]) -> list[Any]:
+    """to_json_scalar of each of many values of one type; dates and timestamps written as one array."""
+    kind = typ.kind if isinstance(typ, PrimitiveType) else ""
+    if kind in _AS_IS:
+        return list(values)
+    unit = _DATETIME_UNITS.get(kind)
+    if unit is None:
+        return [to_json_scalar(typ, v) for v in values]
+    present = np.array([v for v in values if v is not None], dtype=np.int64).astype(f"datetime64[{unit}]")
+    suffix = "+00:00" if kind == "timestamptz" else ""
+    texts = iter(np.datetime_as_string(present, unit=unit).tolist())
+    return [None if v is None else next(texts) + suffix for v in values]
 
 
 def _decimal_text(value: Decimal, scale: int) -> str:

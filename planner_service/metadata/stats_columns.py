@@ -94,9 +94,14 @@ class StatsColumns:
         """Decoded `lower_bounds` or `upper_bounds` of a column."""
         key = (column, field_id)
         if key not in self._cache:
-            self._cache[key] = _decode_bounds(self.frame.select(_map_value(column, field_id)).to_series(), typ)
+            self._cache[key] = _decode_bounds(self.raw_bounds(column, field_id), typ)
         out: BoundColumn = self._cache[key]
         return out
+
+    def raw_bounds(self, column: str, field_id: int) -> pl.Series:
+        """The `lower_bounds` or `upper_bounds` of a column as stored (binary; null where absent). Not kept: an
+        index keeps only the decoded bounds."""
+        return self.frame.select(_map_value(column, field_id)).to_series()
 
     def bound_extreme(self, column: str, field_id: int, typ: PrimitiveType, rows: IntArray, largest: bool) -> Any:
         """The least (or greatest) `column` bound of a column among `rows` under Java's comparator, decoded;
@@ -140,6 +145,19 @@ def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
     values = [from_bytes(typ, b) for b in raw.to_list()]
     is_nan = np.fromiter((isinstance(v, float) and v != v for v in values), dtype=bool, count=n)
     return BoundColumn(present, is_nan, None, values, typ)
+
+
+def decoded_bounds(raw: pl.Series, typ: PrimitiveType) -> list[Any]:
+    """Bounds as internal values (None where absent): fixed-width numbers and strings decoded as one column,
+    the rest one by one."""
+    kind, sizes = typ.kind, raw.bin.size().drop_nulls()
+    widths = {"int": (4, pl.Int32), "date": (4, pl.Int32), "float": (4, pl.Float32), "double": (8, pl.Float64)}
+    width, dtype = widths.get(kind, (8, pl.Int64) if kind in _LONG_KINDS else (0, None))
+    if dtype is not None and sizes.eq(width).all():
+        return raw.bin.reinterpret(dtype=dtype, endianness="little").to_list()
+    if kind == "string":
+        return raw.cast(pl.String).to_list()
+    return [from_bytes(typ, b) for b in raw.to_list()]
 
 
 _SIGN_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)

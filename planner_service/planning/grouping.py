@@ -9,7 +9,8 @@ bin-packed on their own, with the scan's split size, lookback and open-file cost
 
 Java returns the keys in HashMap order (of identity hashes: a different order each run); Spark, given a
 key-grouped scan, orders its partitions by key, ascending with nulls first. Tasks here follow Spark's order
-of keys, each key's tasks in Java's bin order.
+of keys, each key's tasks in Java's bin order. grouping=sort-order (planning/sort_grouping.py) groups by the
+same key, then orders each key's files by the table's sort order.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -25,20 +26,35 @@ import numpy as np
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec
 from planner_service.metadata.types import Schema
-from planner_service.splitting.combine import CombinedTasks, FileColumns, combine
+from planner_service.planning.sort_ranges import SortKey
+from planner_service.splitting.combine import CombinedTasks, FileColumns, combine, run_positions
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
-GROUPINGS = ("none", "partition")
+GROUPINGS = ("none", "partition", "sort-order")
+
+
+@dataclass(frozen=True)
+class KeyRanges:
+    """grouping=sort-order: the sort key, and each task's first and last key (internal values, a prefix of the
+    key's fields where statistics bound no more; None for a task of a file without bounds)."""
+
+    key: SortKey
+    ranges: tuple[tuple[tuple[Any, ...], tuple[Any, ...]] | None, ...]
 
 
 @dataclass(frozen=True)
 class TaskGrouping:
     """How a grouped plan's tasks are grouped: the key's partition fields, each distinct key (internal values,
-    in the fields' order, ascending) and the key of each task."""
+    in the fields' order, ascending), the key of each task and, ordered by a sort order, each task's range."""
 
     fields: tuple[PartitionField, ...]
     keys: tuple[tuple[Any, ...], ...]
     task_key: Int64Array
+    ranges: KeyRanges | None = None
+
+    @property
+    def kind(self) -> str:
+        return "partition" if self.ranges is None else "sort-order"
 
 
 def grouping_fields(specs: Iterable[PartitionSpec], schema: Schema) -> tuple[PartitionField, ...]:
@@ -67,27 +83,33 @@ def group_tasks(
 ) -> tuple[CombinedTasks, TaskGrouping | None]:
     """The tasks of the files `rows` of `index` (whose splitting columns are `columns`), grouped by partition;
     no grouping (the plain tasks, None) when the key has no field."""
-    used = np.unique(index.spec_id[rows]) if len(rows) else np.zeros(0, np.int64)
-    fields = grouping_fields((specs[int(s)] for s in used), schema)
+    fields = grouping_fields(specs_of(index, rows, specs), schema)
     if not fields:
         return combine(columns, split_size, lookback, open_file_cost), None
+    file_key, keys = partition_keys(index, rows, fields, specs)
+    by_key = np.argsort(file_key, kind="stable")  # the files key after key, each key's in planFiles() order
+    starts = np.diff(file_key[by_key], prepend=-1) != 0  # where each key's files begin
+    tasks = combine(take_files(columns, by_key), split_size, lookback, open_file_cost, starts)
+    task_files = by_key[tasks.file[tasks.offsets[:-1]]]  # each task's first file
+    used, task_key = np.unique(file_key[task_files], return_inverse=True)
+    grouping = TaskGrouping(fields, tuple(keys[k] for k in used.tolist()), task_key.astype(np.int64))
+    return with_plan_files(tasks, by_key), grouping
+
+
+def partition_keys(
+    index: FileIndex, rows: Int64Array, fields: Sequence[PartitionField], specs: dict[int, PartitionSpec]
+) -> tuple[Int64Array, list[tuple[Any, ...]]]:
+    """Each file's key (its rank among the distinct keys, ascending as Spark orders them) and the keys."""
     key_of_partition, keys = _keys(index, fields, specs)
-    file_key = key_of_partition[index.partition_id[rows]]
     order = sorted(range(len(keys)), key=lambda k: _ascending(keys[k]))
     rank = np.empty(len(keys), np.int64)
     rank[order] = np.arange(len(keys))
-    file_rank = rank[file_key]
-    by_key = np.argsort(file_rank, kind="stable")  # the files key after key, each key's in planFiles() order
-    bounds = np.searchsorted(file_rank[by_key], np.arange(len(keys) + 1))
-    parts: list[tuple[CombinedTasks, Int64Array]] = []
-    present: list[tuple[Any, ...]] = []
-    for position, k in enumerate(order):
-        files = by_key[bounds[position] : bounds[position + 1]].astype(np.int64)
-        if len(files):
-            parts.append((combine(_take(columns, files), split_size, lookback, open_file_cost), files))
-            present.append(keys[k])
-    task_key = np.repeat(np.arange(len(parts), dtype=np.int64), [len(t) for t, _ in parts])
-    return _concat(parts), TaskGrouping(fields, tuple(present), task_key)
+    return rank[key_of_partition[index.partition_id[rows]]], [keys[k] for k in order]
+
+
+def specs_of(index: FileIndex, rows: Int64Array, specs: dict[int, PartitionSpec]) -> list[PartitionSpec]:
+    used = np.unique(index.spec_id[rows]) if len(rows) else np.zeros(0, np.int64)
+    return [specs[int(s)] for s in used]
 
 
 def _keys(
@@ -127,12 +149,10 @@ def _ascending(key: tuple[Any, ...]) -> tuple[Any, ...]:
     )
 
 
-def _take(columns: FileColumns, files: Int64Array) -> FileColumns:
+def take_files(columns: FileColumns, files: Int64Array) -> FileColumns:
     """The columns of some files, in the given order."""
     counts = columns.offset_counts[files]
-    starts = (np.cumsum(columns.offset_counts) - columns.offset_counts)[files]
-    before = np.cumsum(counts) - counts  # where each file's offsets start in the result
-    positions = np.repeat(starts - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+    positions = run_positions((np.cumsum(columns.offset_counts) - columns.offset_counts)[files], counts)
     return FileColumns(
         columns.sizes[files],
         columns.splittable[files],
@@ -144,20 +164,6 @@ def _take(columns: FileColumns, files: Int64Array) -> FileColumns:
     )
 
 
-def _concat(parts: Sequence[tuple[CombinedTasks, Int64Array]]) -> CombinedTasks:
-    """One CombinedTasks of the parts' tasks in turn, their pieces' files mapped back to the plan's."""
-    assert parts, "a plan with files has a key"
-    offsets = [np.zeros(1, np.int64)]
-    base = 0
-    for tasks, _ in parts:
-        offsets.append(tasks.offsets[1:] + base)
-        base += int(tasks.offsets[-1])
-    return CombinedTasks(
-        np.concatenate(offsets),
-        np.concatenate([files[tasks.file] for tasks, files in parts]),
-        np.concatenate([tasks.start for tasks, _ in parts]),
-        np.concatenate([tasks.length for tasks, _ in parts]),
-        np.concatenate([tasks.is_split for tasks, _ in parts]),
-        np.concatenate([tasks.size_bytes for tasks, _ in parts]),
-        np.concatenate([tasks.estimated_rows for tasks, _ in parts]),
-    )
+def with_plan_files(tasks: CombinedTasks, files: Int64Array) -> CombinedTasks:
+    """`tasks` made of the files `files` lists, their pieces' files mapped back to the plan's."""
+    return replace(tasks, file=files[tasks.file])

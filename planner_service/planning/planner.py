@@ -41,6 +41,8 @@ from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.planning.scan_tasks import FileTaskColumns
+from planner_service.planning.sort_grouping import order_tasks
+from planner_service.planning.sort_ranges import table_sort_key
 from planner_service.splitting.combine import combine
 
 T = TypeVar("T")
@@ -75,6 +77,7 @@ class ScanPlanner:
         metrics = ScanMetrics()
         meta = table.metadata
         options = resolve_split_options(request.options, meta.properties)
+        sort_key = table_sort_key(meta, table.name) if request.grouping == "sort-order" else None
         chosen = (
             choose_snapshot(meta, request.snapshot)
             if request.appends is None
@@ -132,7 +135,7 @@ class ScanPlanner:
                 cancel,
                 check,
                 added_in,
-                request.keep_stats,
+                request.keep_stats or sort_key is not None,  # (sort-order grouping reads the files' bounds)
             )
             if request.limit is not None:
                 files = _cut_at_rows(files, request.limit, metrics)
@@ -154,6 +157,10 @@ class ScanPlanner:
                 if request.grouping == "partition":
                     combined, grouping = group_tasks(
                         files.index, files.rows, meta.specs, schema, files.columns(), *split
+                    )
+                elif sort_key is not None:
+                    combined, grouping = order_tasks(
+                        files.index, files.rows, meta.specs, schema, sort_key, files.columns(), split[0], split[2]
                     )
                 else:
                     combined = combine(files.columns(), *split)

@@ -58,7 +58,7 @@ class ScanRequest:
     parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
     keep_stats: bool = False  # decode the files' column stats even when planning does not read them
     select: tuple[str, ...] | None = None  # the columns read: the plan's schema is projected to them
-    grouping: str = "none"  # "partition": each task holds one partition tuple's splits (planning/grouping.py)
+    grouping: str = "none"  # "partition" or "sort-order": planning/grouping.py, planning/sort_grouping.py
 
     def canonical(self) -> dict[str, Any]:
         """What decides the plan, as JSON with normalized values (the filter re-encoded as REST JSON)."""

@@ -63,7 +63,16 @@ def _check_split_options(split_size: int, lookback: int, open_file_cost: int) ->
         raise ValueError(f"File open cost must be >= 0: {open_file_cost}")
 
 
-def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: int) -> CombinedTasks:
+def combine(
+    files: FileColumns,
+    split_size: int,
+    lookback: int,
+    open_file_cost: int,
+    groups: BoolArray | None = None,
+    largest_bin_first: bool = True,
+) -> CombinedTasks:
+    """The files' tasks. `groups` marks the files that start a group packed on its own (every task holds files
+    of one group); `largest_bin_first` as pack_bins (False with a lookback of 1 keeps the files' order)."""
     _check_split_options(split_size, lookback, open_file_cost)
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
     splits = split_files(
@@ -80,7 +89,10 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     del files  # a caller that hands over its columns gets the split offsets freed before the tasks are merged
     owner, start, length, is_split, weight = splits.owner, splits.start, splits.length, splits.is_split, splits.weight
     del splits
-    bins = pack_bins(weight, split_size, lookback)
+    breaks = None
+    if groups is not None:  # a group starts at the first split of a file that starts one
+        breaks = groups[owner] & np.concatenate(([True], owner[1:] != owner[:-1]))
+    bins = pack_bins(weight, split_size, lookback, largest_bin_first, breaks)
     del weight  # (at 20,000,000 files these go 1.6 GB before the merge's own columns are made)
 
     # TableScanUtil.mergeTasks: within a bin, a split continues the previous one when both are splits of
@@ -92,4 +104,25 @@ def combine(files: FileColumns, split_size: int, lookback: int, open_file_cost: 
     size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(
         offsets, run_file, run_start, run_length, np.frombuffer(merged[4], np.bool_), size_bytes, estimated_rows
+    )
+
+
+def run_positions(starts: Int64Array, counts: Int64Array) -> Int64Array:
+    """The positions of runs laid end to end: counts[i] positions from starts[i], for each i in turn."""
+    before = np.cumsum(counts) - counts  # where each run starts in the result
+    return np.repeat(starts - before, counts) + np.arange(int(counts.sum()), dtype=np.int64)
+
+
+def take_tasks(tasks: CombinedTasks, order: Int64Array) -> CombinedTasks:
+    """The tasks in the order `order` lists them."""
+    counts = np.diff(tasks.offsets)[order]
+    pieces = run_positions(tasks.offsets[:-1][order], counts)
+    return CombinedTasks(
+        np.concatenate(([0], np.cumsum(counts))).astype(np.int64),
+        tasks.file[pieces],
+        tasks.start[pieces],
+        tasks.length[pieces],
+        tasks.is_split[pieces],
+        tasks.size_bytes[order],
+        tasks.estimated_rows[order],
     )

@@ -3,10 +3,9 @@ each aggregate's name, Iceberg type, value, whether it is exact and why not."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from planner_service.metadata.json_values import to_json_value
+from planner_service.metadata.json_values import to_json_scalar
 from planner_service.planning.aggregates import AggregateValue
 from planner_service.planning.scan_plan import ScanPlan
 
@@ -36,7 +35,4 @@ def encode_aggregates(plan: ScanPlan, values: list[AggregateValue]) -> dict[str,
 
 
 def _json_value(v: AggregateValue) -> Any:
-    value = to_json_value(v.type, v.value)
-    if isinstance(value, float) and not math.isfinite(value):  # as Jackson writes them: "NaN", "Infinity"
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    return value
+    return to_json_scalar(v.type, v.value)  # (a NaN as Jackson writes it: "NaN")

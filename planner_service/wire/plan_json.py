@@ -27,7 +27,8 @@ import polars as pl
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
-from planner_service.metadata.json_values import to_json_value
+from planner_service.metadata.json_values import to_json_column, to_json_value
+from planner_service.planning.grouping import KeyRanges
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import CombinedTasks
@@ -59,7 +60,7 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
         yield from _data_file_chunks(plan, files)
     yield b'],"tasks":['
     if tasks is not None and len(tasks):
-        yield from _task_chunks(tasks, _task_keys(plan))
+        yield from _task_chunks(tasks, _task_keys(plan), key_ranges_json(plan))
     yield b"]"
     if plan.explain is not None:
         yield b',"explain":' + dumps(plan.explain.to_json())
@@ -88,10 +89,12 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
     }
     if plan.grouping is not None:
         head["grouping"] = {
-            "type": "partition",
+            "type": plan.grouping.kind,
             "fields": [f.to_json() for f in plan.grouping.fields],
             "keys": grouping_keys_json(plan),
         }
+        if plan.grouping.ranges is not None:
+            head["grouping"]["sort-order"] = plan.grouping.ranges.key.to_json()
     task_count = len(plan.combined) if plan.combined is not None else 0
     head["task-count"] = task_count
     head["metrics"] = metrics_to_json(plan.metrics, task_count)
@@ -206,11 +209,15 @@ def _delete_refs(files: FileTaskColumns, begin: int, end: int) -> list[str] | No
     return out
 
 
-def _task_chunks(tasks: CombinedTasks, keys: tuple[Any, list[str]] | None) -> Iterator[bytes]:
-    """The tasks' JSON; with `keys` (each task's key id, each key's JSON), each task's grouping key."""
+def _task_chunks(tasks: CombinedTasks, keys: tuple[Any, list[str]] | None, ranges: list[Any] | None) -> Iterator[bytes]:
+    """The tasks' JSON; with `keys` (each task's key id, each key's JSON), each task's grouping key; with
+    `ranges` (each task's), each task's key range."""
     for begin in range(0, len(tasks), CHUNK_ROWS):
         end = min(begin + CHUNK_ROWS, len(tasks))
         grouped = [] if keys is None else [rows.literal(',"grouping-key":'), rows.snippets(keys[0][begin:end], keys[1])]
+        if ranges is not None:
+            texts = [orjson.dumps(r).decode() for r in ranges[begin:end]]
+            grouped += [rows.literal(',"key-range":'), rows.snippets(np.arange(end - begin, dtype=np.int64), texts)]
         yield rows.render(
             end - begin,
             [
@@ -240,6 +247,31 @@ def grouping_keys_json(plan: ScanPlan) -> list[list[Any]]:
     return [
         [to_json_value(t, v) if t is not None else v for t, v in zip(types, key, strict=True)] for key in grouping.keys
     ]
+
+
+def key_ranges_json(plan: ScanPlan) -> list[Any] | None:
+    """Each task's key range of a plan grouped by sort order: {"first": [...], "last": [...]}, the values in
+    the REST form (a NaN as "NaN"), fewer than the key's fields where statistics bound no more; null for a
+    task of a file without bounds. None for other plans."""
+    grouping = plan.grouping
+    if grouping is None or grouping.ranges is None:
+        return None
+    spans = grouping.ranges.ranges
+    ends = [
+        _key_column_json(grouping.ranges, [span[end] if span is not None else () for span in spans]) for end in (0, 1)
+    ]
+    return [None if span is None else {"first": a, "last": b} for span, a, b in zip(spans, *ends, strict=True)]
+
+
+def _key_column_json(ranges: KeyRanges, keys: list[tuple[Any, ...]]) -> list[list[Any]]:
+    """Keys of the sort key's fields (each as long as statistics bound it) in the REST form, field by field."""
+    out: list[list[Any]] = [[] for _ in keys]
+    for j, field in enumerate(ranges.key.fields):
+        holders = [i for i, key in enumerate(keys) if len(key) > j]
+        texts = to_json_column(field.result_type, [keys[i][j] for i in holders])
+        for i, text in zip(holders, texts, strict=True):
+            out[i].append(text)
+    return out
 
 
 def _task_keys(plan: ScanPlan) -> tuple[Any, list[str]] | None:

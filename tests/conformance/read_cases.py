@@ -42,6 +42,11 @@ READ_TABLES = (
     "orc_types",
     "avro_types",
     "orc_stripes",
+    # written with a sort order (grouping=sort-order)
+    "sorted_ids",
+    "sorted_multi",
+    "sorted_transforms",
+    "sorted_bucket",
 )
 # Metadata-only tables (their data files do not exist): Spark's partition counts are recorded, nothing is read.
 SIZED_TABLES = ("sized_files", "sized_unadapted")

@@ -692,6 +692,66 @@ def fixed_types(w: Writer) -> None:
     w.sql(f"INSERT INTO {w.ident(name)} VALUES (4, X'0A0B', X'7F000000'), (5, X'FFFF', X'FFFFFFFF'), (6, NULL, NULL)")
 
 
+def _ordered_by(w: Writer, name: str, order: str) -> None:
+    w.sql(f"ALTER TABLE {w.ident(name)} WRITE ORDERED BY {order}")
+
+
+def _std_values(rows: Sequence[Sequence[Any]]) -> str:
+    """STD_COLUMNS rows as SQL VALUES, the amount (a double) by _float_sql (NaN, -0.0)."""
+    return ", ".join(
+        "(" + ", ".join([*(sql_literal(v) for v in row[:4]), _float_sql(row[4], "DOUBLE")]) + ")" for row in rows
+    )
+
+
+def sorted_ids(w: Writer) -> None:
+    """Unpartitioned, WRITE ORDERED BY id (ascending, nulls first): each append is range-distributed into
+    sorted files that do not overlap; the second append's ids overlap the first's, the third's do not; null
+    ids; a last append with id's metrics off (a file without bounds)."""
+    name = "sorted_ids"
+    w.create(name, STD_COLUMNS)
+    _ordered_by(w, name, "id")
+    w.insert(name, std_rows(61, 0, 120))
+    w.insert(name, std_rows(62, 60, 120))
+    w.insert(name, std_rows(63, 400, 80))
+    w.insert(name, [(None, "a", "null-1", _EPOCH, 1.0), (None, "b", "null-2", _EPOCH, 2.0), *std_rows(64, 300, 6)])
+    w.set_properties(name, {"write.metadata.metrics.column.id": "none"})
+    w.insert(name, std_rows(65, 150, 40))
+
+
+def sorted_multi(w: Writer) -> None:
+    """Partitioned by days(ts), WRITE ORDERED BY category ASC NULLS LAST, amount DESC NULLS FIRST: a string
+    and a double key with null, NaN, -0.0 and 0.0 amounts; three appends whose files overlap on category."""
+    name = "sorted_multi"
+    w.create(name, STD_COLUMNS, "days(ts)")
+    _ordered_by(w, name, "category ASC NULLS LAST, amount DESC NULLS FIRST")
+    specials = (float("nan"), -0.0, 0.0, None, 1000.0)
+    for batch in range(3):
+        rows = std_rows(70 + batch, batch * 100, 90, categories=("a", "b", "c", None) if batch != 1 else ("b", "c"))
+        rows = [(*r[:4], specials[i % 5] if i % 7 == 0 else r[4]) for i, r in enumerate(rows)]
+        w.sql(f"INSERT INTO {w.ident(name)} VALUES {_std_values(rows)}")
+
+
+def sorted_transforms(w: Writer) -> None:
+    """Unpartitioned, WRITE ORDERED BY days(ts) DESC, name: a transformed key in descending order, then names
+    that share a 21-character prefix in some appends (their bounds are truncated to 16 characters)."""
+    name = "sorted_transforms"
+    w.create(name, STD_COLUMNS)
+    _ordered_by(w, name, "days(ts) DESC, name")
+    for batch in range(4):
+        rows = std_rows(80 + batch, batch * 50, 50, days=2 + batch)
+        if batch % 2:
+            rows = [(*r[:2], f"a-long-common-prefix-{r[0]:04d}", *r[3:]) for r in rows]
+        w.insert(name, rows)
+
+
+def sorted_bucket(w: Writer) -> None:
+    """WRITE ORDERED BY bucket(4, id), id: an order whose first field file bounds cannot order."""
+    name = "sorted_bucket"
+    w.create(name, STD_COLUMNS)
+    _ordered_by(w, name, "bucket(4, id), id")
+    w.insert(name, std_rows(90, 0, 20))
+
+
 TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
     builder.__name__: builder
     for builder in (
@@ -730,5 +790,9 @@ TABLE_BUILDERS: dict[str, Callable[[Writer], None]] = {
         name_mapped,
         metrics_modes,
         fixed_types,
+        sorted_ids,
+        sorted_multi,
+        sorted_transforms,
+        sorted_bucket,
     )
 }

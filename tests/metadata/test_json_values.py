@@ -4,11 +4,12 @@ toString at the type's scale, for every precision Iceberg allows (up to 38 digit
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
-from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.types import parse_primitive
+from planner_service.metadata.json_values import to_json_column, to_json_scalar, to_json_value
+from planner_service.metadata.types import PrimitiveType, parse_primitive
 
 
 @pytest.mark.parametrize(
@@ -35,3 +36,19 @@ from planner_service.metadata.types import parse_primitive
 )
 def test_decimals_as_big_decimal_writes_them(typ: str, value: Decimal, text: str) -> None:
     assert to_json_value(parse_primitive(typ), value) == text
+
+
+@pytest.mark.parametrize(
+    ("kind", "values"),
+    [
+        ("timestamp", [0, -1, 1_700_000_000_123_456, None, -62_135_596_800_000_000]),
+        ("timestamptz", [-86_400_000_001, None, 5]),
+        ("date", [-1, 0, 19_723, None, -719_162]),
+        ("long", [1, None, -(2**63)]),
+        ("double", [1.5, float("nan"), float("-inf"), None]),
+    ],
+)
+def test_a_column_of_values_is_written_as_each_value_is(kind: str, values: list[Any]) -> None:
+    """to_json_column (dates and timestamps as one array) writes what to_json_scalar writes value by value."""
+    typ = PrimitiveType(kind)
+    assert to_json_column(typ, values) == [to_json_scalar(typ, v) for v in values]

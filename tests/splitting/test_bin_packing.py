@@ -47,3 +47,20 @@ def test_oversized_item_gets_its_own_bin() -> None:
 def test_lookback_must_be_positive() -> None:
     with pytest.raises(ValueError, match="lookback must be > 0: 0"):
         _pack([1], 10, 0)
+
+
+@pytest.mark.parametrize("largest_first", [True, False])
+def test_groups_pack_as_if_each_were_alone(largest_first: bool) -> None:
+    """Java's planTaskGroups packs each key's splits on their own and lists the keys' bins one after another:
+    `breaks` does that in one pass (the bins still open come out, oldest first, where a group starts)."""
+    import numpy as np
+
+    from planner_service.splitting.bin_packing import pack_bins
+
+    groups = [[36, 36, 36, 36, 65], [65, 128, 1], [5, 1, 5, 1, 5, 1]]
+    alone = [b for g in groups for b in _pack(g, 128, 2, largest_first)]
+    items = [w for g in groups for w in g]
+    breaks = np.array([i == 0 for g in groups for i in range(len(g))])
+    bins = pack_bins(np.array(items, dtype=np.int64), 128, 2, largest_first, breaks)
+    together = [[items[i] for i in np.flatnonzero(bins == b)] for b in range(int(bins.max()) + 1)]
+    assert together == alone
