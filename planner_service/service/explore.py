@@ -19,7 +19,7 @@ from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.wire.content_file_json import ContentFileEncoder
-from planner_service.wire.plan_json import plan_head
+from planner_service.wire.plan_json import grouping_keys_json, key_ranges_json, plan_head
 
 MAX_PAGE = 1000  # manifests, files or tasks in one page
 SHOWN_DATA_FILES = 20  # of the data files a delete file applies to
@@ -160,6 +160,8 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
     fill = np.minimum(tasks.size_bytes * FILL_BUCKETS // max(options.split_size, 1), FILL_BUCKETS - 1)
     start, stop = _window(page.tasks_offset, page.limit)
     items = []
+    keys = grouping_keys_json(plan)
+    ranges = key_ranges_json(plan, slice(start, stop))
     for t in range(start, min(stop, len(tasks))):
         pieces = tasks.pieces(t)
         file_ids = tasks.file[pieces.start : pieces.stop]
@@ -169,19 +171,22 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
             max(int(length) + _delete_bytes(plan, int(f)), (1 + len(files.deletes_of(int(f)))) * options.open_file_cost)
             for f, length in zip(file_ids, lengths, strict=True)
         ]
-        items.append(
-            {
-                "index": t,
-                "size-bytes": int(tasks.size_bytes[t]),
-                "estimated-row-count": int(tasks.estimated_rows[t]),
-                "weight": sum(weights),
-                "files": len(set(file_ids.tolist())),
-                "pieces": [
-                    {"file-path": path, "start": int(s), "length": int(n), "weight": w}
-                    for path, s, n, w in zip(paths, starts, lengths, weights, strict=True)
-                ],
-            }
-        )
+        item: dict[str, Any] = {
+            "index": t,
+            "size-bytes": int(tasks.size_bytes[t]),
+            "estimated-row-count": int(tasks.estimated_rows[t]),
+            "weight": sum(weights),
+            "files": len(set(file_ids.tolist())),
+            "pieces": [
+                {"file-path": path, "start": int(s), "length": int(n), "weight": w}
+                for path, s, n, w in zip(paths, starts, lengths, weights, strict=True)
+            ],
+        }
+        if plan.grouping is not None:  # the task's partition key, and its range of the sort order
+            item["grouping-key"] = keys[int(plan.grouping.task_key[t])]
+        if ranges is not None:
+            item["key-range"] = ranges[t - start]
+        items.append(item)
     return {
         **out,
         "fill-histogram": np.bincount(fill, minlength=FILL_BUCKETS).tolist(),

@@ -99,6 +99,7 @@ function requestFromForm() {
     if (text) options[name] = integer(text, name);
   }
   if (Object.keys(options).length) body.options = options;
+  if ($("grouping").value !== "none") body.grouping = $("grouping").value;
   return body;
 }
 
@@ -116,6 +117,7 @@ function formFromRequest(body) {
   for (const name of ["split-size", "lookback", "file-open-cost"]) {
     $(name).value = body.options && name in body.options ? body.options[name] : "";
   }
+  $("grouping").value = ["partition", "sort-order"].includes(body.grouping) ? body.grouping : "none";
 }
 
 function requestFromUrl() {
@@ -395,7 +397,8 @@ function renderTasks(tasks) {
   const scale = Math.max(target, ...tasks.items.map((t) => t.weight));
   $("bins").replaceChildren(...tasks.items.map((task) => {
     const li = el("li");
-    const label = el("span", `task ${task.index}: ${task.files} file${task.files === 1 ? "" : "s"}, ${bytes(task["size-bytes"])}`);
+    const label = el("span", `task ${task.index}: ${task.files} file${task.files === 1 ? "" : "s"}, ${bytes(task["size-bytes"])}`
+      + grouped(task));
     const bar = el("div", undefined, { class: "bar", role: "img",
       "aria-label": `Task ${task.index}: ${task.pieces.length} pieces weighing ${bytes(task.weight)} of ${bytes(target)}` });
     for (const piece of task.pieces) {
@@ -409,6 +412,16 @@ function renderTasks(tasks) {
     return li;
   }));
   pager("tasks-pager", tasks.offset, tasks.count, (offset) => { state.page.tasks = offset; explore(); });
+}
+
+function grouped(task) {
+  // a grouped plan's task: its partition key and, ordered by the table's sort order, its key range
+  let text = "grouping-key" in task ? `; key ${JSON.stringify(task["grouping-key"])}` : "";
+  if ("key-range" in task) {
+    const range = task["key-range"];
+    text += range ? `; sort key ${JSON.stringify(range.first)} to ${JSON.stringify(range.last)}` : "; no bounds";
+  }
+  return text;
 }
 
 function pager(id, offset, total, go) {

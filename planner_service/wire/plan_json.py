@@ -249,14 +249,14 @@ def grouping_keys_json(plan: ScanPlan) -> list[list[Any]]:
     ]
 
 
-def key_ranges_json(plan: ScanPlan) -> list[Any] | None:
-    """Each task's key range of a plan grouped by sort order: {"first": [...], "last": [...]}, the values in
-    the REST form (a NaN as "NaN"), fewer than the key's fields where statistics bound no more; null for a
-    task of a file without bounds. None for other plans."""
+def key_ranges_json(plan: ScanPlan, tasks: slice = slice(None)) -> list[Any] | None:
+    """Each task's key range (of `tasks`, all by default) of a plan grouped by sort order: {"first": [...],
+    "last": [...]}, the values in the REST form (a NaN as "NaN"), fewer than the key's fields where statistics
+    bound no more; null for a task of a file without bounds. None for other plans."""
     grouping = plan.grouping
     if grouping is None or grouping.ranges is None:
         return None
-    spans = grouping.ranges.ranges
+    spans = grouping.ranges.ranges[tasks]
     ends = [
         _key_column_json(grouping.ranges, [span[end] if span is not None else () for span in spans]) for end in (0, 1)
     ]

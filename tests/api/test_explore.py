@@ -103,3 +103,17 @@ def test_the_page_and_its_policy(conformance_service: str) -> None:
         assert httpx.get(f"{conformance_service}/ui/{asset}").status_code == 200
     assert httpx.get(f"{conformance_service}/ui/../settings.py").status_code == 404
     assert httpx.get(f"{conformance_service}/ui/__init__.py").status_code == 404
+
+
+@pytest.mark.parametrize("grouping", ["partition", "sort-order"])
+def test_grouped_tasks_say_their_key_and_range_as_plan_does(conformance_service: str, grouping: str) -> None:
+    body = {"table": "db.sorted_multi", "grouping": grouping, "options": {"split-size": 4096}}
+    plan = post(conformance_service, "/plan", body)
+    pages, offset = [], 0
+    while offset < plan["task-count"]:
+        page = post(conformance_service, "/explore", {**body, "tasks-offset": offset, "page-size": 7})
+        pages += page["tasks"]["items"]
+        offset += 7
+    assert [t["grouping-key"] for t in pages] == [t["grouping-key"] for t in plan["tasks"]]
+    assert [t.get("key-range") for t in pages] == [t.get("key-range") for t in plan["tasks"]]
+    assert ("key-range" in pages[0]) == (grouping == "sort-order")

@@ -14,7 +14,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.conformance.reference import REPO, Conformance
 from tests.conftest import running_service
@@ -152,6 +152,27 @@ def test_plans_a_table_with_a_filter_as_plan_answers(
     ).click()
     wait(browser, lambda: {r[2] for r in rows(browser, "files")} == {"partition-value"}, "the rule's files")
     assert len(rows(browser, "files")) == skipped_by_partition
+
+
+def test_grouped_tasks_show_their_key_and_range(browser: WebDriver, conformance_service: str) -> None:
+    """grouping=sort-order chosen in the form: each bin says its partition key and sort-key range, as /plan's
+    tasks do, and the link keeps the grouping."""
+    open_page(browser, conformance_service)
+    fill(browser, {"table": "db.sorted_multi"})
+    Select(by_id(browser, "grouping")).select_by_value("sort-order")
+    by_id(browser, "plan").click()
+    assert planned(browser).startswith("Planned db.sorted_multi")
+    answer = plan_answer(conformance_service, {"table": "db.sorted_multi", "grouping": "sort-order"})
+    bins = by_id(browser, "bins").find_elements(By.TAG_NAME, "li")
+    labels = [li.find_element(By.TAG_NAME, "span").text for li in bins]
+    assert len(labels) == min(answer["task-count"], 50)
+    for label, task in zip(labels, answer["tasks"], strict=False):
+        key, _, span = label.split("; key ", 1)[1].partition("; sort key ")
+        assert json.loads(key) == task["grouping-key"]
+        first, last = span.split(" to ")  # (the values here are categories, amounts and "NaN")
+        assert [json.loads(first), json.loads(last)] == [task["key-range"]["first"], task["key-range"]["last"]]
+    link = by_id(browser, "permalink").get_attribute("href") or ""
+    assert json.loads(parse_qs(urlsplit(link).query)["request"][0])["grouping"] == "sort-order"
 
 
 def test_a_bad_filter_points_at_the_parser_error(
