@@ -22,6 +22,8 @@ from planner_service.metadata.conversions import compare, from_bytes, java_equal
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import PrimitiveType, Schema
 
+_STRING = PrimitiveType("string")
+
 FILE_PATH_FIELD_ID = 2147483546  # the position-delete file's `file_path` column (spec: reserved ids)
 
 PartitionKey = tuple[int, tuple[Any, ...]]
@@ -146,7 +148,8 @@ def _single_referenced_path(f: ContentFile) -> str | None:
     lower = (f.lower_bounds or {}).get(FILE_PATH_FIELD_ID)
     upper = (f.upper_bounds or {}).get(FILE_PATH_FIELD_ID)
     if lower is not None and lower == upper:
-        return bytes(lower).decode("utf-8")
+        path: str = from_bytes(_STRING, bytes(lower))  # (not UTF-8: corrupt, as Java fails to decode it)
+        return path
     return None
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal
 from typing import Any
 
+from planner_service.errors import CorruptMetadataError
 from planner_service.metadata.types import IcebergType, PrimitiveType
 
 _I32 = struct.Struct("<i")
@@ -40,7 +41,10 @@ def from_bytes(typ: IcebergType, data: bytes | None) -> Any:
     if kind == "boolean":
         return data[0] != 0
     if kind == "string":
-        return data.decode("utf-8")  # strict, as Java's CharsetDecoder
+        try:
+            return data.decode("utf-8")  # strict, as Java's CharsetDecoder
+        except UnicodeDecodeError:  # (Java fails the plan too: "Failed to decode value as UTF-8")
+            raise CorruptMetadataError(f"Failed to decode a string value as UTF-8: bytes {data[:40].hex()}") from None
     if kind == "uuid":
         return uuid.UUID(bytes=bytes(data[:16]))
     if kind in ("binary", "fixed"):

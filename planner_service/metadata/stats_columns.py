@@ -141,7 +141,7 @@ def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
         is_nan = np.asarray(floats.is_nan().fill_null(False).to_numpy(), dtype=bool)
         return BoundColumn(present, is_nan, _float_keys(floats.cast(pl.Float64)), [], typ)
     if kind == "string":
-        return BoundColumn(present, no_nan, raw.cast(pl.String), [], typ)
+        return BoundColumn(present, no_nan, _strings(raw, typ), [], typ)
     values = [from_bytes(typ, b) for b in raw.to_list()]
     is_nan = np.fromiter((isinstance(v, float) and v != v for v in values), dtype=bool, count=n)
     return BoundColumn(present, is_nan, None, values, typ)
@@ -156,8 +156,18 @@ def decoded_bounds(raw: pl.Series, typ: PrimitiveType) -> list[Any]:
     if dtype is not None and sizes.eq(width).all():
         return raw.bin.reinterpret(dtype=dtype, endianness="little").to_list()
     if kind == "string":
-        return raw.cast(pl.String).to_list()
+        return _strings(raw, typ).to_list()
     return [from_bytes(typ, b) for b in raw.to_list()]
+
+
+def _strings(raw: pl.Series, typ: PrimitiveType) -> pl.Series:
+    """String bounds decoded as one column; one that is not UTF-8 is corrupt metadata (as from_bytes says)."""
+    try:
+        return raw.cast(pl.String)
+    except pl.exceptions.ComputeError:
+        for b in raw.to_list():
+            from_bytes(typ, b)  # raises for the first bad one
+        raise
 
 
 _SIGN_FLIP = np.int64(0x7FFFFFFFFFFFFFFF)
