@@ -180,14 +180,7 @@ def main() -> int:
             results: dict[str, Any] = {}
             answers = {}
             for label, run in (("shuffle", shuffle), ("grouped", grouped)):
-                answers[label] = run()  # warm-up (and the answer)
-                walls = []
-                for i in range(args.repeat):
-                    started = time.perf_counter()
-                    run()
-                    walls.append(time.perf_counter() - started)
-                    progress("grouping-bench", f"{label} {i + 1}/{args.repeat}: {walls[-1]:.2f} s")
-                results[label] = {"wall_s": statistics.median(walls), "runs_s": walls}
+                answers[label], results[label] = _timed(label, run, args.repeat)
             results["ordered_write"] = _ordered_write(spark, name, url, args.repeat)
 
             def window_gaps() -> dict[int, int]:
@@ -210,14 +203,7 @@ def main() -> int:
 
             gap_answers = {}
             for label, run in (("window", window_gaps), ("ordered", ordered_gaps)):
-                gap_answers[label] = run()
-                walls = []
-                for i in range(args.repeat):
-                    started = time.perf_counter()
-                    run()
-                    walls.append(time.perf_counter() - started)
-                    progress("grouping-bench", f"longest gap, {label} {i + 1}/{args.repeat}: {walls[-1]:.2f} s")
-                results[f"gap_{label}"] = {"wall_s": statistics.median(walls), "runs_s": walls}
+                gap_answers[label], results[f"gap_{label}"] = _timed(f"longest gap, {label}", run, args.repeat)
             assert gap_answers["window"] == gap_answers["ordered"], "the longest gaps differ"
             results["ratio_wall_window_over_ordered"] = (
                 results["gap_window"]["wall_s"] / results["gap_ordered"]["wall_s"]
@@ -248,6 +234,18 @@ def main() -> int:
         f"({results['ratio_wall_window_over_ordered']:.2f}x), answers equal"
     )
     return 0
+
+
+def _timed(label: str, run: Any, repeat: int) -> tuple[Any, dict[str, Any]]:
+    """`run`'s answer (from a warm-up run) and the median wall time of `repeat` runs after it."""
+    answer = run()
+    walls = []
+    for i in range(repeat):
+        started = time.perf_counter()
+        run()
+        walls.append(time.perf_counter() - started)
+        progress("grouping-bench", f"{label} {i + 1}/{repeat}: {walls[-1]:.2f} s")
+    return answer, {"wall_s": statistics.median(walls), "runs_s": walls}
 
 
 def _give_the_table_its_order(warehouse: Path) -> None:
@@ -286,14 +284,7 @@ def _ordered_write(spark: Any, name: str, url: str, repeat: int) -> dict[str, An
     results: dict[str, Any] = {}
     try:
         for label, run in (("sort", sort), ("ordered", ordered)):
-            run()  # warm-up
-            walls = []
-            for i in range(repeat):
-                started = time.perf_counter()
-                run()
-                walls.append(time.perf_counter() - started)
-                progress("grouping-bench", f"ordered write, {label} {i + 1}/{repeat}: {walls[-1]:.2f} s")
-            results[label] = {"wall_s": statistics.median(walls), "runs_s": walls}
+            _, results[label] = _timed(f"ordered write, {label}", run, repeat)
         counts = {}
         for label in ("sort", "ordered"):
             counts[label] = 0

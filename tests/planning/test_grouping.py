@@ -12,17 +12,16 @@ from typing import Any
 import httpx
 import pytest
 
-from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec, parse_transform
 from planner_service.metadata.types import NestedField, PrimitiveType, Schema, StructType
 from planner_service.planning.grouping import grouping_fields
 from planner_service.planning.planner import ScanPlanner
-from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import scan_request
 from tests.conformance.read_cases import GROUPING_CASES
 from tests.conformance.reference import Conformance
+from tests.planning.conformance_plans import conformance_table, task_pieces
 
 SPLIT = {"split-size": 2048, "file-open-cost": 64}  # small: several tasks a partition, no adaptive split size
 PARTITIONED = ["identity_part", "bucket_part", "day_part", "time_part", "truncate_part"]
@@ -33,34 +32,19 @@ def planner() -> ScanPlanner:
     return ScanPlanner(FileIO())
 
 
-def _table(conformance: Conformance, planner: ScanPlanner, name: str) -> LoadedTable:
-    return load_by_metadata_location(planner.io, conformance.tables[name]["metadata_location"])
-
-
-def _tasks(plan: ScanPlan) -> list[list[tuple[str, int, int]]]:
-    """Each task's pieces as (file path, start, length)."""
-    tasks, files = plan.combined, plan.files
-    assert tasks is not None and files is not None
-    paths = files.index.paths(files.rows)
-    return [
-        [(paths[int(tasks.file[p])], int(tasks.start[p]), int(tasks.length[p])) for p in tasks.pieces(t)]
-        for t in range(len(tasks))
-    ]
-
-
 @pytest.mark.parametrize("name", PARTITIONED)
 def test_each_task_holds_one_partition_packed_as_that_partition_alone(
     conformance: Conformance, planner: ScanPlanner, name: str
 ) -> None:
-    table = _table(conformance, planner, name)
+    table = conformance_table(conformance, planner, name)
     grouped = planner.plan(table, scan_request(options=SPLIT, grouping="partition"))
     whole = planner.plan(table, scan_request(options=SPLIT))
     grouping = grouped.grouping
     assert grouping is not None and grouped.files is not None and grouped.combined is not None
     assert len(grouping.task_key) == len(grouped.combined) and len(grouping.keys) > 1
-    tasks = _tasks(grouped)
+    tasks = task_pieces(grouped)
     # the same file ranges as the ungrouped plan, only packed apart
-    assert Counter(p for t in tasks for p in t) == Counter(p for t in _tasks(whole) for p in t)
+    assert Counter(p for t in tasks for p in t) == Counter(p for t in task_pieces(whole) for p in t)
     # keys ascend (nulls first), each task's key is its files' key
     order = [tuple((v is not None, v) for v in key) for key in grouping.keys]
     assert order == sorted(order) and len(set(order)) == len(order)
@@ -82,26 +66,26 @@ def test_each_task_holds_one_partition_packed_as_that_partition_alone(
                 condition = {"type": "eq", "term": field.name, "value": key[0]}
             alone = planner.plan(table, scan_request(options=SPLIT, filter=condition))
             mine = [tasks[t] for t, kt in enumerate(grouping.task_key) if kt == k]
-            assert mine == _tasks(alone)
+            assert mine == task_pieces(alone)
 
 
 def test_specs_without_a_common_field_are_not_grouped(conformance: Conformance, planner: ScanPlanner) -> None:
     """spec_evolution's specs are {category}, {category, bucket(id)} and {bucket(id)}: no field is in all three."""
-    table = _table(conformance, planner, "spec_evolution")
+    table = conformance_table(conformance, planner, "spec_evolution")
     grouped = planner.plan(table, scan_request(options=SPLIT, grouping="partition"))
     assert grouped.grouping is None
-    assert _tasks(grouped) == _tasks(planner.plan(table, scan_request(options=SPLIT)))
+    assert task_pieces(grouped) == task_pieces(planner.plan(table, scan_request(options=SPLIT)))
 
 
 def test_an_unpartitioned_table_is_not_grouped(conformance: Conformance, planner: ScanPlanner) -> None:
-    table = _table(conformance, planner, "unpartitioned")
+    table = conformance_table(conformance, planner, "unpartitioned")
     grouped = planner.plan(table, scan_request(options=SPLIT, grouping="partition"))
     assert grouped.grouping is None
-    assert _tasks(grouped) == _tasks(planner.plan(table, scan_request(options=SPLIT)))
+    assert task_pieces(grouped) == task_pieces(planner.plan(table, scan_request(options=SPLIT)))
 
 
 def test_a_key_without_the_partition_column_read_groups_nothing(conformance: Conformance, planner: ScanPlanner) -> None:
-    table = _table(conformance, planner, "identity_part")
+    table = conformance_table(conformance, planner, "identity_part")
     grouped = planner.plan(table, scan_request(options=SPLIT, grouping="partition", select=["id"]))
     assert grouped.grouping is None  # (Spark's key is of the expected schema: a column not read is not a key)
 
@@ -164,10 +148,10 @@ def test_task_groups_equal_spark_and_iceberg(conformance: Conformance, planner: 
     ours ascend), and as many; the session's parallelism (local[2], 2 shuffle partitions) for the adaptive
     split size."""
     recorded = conformance.expected["task_groups"][index]
-    table = _table(conformance, planner, recorded["table"])
+    table = conformance_table(conformance, planner, recorded["table"])
     request = scan_request(options=recorded["options"], filter=recorded["filter"], grouping="partition", parallelism=2)
     plan = planner.plan(table, request)
-    tasks = _tasks(plan)
+    tasks = task_pieces(plan)
     if plan.grouping is None:
         ours = Counter(((), tuple(t)) for t in tasks)
     else:

@@ -15,14 +15,14 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 
-from planner_service.catalog.base import LoadedTable, load_by_metadata_location
+from planner_service.catalog.base import LoadedTable
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.planner import ScanPlanner
-from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import scan_request
 from planner_service.planning.sort_ranges import SortField
 from tests.conformance.reference import Conformance
+from tests.planning.conformance_plans import conformance_table, task_pieces
 from tests.planning.spark_order import SortColumn, spark_key
 
 SORTED = ["sorted_ids", "sorted_multi", "sorted_transforms"]
@@ -32,20 +32,6 @@ SPLITS = [{"split-size": 2048, "file-open-cost": 64}, {}]
 @pytest.fixture(scope="module")
 def planner() -> ScanPlanner:
     return ScanPlanner(FileIO())
-
-
-def _table(conformance: Conformance, planner: ScanPlanner, name: str) -> LoadedTable:
-    return load_by_metadata_location(planner.io, conformance.tables[name]["metadata_location"])
-
-
-def _pieces(plan: ScanPlan) -> list[list[tuple[str, int, int]]]:
-    tasks, files = plan.combined, plan.files
-    assert tasks is not None and files is not None
-    paths = files.index.paths(files.rows)
-    return [
-        [(paths[int(tasks.file[p])], int(tasks.start[p]), int(tasks.length[p])) for p in tasks.pieces(t)]
-        for t in range(len(tasks))
-    ]
 
 
 def _columns(table: LoadedTable, fields: tuple[SortField, ...]) -> list[SortColumn]:
@@ -68,13 +54,13 @@ def _file_keys(path: str, columns: list[SortColumn]) -> list[tuple[Any, ...]]:
 def test_no_two_files_of_a_task_overlap_and_tasks_come_in_key_order(
     conformance: Conformance, planner: ScanPlanner, name: str, split: dict[str, int]
 ) -> None:
-    table = _table(conformance, planner, name)
+    table = conformance_table(conformance, planner, name)
     plan = planner.plan(table, scan_request(options=split, grouping="sort-order"))
     whole = planner.plan(table, scan_request(options=split))
     grouping = plan.grouping
     assert grouping is not None and grouping.ranges is not None and plan.files is not None
-    tasks = _pieces(plan)
-    assert Counter(p for t in tasks for p in t) == Counter(p for t in _pieces(whole) for p in t)
+    tasks = task_pieces(plan)
+    assert Counter(p for t in tasks for p in t) == Counter(p for t in task_pieces(whole) for p in t)
     columns = _columns(table, grouping.ranges.key.fields)
     keys = {path: _file_keys(path, columns) for path in {p for t in tasks for p, _, _ in t}}
     spans = grouping.ranges.ranges
@@ -103,11 +89,11 @@ def test_no_two_files_of_a_task_overlap_and_tasks_come_in_key_order(
 def test_a_plan_that_ignores_the_order_mixes_overlapping_files(conformance: Conformance, planner: ScanPlanner) -> None:
     """What the invariant rules out happens without it: the ungrouped plan of sorted_ids puts overlapping files
     in one task (the test above can fail)."""
-    table = _table(conformance, planner, "sorted_ids")
+    table = conformance_table(conformance, planner, "sorted_ids")
     key = planner.plan(table, scan_request(grouping="sort-order")).grouping
     assert key is not None and key.ranges is not None
     columns = _columns(table, key.ranges.key.fields)
-    task = _pieces(planner.plan(table, scan_request()))[0]
+    task = task_pieces(planner.plan(table, scan_request()))[0]
     files = list(dict.fromkeys(path for path, _, _ in task))
     ranges = [(min(k), max(k)) for k in (_file_keys(f, columns) for f in files)]
     assert any(a[1] >= b[0] and b[1] >= a[0] for i, a in enumerate(ranges) for b in ranges[i + 1 :])
@@ -115,7 +101,7 @@ def test_a_plan_that_ignores_the_order_mixes_overlapping_files(conformance: Conf
 
 def test_partitions_group_first(conformance: Conformance, planner: ScanPlanner) -> None:
     """sorted_multi is partitioned by days(ts): each task holds one day's files, days ascending."""
-    table = _table(conformance, planner, "sorted_multi")
+    table = conformance_table(conformance, planner, "sorted_multi")
     plan = planner.plan(table, scan_request(grouping="sort-order"))
     grouping = plan.grouping
     assert grouping is not None and plan.files is not None and plan.combined is not None
@@ -142,7 +128,7 @@ def test_partitions_group_first(conformance: Conformance, planner: ScanPlanner) 
 def test_a_table_without_a_usable_sort_order_is_refused(
     conformance: Conformance, planner: ScanPlanner, name: str, message: str
 ) -> None:
-    table = _table(conformance, planner, name)
+    table = conformance_table(conformance, planner, name)
     with pytest.raises(BadRequestError, match=re.escape(message)):
         planner.plan(table, scan_request(grouping="sort-order"))
 
