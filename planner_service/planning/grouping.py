@@ -56,6 +56,13 @@ class TaskGrouping:
     def kind(self) -> str:
         return "partition" if self.ranges is None else "sort-order"
 
+    @property
+    def nbytes(self) -> int:
+        """An estimate of the memory held: each task's key id, the keys, and each task's range as Python tuples
+        (measured: about 220 bytes a task for a one-field sort key)."""
+        ranged = 0 if self.ranges is None else len(self.ranges.ranges) * (120 + 100 * len(self.ranges.key.fields))
+        return 8 * len(self.task_key) + 64 * len(self.keys) * max(1, len(self.fields)) + ranged
+
 
 def grouping_fields(specs: Iterable[PartitionSpec], schema: Schema) -> tuple[PartitionField, ...]:
     """Partitioning.groupingKeyType: the fields (by partition field id, ascending) that every spec has, none

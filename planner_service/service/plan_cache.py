@@ -42,11 +42,11 @@ class CachedPlan:
     @property
     def weight(self) -> int:
         """Bytes held: the files' index (a full plan shares the snapshot's with the planner's caches, and keeps
-        it alive once they let it go), the files' rows and residual ids, the tasks' columns."""
-        files, tasks = self.plan.files, self.plan.combined
+        it alive once they let it go), the files' rows and residual ids, the tasks' columns, their grouping."""
+        files, tasks, grouping = self.plan.files, self.plan.combined, self.plan.grouping
         per_file = files.index.nbytes + 12 * len(files) if files is not None else 0
         per_piece = 25 * len(tasks.file) + 24 * len(tasks) if tasks is not None else 0
-        return 4096 + per_file + per_piece
+        return 4096 + per_file + per_piece + (grouping.nbytes if grouping is not None else 0)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections import Counter
 from typing import Any
 
@@ -152,3 +153,26 @@ def test_sort_order_grouping_through_plan_and_by_id(conformance_service: str) ->
     refused = httpx.post(f"{conformance_service}/plan", json={**body, "table": "db.unpartitioned"}, timeout=60)
     assert refused.status_code == 400
     assert "db.unpartitioned is unsorted" in refused.json()["error"]["message"]
+
+
+def _deep_size(value: Any) -> int:
+    """Bytes of a value made of tuples, counting shared objects once."""
+    seen: set[int] = set()
+
+    def size(v: Any) -> int:
+        if id(v) in seen:
+            return 0
+        seen.add(id(v))
+        return sys.getsizeof(v) + (sum(size(x) for x in v) if isinstance(v, tuple) else 0)
+
+    return size(value)
+
+
+@pytest.mark.parametrize("name", SORTED)
+def test_the_plan_cache_weighs_the_ranges_it_holds(conformance: Conformance, planner: ScanPlanner, name: str) -> None:
+    """A cached plan's weight counts its tasks' key ranges, within a factor of what they hold."""
+    table = conformance_table(conformance, planner, name)
+    grouping = planner.plan(table, scan_request(grouping="sort-order", options=SPLITS[0])).grouping
+    assert grouping is not None and grouping.ranges is not None
+    held = _deep_size(grouping.ranges.ranges) + grouping.task_key.nbytes
+    assert held / 2 <= grouping.nbytes <= held * 2
