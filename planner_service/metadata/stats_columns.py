@@ -24,8 +24,15 @@ from planner_service.metadata.types import IcebergType, PrimitiveType
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 IntArray = np.ndarray[Any, np.dtype[np.int64]]
 
-_INT_KINDS = {"int": pl.Int32, "date": pl.Int32}
 _LONG_KINDS = {"long", "time", "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns"}
+# fixed-width kinds: the bytes of a bound and the column they read as
+_FIXED: dict[str, tuple[int, Any]] = {
+    "int": (4, pl.Int32),
+    "date": (4, pl.Int32),
+    "float": (4, pl.Float32),
+    "double": (8, pl.Float64),
+    **{kind: (8, pl.Int64) for kind in _LONG_KINDS},
+}
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -90,11 +97,12 @@ class StatsColumns:
         out: tuple[IntArray, BoolArray] = self._cache[key]
         return out
 
-    def bounds(self, column: str, field_id: int, typ: IcebergType) -> BoundColumn:
-        """Decoded `lower_bounds` or `upper_bounds` of a column."""
+    def bounds(self, column: str, field_id: int, typ: IcebergType, raw: pl.Series | None = None) -> BoundColumn:
+        """Decoded `lower_bounds` or `upper_bounds` of a column (from `raw`, its raw_bounds, when the caller
+        has them already)."""
         key = (column, field_id)
         if key not in self._cache:
-            self._cache[key] = _decode_bounds(self.raw_bounds(column, field_id), typ)
+            self._cache[key] = _decode_bounds(self.raw_bounds(column, field_id) if raw is None else raw, typ)
         out: BoundColumn = self._cache[key]
         return out
 
@@ -129,17 +137,12 @@ def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
     n = len(raw)
     no_nan = np.zeros(n, dtype=bool)
     kind = typ.kind
-    sizes = raw.bin.size().drop_nulls()
-    if kind in _INT_KINDS and sizes.eq(4).all():
-        keys = raw.bin.reinterpret(dtype=pl.Int32, endianness="little").cast(pl.Int64)
-        return BoundColumn(present, no_nan, keys, [], typ)
-    if kind in _LONG_KINDS and sizes.eq(8).all():
-        keys = raw.bin.reinterpret(dtype=pl.Int64, endianness="little")
-        return BoundColumn(present, no_nan, keys, [], typ)
-    if kind in ("float", "double") and sizes.eq(4 if kind == "float" else 8).all():
-        floats = raw.bin.reinterpret(dtype=pl.Float32 if kind == "float" else pl.Float64, endianness="little")
-        is_nan = np.asarray(floats.is_nan().fill_null(False).to_numpy(), dtype=bool)
-        return BoundColumn(present, is_nan, _float_keys(floats.cast(pl.Float64)), [], typ)
+    numbers = _fixed_width(raw, kind)
+    if numbers is not None and kind in ("float", "double"):
+        is_nan = np.asarray(numbers.is_nan().fill_null(False).to_numpy(), dtype=bool)
+        return BoundColumn(present, is_nan, _float_keys(numbers.cast(pl.Float64)), [], typ)
+    if numbers is not None:
+        return BoundColumn(present, no_nan, numbers.cast(pl.Int64), [], typ)
     if kind == "string":
         return BoundColumn(present, no_nan, _strings(raw, typ), [], typ)
     values = [from_bytes(typ, b) for b in raw.to_list()]
@@ -150,14 +153,21 @@ def _decode_bounds(raw: pl.Series, typ: IcebergType) -> BoundColumn:
 def decoded_bounds(raw: pl.Series, typ: PrimitiveType) -> list[Any]:
     """Bounds as internal values (None where absent): fixed-width numbers and strings decoded as one column,
     the rest one by one."""
-    kind, sizes = typ.kind, raw.bin.size().drop_nulls()
-    widths = {"int": (4, pl.Int32), "date": (4, pl.Int32), "float": (4, pl.Float32), "double": (8, pl.Float64)}
-    width, dtype = widths.get(kind, (8, pl.Int64) if kind in _LONG_KINDS else (0, None))
-    if dtype is not None and sizes.eq(width).all():
-        return raw.bin.reinterpret(dtype=dtype, endianness="little").to_list()
-    if kind == "string":
+    numbers = _fixed_width(raw, typ.kind)
+    if numbers is not None:
+        return numbers.to_list()
+    if typ.kind == "string":
         return _strings(raw, typ).to_list()
     return [from_bytes(typ, b) for b in raw.to_list()]
+
+
+def _fixed_width(raw: pl.Series, kind: str) -> pl.Series | None:
+    """Bounds of a fixed-width kind read as one numeric column; None for other kinds, or when a bound has
+    another width (an int's bound under a column promoted to long: from_bytes widens it)."""
+    width, dtype = _FIXED.get(kind, (0, None))
+    if dtype is None or not raw.bin.size().drop_nulls().eq(width).all():
+        return None
+    return raw.bin.reinterpret(dtype=dtype, endianness="little")
 
 
 def _strings(raw: pl.Series, typ: PrimitiveType) -> pl.Series:

@@ -185,13 +185,14 @@ class _FieldRanges:
 
 def _field_ranges(field: SortField, stats: StatsColumns, rows: Int64Array) -> _FieldRanges:
     n, fid, typ = len(rows), field.source_id, field.source_type
-    lower_raw, upper_raw = (_raw_bounds(stats, column, fid, rows) for column in ("lower_bounds", "upper_bounds"))
+    lower_all, upper_all = (stats.raw_bounds(column, fid) for column in ("lower_bounds", "upper_bounds"))
+    lower_raw, upper_raw = lower_all.gather(rows), upper_all.gather(rows)
     if field.transform.name == "void":  # one value (null) for every row
         codes = np.ones(n, np.int64)
         return _FieldRanges(field, codes, codes, np.ones(n, np.bool_), codes, 1, -1, 2, (lower_raw, upper_raw))
     lower, upper = (
-        _bound_keys(field, stats, rows, lower_raw, "lower_bounds"),
-        _bound_keys(field, stats, rows, upper_raw, "upper_bounds"),
+        _bound_keys(field, stats, rows, lower_all, "lower_bounds"),
+        _bound_keys(field, stats, rows, upper_all, "upper_bounds"),
     )
     rank, m = _ranks(lower.keys, upper.keys)
     lower_rank, upper_rank = rank[:n], rank[n:]
@@ -249,24 +250,22 @@ class _Keys:
     nan: BoolArray  # the bound is NaN (older writers): it stands for the file's NaNs
 
 
-def _raw_bounds(stats: StatsColumns, column: str, field_id: int, rows: Int64Array) -> pl.Series:
-    return stats.raw_bounds(column, field_id).gather(rows)
-
-
-def _bound_keys(field: SortField, stats: StatsColumns, rows: Int64Array, raw: pl.Series, column: str) -> _Keys:
-    typ = field.source_type
+def _bound_keys(field: SortField, stats: StatsColumns, rows: Int64Array, raw_all: pl.Series, column: str) -> _Keys:
+    """The keys of one bound column (`raw_all`: the raw bounds of every file of `stats`) for the files `rows`."""
+    typ, raw = field.source_type, raw_all.gather(rows)
+    present = np.asarray(raw.is_not_null().to_numpy(), dtype=bool)
     if field.transform.name == "identity":
-        bound = stats.bounds(column, field.source_id, typ)
+        bound = stats.bounds(column, field.source_id, typ, raw_all)
         if bound.keys is not None:  # integers, floats as ordered integers, strings: compared as they are
             keys, nan = bound.keys.gather(rows), bound.is_nan[rows]
             if typ.kind in _FLOATS:  # NaN apart, -0.0 as 0.0
                 keys = pl.select(pl.when(keys == _NEG_ZERO_KEY).then(0).otherwise(keys)).to_series()
                 keys = keys.scatter(np.flatnonzero(nan), None) if nan.any() else keys
-            return _Keys(keys, np.asarray(raw.is_not_null().to_numpy(), dtype=bool), nan)
+            return _Keys(keys, present, nan)
     values = [None if b is None else _transformed(field, from_bytes(typ, b)) for b in raw.to_list()]
     nan = np.fromiter((isinstance(v, float) and v != v for v in values), dtype=bool, count=len(values))
     python_keys = [None if v is None or n else _spark_key(v) for v, n in zip(values, nan, strict=True)]
-    return _Keys(python_keys, np.asarray(raw.is_not_null().to_numpy(), dtype=bool), nan)
+    return _Keys(python_keys, present, nan)
 
 
 def _ranks(lower: pl.Series | list[Any], upper: pl.Series | list[Any]) -> tuple[Int64Array, int]:

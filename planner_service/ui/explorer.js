@@ -214,14 +214,19 @@ function showFilterError(message) {
   $("filter").focus();
 }
 
-async function plan(pushHistory) {
-  let body;
+function checkedRequest() {
+  // the form's request, or null with the form's mistake in the status line
   try {
-    body = requestFromForm();
+    return requestFromForm();
   } catch (error) {
     status(error.message, true);
-    return;
+    return null;
   }
+}
+
+async function plan(pushHistory) {
+  const body = checkedRequest();
+  if (!body) return;
   if (!body.table) {
     status("Choose a table first.", true);
     $("table").focus();
@@ -454,13 +459,8 @@ function start() {
     plan(true);
   });
   $("copy-curl").addEventListener("click", async () => {
-    let body;
-    try {
-      body = requestFromForm();
-    } catch (error) {
-      status(error.message, true);
-      return;
-    }
+    const body = checkedRequest();
+    if (!body) return;
     const command = curl(body);
     $("curl").textContent = command;
     $("curl").hidden = false;
