@@ -131,7 +131,18 @@ class Settings(BaseSettings):
     plan_task_page_size: int = 1000
     async_plan_min_files: int = 100_000
     plan_ttl_seconds: int = 600
-    advertise_server_planning: bool = True  # table config scan-planning-mode=server
+    # which REST clients /v1/config tells to plan here (its defaults carry scan-planning-mode=server): "auto",
+    # the clients known to plan every table correctly through the service (Iceberg Java 1.11+, by the
+    # X-Client-Version it sends); "all", every client; "off", none. A client's own setting wins either way.
+    advertise_server_planning: Literal["auto", "all", "off"] = "auto"
+
+    @field_validator("advertise_server_planning", mode="before")
+    @classmethod
+    def _advertising(cls, value: object) -> object:
+        """The boolean of earlier releases: true was every client, false none."""
+        if isinstance(value, bool) or (isinstance(value, str) and value.lower() in ("true", "false")):
+            return "all" if str(value).lower() == "true" else "off"
+        return value
 
     @field_validator("warehouse", "demo_dir", mode="after")
     @classmethod

@@ -9,6 +9,7 @@ not served, and not advertised.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -28,6 +29,23 @@ from planner_service.service.runtime import Runtime
 log = logging.getLogger(__name__)
 
 SCAN_PLANNING_MODE = "scan-planning-mode"  # Iceberg 1.11 / PyIceberg 0.12: "client" | "server"
+# Iceberg Java's REST client names itself "Apache Iceberg 1.12.0 (commit ...)" in X-Client-Version
+_JAVA_CLIENT = re.compile(r"Apache Iceberg (\d+)\.(\d+)")
+_JAVA_SERVER_PLANNING = (1, 11)  # RESTTableScan: polls submitted plans, fetches plan tasks, every delete kind
+
+
+def advertises_server_planning(setting: str, client_version: str | None) -> bool:
+    """Whether /v1/config tells this client to plan its scans here (Settings.advertise_server_planning).
+
+    "auto" tells only Iceberg Java 1.11 and later: PyIceberg 0.12 plans server-side synchronously only and
+    refuses null partition values and equality deletes, and DuckDB 1.5 plans for itself (and takes a table's
+    non-empty `config` as storage options, so nothing is ever put there), so with their defaults they plan
+    in the client and read every table; they plan here when asked (`scan-planning-mode=server`)."""
+    if setting != "auto":
+        return setting == "all"
+    match = _JAVA_CLIENT.match(client_version or "")
+    return match is not None and (int(match[1]), int(match[2])) >= _JAVA_SERVER_PLANNING
+
 
 router = APIRouter(tags=["iceberg-rest-catalog"])
 routes = V1Routes(router)
@@ -38,10 +56,16 @@ async def config(
     runtime: RuntimeDep,
     pretty: PrettyDep,
     warehouse: Annotated[str | None, Query(description="accepted and ignored: the service is one catalog")] = None,
+    client_version: Annotated[
+        str | None, Header(alias="X-Client-Version", description="the client, e.g. Apache Iceberg 1.12.0")
+    ] = None,
 ) -> Response:
-    defaults = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
+    advertised = advertises_server_planning(runtime.settings.advertise_server_planning, client_version)
+    defaults = {SCAN_PLANNING_MODE: "server"} if advertised else {}
     body = {"defaults": defaults, "overrides": {}, "endpoints": V1Routes.endpoints}  # exactly the routes served
-    return json_response(body, pretty=pretty)
+    response = json_response(body, pretty=pretty)
+    response.headers["Vary"] = "X-Client-Version"
+    return response
 
 
 # --- Namespaces ------------------------------------------------------------------------------------------
@@ -122,7 +146,7 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
     """The spec's LoadTableResult: the metadata.json as read, and the table's client config; with the
     client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them), the
     table's `storage-credentials`, the first of them in `config` too (for clients that read only that)."""
-    table_config = {SCAN_PLANNING_MODE: "server"} if runtime.settings.advertise_server_planning else {}
+    table_config: dict[str, str] = {}  # scan planning is advertised in /v1/config only (see config())
     result: dict[str, Any] = {
         "metadata-location": table.metadata_location,
         "metadata": table.metadata.raw,

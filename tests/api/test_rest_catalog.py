@@ -12,6 +12,7 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 
+from planner_service.settings import Settings
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
 
@@ -62,9 +63,25 @@ def _error(response: httpx.Response, status: int, error_type: str) -> str:
 # --- /v1/config ------------------------------------------------------------------------------------------
 
 
-def test_config_advertises_exactly_the_served_endpoints(client: httpx.Client) -> None:
-    body = client.get("/v1/config", params={"warehouse": "anything"}).json()
-    assert body == {"defaults": {"scan-planning-mode": "server"}, "overrides": {}, "endpoints": EXPECTED_ENDPOINTS}
+@pytest.mark.parametrize(
+    ("client_version", "defaults"),
+    [
+        # what each client sends (captured from Iceberg Java's HTTPClient and PyIceberg's session)
+        ("Apache Iceberg 1.12.0 (commit 212aa894e919ff9fdf89160da4aadcbe6858ac01)", {"scan-planning-mode": "server"}),
+        ("Apache Iceberg 1.11.0 (commit 0cc337ace3)", {"scan-planning-mode": "server"}),
+        ("Apache Iceberg 2.0.0", {"scan-planning-mode": "server"}),
+        ("Apache Iceberg 1.10.2 (commit 57396d628cb9f92e121f9c2919398475393f0a3a)", {}),  # no REST scan client
+        ("PyIceberg 0.12.0", {}),  # plans here when asked: synchronous only, no null partition values
+        (None, {}),  # DuckDB sends none
+    ],
+)
+def test_config_advertises_exactly_the_served_endpoints(
+    client: httpx.Client, client_version: str | None, defaults: dict[str, str]
+) -> None:
+    headers = {"X-Client-Version": client_version} if client_version is not None else {}
+    response = client.get("/v1/config", params={"warehouse": "anything"}, headers=headers)
+    assert response.json() == {"defaults": defaults, "overrides": {}, "endpoints": EXPECTED_ENDPOINTS}
+    assert response.headers["Vary"] == "X-Client-Version"
 
 
 @pytest.mark.parametrize("prefix", ["", "/some-prefix"])
@@ -140,7 +157,7 @@ def test_load_table(client: httpx.Client, conformance: Conformance) -> None:
     body = client.get("/v1/namespaces/db/tables/snapshots").json()
     assert body["metadata-location"] == expected["metadata_location"]
     assert body["metadata"] == json.loads(Path(expected["metadata_location"]).read_text())  # verbatim
-    assert body["config"] == {"scan-planning-mode": "server"}
+    assert body["config"] == {}  # (DuckDB 1.5 takes any table config as storage options and wants a region)
     assert client.get("/v1/p/namespaces/db/tables/snapshots").json() == body
     assert client.head("/v1/namespaces/db/tables/snapshots").status_code == 204
 
@@ -178,7 +195,7 @@ def test_names_are_names_not_paths(client: httpx.Client, path: str, message: str
 
 def test_pyiceberg_catalog(conformance_service: str, conformance: Conformance) -> None:
     catalog = RestCatalog("scan-planner", uri=conformance_service)
-    assert catalog.supports_server_side_planning()  # from the config's defaults
+    assert not catalog.supports_server_side_planning()  # not advertised to PyIceberg: it plans for itself
     assert catalog.list_namespaces() == [("db",)]
     assert catalog.namespace_exists("db") and not catalog.namespace_exists("nope")
     assert catalog.load_namespace_properties("db") == {}
@@ -192,8 +209,20 @@ def test_pyiceberg_catalog(conformance_service: str, conformance: Conformance) -
         catalog.load_table("db.nope")
     with pytest.raises(NoSuchNamespaceError):
         catalog.list_tables("nope")
-    client_mode = RestCatalog("scan-planner", uri=conformance_service, **{"scan-planning-mode": "client"})
-    assert not client_mode.supports_server_side_planning()  # defaults yield to the client's choice
+    server_mode = RestCatalog("scan-planner", uri=conformance_service, **{"scan-planning-mode": "server"})
+    assert server_mode.supports_server_side_planning()  # asked for
+
+
+def test_advertising_off_tells_no_client(nested_service: str) -> None:
+    java = {"X-Client-Version": "Apache Iceberg 1.12.0 (commit 212aa89)"}
+    assert httpx.get(f"{nested_service}/v1/config", headers=java).json()["defaults"] == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "setting"), [(True, "all"), ("false", "off"), ("auto", "auto"), ("all", "all"), ("off", "off")]
+)
+def test_advertising_setting_takes_the_old_boolean(value: object, setting: str) -> None:
+    assert Settings.model_validate({"advertise_server_planning": value}).advertise_server_planning == setting
 
 
 def test_pyiceberg_nested_namespaces(nested_service: str) -> None:
