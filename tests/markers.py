@@ -22,8 +22,14 @@ import pytest
 
 JAVA_FIXTURES = {"conformance"}  # Iceberg Java's tables and recorded plans
 SPARK_FIXTURES = {"spark"}
-JAVA_MODULES = {"test_bench_smoke.py", "test_pyspark35.py"}  # start a JVM of their own
-SPARK_MODULES = {"test_bench_smoke.py", "test_pyspark35.py", "test_spark_environments.py", "test_readme_pyspark.py"}
+JAVA_MODULES = {"test_bench_smoke.py", "test_pyspark35.py", "test_spark_rest.py"}  # start a JVM of their own
+SPARK_MODULES = {
+    "test_bench_smoke.py",
+    "test_pyspark35.py",
+    "test_spark_rest.py",
+    "test_spark_environments.py",
+    "test_readme_pyspark.py",
+}
 STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")
 
 

@@ -1,0 +1,184 @@
+"""Spark + Iceberg's own REST catalog client (Iceberg 1.11 and 1.12, RESTTable / RESTTableScan) planning its
+scans on the service, on Spark 3.5 and 4.1, configured as a user configures it: the catalog is
+`org.apache.iceberg.spark.SparkCatalog` with `type=rest` and the service's `uri`, nothing else. The service
+tells Iceberg Java 1.11+ to plan here (`/v1/config` defaults), and Spark then reads each planned task with
+Iceberg's own readers.
+
+Every read case of the conformance suite (partitions and their evolution, schema evolution, position and
+equality deletes, DVs, v1/v2/v3, ORC/Avro/Parquet, nested types, time travel by id, timestamp, branch and
+tag, filters on every type, projections, split sizes) is read through it and must give exactly Spark +
+Iceberg 1.10.2's rows and Spark schema, and the service's request counters around each read show that it
+was planned by the service: a POST .../plan, plan-task pages fetched (the service pages every 4 tasks here),
+and a DELETE when the scan closes. Incremental append reads are planned by the client (Iceberg plans only
+batch scans remotely), and a table without a snapshot is not planned on Spark 4.1; both read Spark's rows.
+Further runs: a plan answered `submitted` and polled, OAuth2 client credentials and a bearer token through
+Iceberg's AuthManager. One Spark per run, in a venv of scripts/java_env.py (spark_rest_reads.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conformance.reference import Conformance, load_java_env
+from tests.conftest import running_service
+from tests.spark_client.compare import rows
+
+RUNNER = Path(__file__).with_name("spark_rest_reads.py")
+PLAN = "POST /v1/namespaces/{namespace}/tables/{table}/plan"
+POLL = "GET /v1/namespaces/{namespace}/tables/{table}/plan/{plan_id}"
+CANCEL = "DELETE /v1/namespaces/{namespace}/tables/{table}/plan/{plan_id}"
+TASKS = "POST /v1/namespaces/{namespace}/tables/{table}/tasks"
+TOKEN = "static-one"
+CLIENT_ID, CLIENT_SECRET = "spark", "s3cret"
+NOT_PLANNED = ("empty",)  # no snapshot: planned by the service on Spark 3.5, not at all on 4.1
+
+
+def _subset(case: dict[str, Any]) -> bool:
+    """The cases of the older release's runs: every table's full read, and every time travel."""
+    return case["id"] == f"{case['table']}/full" or case["snapshot"]["kind"] not in ("current", "appends")
+
+
+# name: (Spark line, Iceberg release, all the read cases or the subset)
+RUNS = {
+    "spark-3.5-iceberg-1.12.0": ("3.5", "1.12.0", True),
+    "spark-4.1-iceberg-1.12.0": ("4.1", "1.12.0", True),
+    "spark-3.5-iceberg-1.11.0": ("3.5", "1.11.0", False),
+    "spark-4.1-iceberg-1.11.0": ("4.1", "1.11.0", False),
+}
+
+
+def run_reads(
+    out: Path,
+    spark: str,
+    iceberg: str,
+    uri: str,
+    cases: list[dict[str, Any]],
+    conf: dict[str, str] | None = None,
+    metrics_headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Read `cases` through the service with Spark `spark` and Iceberg `iceberg` (spark_rest_reads.py)."""
+    env = load_java_env().ensure_spark_env(spark, iceberg)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cases.json").write_text(json.dumps(cases))
+    cmd = [str(env["python"]), str(RUNNER), "--uri", uri, "--cases", str(out / "cases.json"), "--out", str(out)]
+    cmd += ["--jars", ",".join(env["jars"])]
+    cmd += [arg for key, value in (conf or {}).items() for arg in ("--conf", f"{key}={value}")]
+    cmd += [arg for key, value in (metrics_headers or {}).items() for arg in ("--metrics-header", f"{key}={value}")]
+    drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYTHONPATH"}
+    environment = {**{k: v for k, v in os.environ.items() if k not in drop}, "JAVA_HOME": str(env["java_home"])}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=environment, timeout=900)
+    assert proc.returncode == 0 and (out / "result.json").exists(), proc.stderr[-4000:]
+    result: dict[str, Any] = json.loads((out / "result.json").read_text())
+    assert result["spark_version"].startswith(spark)
+    return result
+
+
+def assert_reads_match(conformance: Conformance, out: Path, result: dict[str, Any]) -> None:
+    """Every case read Spark + Iceberg 1.10.2's rows, with its Spark schema."""
+    wrong = []
+    for case in result["cases"]:
+        expected = conformance.read(case["id"])
+        if "error" in case:
+            wrong.append(f"{case['id']}: {case['error'][:500]}")
+            continue
+        ours, theirs = pq.read_table(out / case["path"]), pq.read_table(conformance.dir / expected["path"])
+        if case["spark_schema"] != expected["spark_schema"] or rows(ours) != rows(theirs):
+            wrong.append(f"{case['id']}: {ours.num_rows} rows, {expected['rows']} expected")
+    assert wrong == []
+
+
+def assert_planned_by_the_service(result: dict[str, Any], cases: list[dict[str, Any]]) -> None:
+    """Each batch read was planned by the service (and its plan closed); incremental reads were not."""
+    by_id = {c["id"]: c for c in cases}
+    for case in result["cases"]:
+        requests, read = case["requests"], by_id[case["id"]]
+        if read["snapshot"]["kind"] == "appends":
+            assert PLAN not in requests, case["id"]
+        elif read["table"] not in NOT_PLANNED:
+            assert requests.get(PLAN, 0) >= 1 and requests.get(CANCEL) == requests.get(PLAN), (case["id"], requests)
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def run(
+    request: pytest.FixtureRequest,
+    conformance: Conformance,
+    conformance_service: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
+    spark, iceberg, every_case = RUNS[request.param]
+    cases = [c for c in conformance.reads if every_case or _subset(c)]
+    out = tmp_path_factory.mktemp(request.param)
+    return out, cases, run_reads(out, spark, iceberg, conformance_service, cases)
+
+
+def test_every_read_case_has_spark_and_iceberg_rows(
+    conformance: Conformance, run: tuple[Path, list[dict[str, Any]], dict[str, Any]]
+) -> None:
+    out, cases, result = run
+    assert [c["id"] for c in result["cases"]] == [c["id"] for c in cases]
+    assert_reads_match(conformance, out, result)
+
+
+def test_each_batch_scan_is_planned_by_the_service(run: tuple[Path, list[dict[str, Any]], dict[str, Any]]) -> None:
+    _, cases, result = run
+    assert_planned_by_the_service(result, cases)
+    pages = sum(case["requests"].get(TASKS, 0) for case in result["cases"])
+    assert pages > len(result["cases"]) / 2  # plans of more than 4 tasks came in pages, fetched by the client
+    assert not any(POLL in case["requests"] for case in result["cases"])  # small plans complete at once
+
+
+def test_the_full_runs_cover_every_read_case(conformance: Conformance) -> None:
+    assert any(every for _, _, every in RUNS.values())
+    assert {c["id"] for c in conformance.reads if _subset(c)} < {c["id"] for c in conformance.reads}
+
+
+# --- Submitted plans, polled; OAuth2 and bearer tokens ----------------------------------------------------
+
+AUTH_CASES = ("unpartitioned/full", "mor_position_deletes/full", "v3_dv/id-lt", "snapshots/tag")
+
+
+@pytest.fixture(scope="module")
+def auth_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The service with authentication on, and every plan answered `submitted` (planned in the background)."""
+    config = tmp_path_factory.mktemp("auth") / "service.json"
+    settings = {
+        "warehouse": str(conformance.dir / "warehouse"),
+        "auth_tokens": [TOKEN],
+        "oauth_clients": {CLIENT_ID: CLIENT_SECRET},
+        "async_plan_min_files": 0,
+        "plan_task_page_size": 2,
+    }
+    config.write_text(json.dumps(settings))
+    with running_service("--config", str(config)) as url:
+        yield url
+
+
+@pytest.mark.parametrize(
+    ("spark", "how"), [("4.1", "oauth2"), ("3.5", "token")], ids=["spark-4.1-oauth2", "spark-3.5-token"]
+)
+def test_submitted_plans_polled_with_auth(
+    conformance: Conformance, auth_service: str, tmp_path: Path, spark: str, how: str
+) -> None:
+    """OAuth2 client credentials (Iceberg's AuthManager fetches a token from the service's /v1/oauth/tokens)
+    or a static bearer token; each plan is answered `submitted`, polled until completed, then paged."""
+    catalog = "spark.sql.catalog.sp"
+    if how == "oauth2":
+        conf = {f"{catalog}.credential": f"{CLIENT_ID}:{CLIENT_SECRET}"}
+        conf[f"{catalog}.oauth2-server-uri"] = f"{auth_service}/v1/oauth/tokens"
+    else:
+        conf = {f"{catalog}.token": TOKEN}
+    cases = [conformance.read(case_id) for case_id in AUTH_CASES]
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    result = run_reads(tmp_path, spark, "1.12.0", auth_service, cases, conf, headers)
+    assert_reads_match(conformance, tmp_path, result)
+    assert_planned_by_the_service(result, cases)
+    for case in result["cases"]:
+        assert case["requests"].get(POLL, 0) >= 1, case  # submitted, then polled
