@@ -79,6 +79,15 @@ def _answered(record: RestPlanState) -> tuple[RestPlanState, dict[str, Any]]:
     return record, completed_body(record)
 
 
+def _count_fields(runtime: Runtime, body: PlanTableScanRequest) -> None:
+    """Count the request's fields by their wire names: what clients push (a LIMIT as min-rows-requested)."""
+    for name in sorted(body.model_fields_set):
+        wire_name = PlanTableScanRequest.model_fields[name].alias or name
+        runtime.metrics.inc(
+            "scan_planner_rest_plan_fields_total", "REST plan requests carrying each field", field=wire_name
+        )
+
+
 # --- FastAPI glue -----------------------------------------------------------------------------------------
 
 
@@ -121,6 +130,7 @@ async def plan_table_scan(
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, PlanTableScanRequest)
+    _count_fields(runtime, body)
     owner = client_of(request)
     scan = await run_in_threadpool(
         lambda: prepare_scan(runtime, identifier, body.to_scan(), body.select, body.stats_fields)

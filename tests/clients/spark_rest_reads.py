@@ -7,10 +7,12 @@ the service as the catalog.
 The catalog `sp` is `org.apache.iceberg.spark.SparkCatalog` with `type=rest` and `uri` and nothing else
 (plus any --conf given, e.g. a token): whether a scan is planned by the service is up to what the service
 advertises. Each case is read as tests/conformance/generate.py reads it with Spark + Iceberg 1.10.2
-(`spark.read.format("iceberg")` with the snapshot and split-size options, `.where`, `.select`), one after
+(`spark.read.format("iceberg")` with the snapshot and split-size options, `.where`, `.select`, a case's
+"aggregates" and "limit" if it has them), one after
 the other, and its rows written by Spark's Parquet writer to DIR/reads/<n>.parquet. Around each read the
 service's /metrics are scraped: DIR/result.json records per case the requests the read made to each REST
-route (so a test can tell a scan planned by the service from one planned in the driver), the row count,
+route (so a test can tell a scan planned by the service from one planned in the driver) and the fields its
+plan requests carried, the row count,
 Spark's schema, the seconds, or the error the read raised (the other cases still run).
 Needs only pyspark (the venv's) and the standard library.
 """
@@ -34,7 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 CATALOG = "sp"
 _READ_OPTIONS = {"id": "snapshot-id", "as_of": "as-of-timestamp", "branch": "branch", "tag": "tag"}
-_REQUESTS = re.compile(r"^scan_planner_requests_total\{(.*)\} ([0-9.e+]+)$", re.M)
+_COUNTERS = re.compile(r"^(scan_planner_requests_total|scan_planner_rest_plan_fields_total)\{(.*)\} ([0-9.e+]+)$", re.M)
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
@@ -65,14 +67,18 @@ def start_spark(uri: str, jars: list[str], conf: dict[str, str]) -> SparkSession
 
 
 def route_counts(uri: str, headers: dict[str, str]) -> dict[str, float]:
-    """The service's request counters by "METHOD route" (summed over statuses)."""
+    """The service's request counters by "METHOD route" (summed over statuses), and its REST plan requests by
+    the fields they carried ("field NAME")."""
     request = urllib.request.Request(f"{uri}/metrics", headers=headers)
     with urllib.request.urlopen(request, timeout=30) as answer:
         text = answer.read().decode()
     counts: dict[str, float] = {}
-    for labels, value in _REQUESTS.findall(text):
+    for metric, labels, value in _COUNTERS.findall(text):
         fields = dict(_LABEL.findall(labels))
-        key = f"{fields.get('method')} {fields.get('route')}"
+        if metric == "scan_planner_requests_total":
+            key = f"{fields.get('method')} {fields.get('route')}"
+        else:
+            key = f"field {fields.get('field')}"
         counts[key] = counts.get(key, 0.0) + float(value)
     return counts
 
@@ -103,7 +109,10 @@ def spark_read(spark: SparkSession, case: dict[str, Any]) -> DataFrame:
     df = reader.load(f"{CATALOG}.db.{case['table']}")
     if case["spark_filter"] is not None:
         df = df.where(case["spark_filter"])
-    return df.select(*case["columns"]) if case["columns"] is not None else df
+    df = df.select(*case["columns"]) if case["columns"] is not None else df
+    if case.get("aggregates") is not None:  # e.g. ["min(id)", "count(*)"]: what Iceberg may answer from stats
+        df = df.selectExpr(*case["aggregates"])
+    return df.limit(case["limit"]) if case.get("limit") is not None else df
 
 
 def read_one(spark: SparkSession, case: dict[str, Any], target: Path) -> dict[str, Any]:

@@ -22,10 +22,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -188,3 +190,34 @@ def test_submitted_plans_polled_with_auth(
     assert_planned_by_the_service(result, cases)
     for case in result["cases"]:
         assert case["requests"].get(POLL, 0) >= 1, case  # submitted, then polled
+
+
+# --- What Spark pushes ------------------------------------------------------------------------------------
+
+
+def test_what_spark_pushes(conformance: Conformance, conformance_service: str, tmp_path: Path) -> None:
+    """The request fields Spark + Iceberg 1.12 sends, counted by the service: the projection (`select`), the
+    filter, `case-sensitive`, the snapshot, `use-snapshot-schema`, and a LIMIT as `min-rows-requested`; an
+    aggregate Iceberg cannot answer from statistics (no `stats-fields` are asked) is read from the files."""
+    projected = conformance.read("unpartitioned/ts-range-projected")
+    full = conformance.read("unpartitioned/full")
+    cases = [
+        projected,
+        {**full, "id": "limit", "limit": 5},
+        {**full, "id": "aggregates", "aggregates": ["min(id)", "max(id)", "count(*)"]},
+    ]
+    result = run_reads(tmp_path, "4.1", "1.12.0", conformance_service, cases)
+    by_id = {case["id"]: case for case in result["cases"]}
+    assert_reads_match(conformance, tmp_path, {"cases": [by_id[projected["id"]]]})
+    pushed = {key.removeprefix("field ") for key in by_id[projected["id"]]["requests"] if key.startswith("field ")}
+    assert pushed == {"select", "filter", "case-sensitive", "snapshot-id", "use-snapshot-schema"}
+    limit = by_id["limit"]
+    assert limit["requests"].get("field min-rows-requested") == 1
+    all_rows = rows(pq.read_table(conformance.dir / full["path"]))
+    limited = rows(pq.read_table(tmp_path / limit["path"]))
+    assert sum(limited.values()) == 5 and limited - all_rows == Counter()
+    ids = pq.read_table(conformance.dir / full["path"]).column("id")
+    aggregated = pq.read_table(tmp_path / by_id["aggregates"]["path"]).to_pylist()
+    assert aggregated == [{"min(id)": pc.min(ids).as_py(), "max(id)": pc.max(ids).as_py(), "count(1)": len(ids)}]
+    assert "field stats-fields" not in by_id["aggregates"]["requests"]
+    assert by_id["aggregates"]["requests"].get(PLAN, 0) >= 1
