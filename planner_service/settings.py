@@ -129,6 +129,9 @@ class Settings(BaseSettings):
     # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
     # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled
     plan_task_page_size: int = 1000
+    # plan-task tokens a page's answer lists: 0 lists every further page on the first answer (fetched in
+    # parallel); N > 0 nests them, each answer listing at most N more (the spec's nested plan tasks)
+    plan_task_fanout: int = Field(default=0, ge=0)
     async_plan_min_files: int = 100_000
     plan_ttl_seconds: int = 600
     # which REST clients /v1/config tells to plan here (its defaults carry scan-planning-mode=server): "auto",

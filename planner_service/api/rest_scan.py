@@ -2,7 +2,8 @@
 
 POST .../plan answers with Java's planFiles() tasks (unsplit: REST has no CombinedScanTask):
 - `completed` with the first `plan_task_page_size` file scan tasks inline, and one opaque plan-task token
-  per further page, all listed at once so a client may fetch them in parallel (POST .../tasks);
+  per further page, all listed at once so a client may fetch them in parallel (POST .../tasks); or, with a
+  `plan_task_fanout`, nested: each answer lists the tokens of at most that many pages below it;
 - `submitted` when the snapshot has more than `async_plan_min_files` data files: the plan runs in the
   background and GET .../plan/{plan-id} answers `submitted`, `completed` (as above), `failed` or
   `cancelled`; DELETE cancels it.
@@ -179,5 +180,10 @@ async def fetch_scan_tasks(
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, FetchScanTasksRequest)
-    result, number = plans.store.page(body.plan_task, identifier, client_of(request))
-    return json_response(await run_in_threadpool(encode_page, result, number), pretty=pretty)
+    record, number = plans.store.page(body.plan_task, identifier, client_of(request))
+    assert record.result is not None
+    answer = await run_in_threadpool(encode_page, record.result, number)
+    nested = record.task_tokens(number)
+    if nested:  # (plan_task_fanout: the pages below this one)
+        answer["plan-tasks"] = nested
+    return json_response(answer, pretty=pretty)

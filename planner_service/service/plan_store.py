@@ -56,10 +56,13 @@ class TaskPages:
     stats_ids: frozenset[int] | None = None  # REST stats-fields: the columns whose stats the tasks carry
     storage_credentials: list[dict[str, Any]] | None = None  # vended: what the tasks' files are read with
     cut_short: bool | None = None  # with min-rows-requested: whether planning stopped at the first files
+    fanout: int = 0  # plan-task tokens per page (nested pages); 0: every further page listed on the first
 
     def __post_init__(self) -> None:
         if self.page_size <= 0:
             raise ValueError(f"Page size must be > 0, got {self.page_size}")
+        if self.fanout < 0:
+            raise ValueError(f"Fanout must be >= 0, got {self.fanout}")
 
     @property
     def page_count(self) -> int:
@@ -68,6 +71,16 @@ class TaskPages:
 
     def page(self, number: int) -> Sequence[FileScanTask]:
         return self.tasks[number * self.page_size : (number + 1) * self.page_size]
+
+    def children(self, number: int) -> range:
+        """The pages whose plan-task tokens page `number`'s answer lists. Without a fanout the first lists
+        every other page; with one, pages form a tree of that fanout (page n lists n*k+1 .. n*k+k), so a
+        client reaches each page exactly once by fetching what each answer lists (the spec's nested plan
+        tasks)."""
+        if self.fanout == 0:
+            return range(1, self.page_count) if number == 0 else range(0)
+        first = number * self.fanout + 1
+        return range(min(first, self.page_count), min(first + self.fanout, self.page_count))
 
 
 @dataclass(frozen=True)
@@ -84,10 +97,10 @@ class RestPlanState:
     def retained(self) -> int:
         return len(self.result.tasks) if self.result is not None else 0
 
-    def task_tokens(self) -> list[str]:
-        """Plan-task tokens of the pages after the first (the first is answered inline)."""
-        pages = self.result.page_count if self.result is not None else 0
-        return [plan_task_token(self.plan_id, page) for page in range(1, pages)]
+    def task_tokens(self, number: int = 0) -> list[str]:
+        """Plan-task tokens of the pages page `number`'s answer lists (the first page is answered inline)."""
+        pages = self.result.children(number) if self.result is not None else range(0)
+        return [plan_task_token(self.plan_id, page) for page in pages]
 
 
 def plan_task_token(plan_id: str, page: int) -> str:
@@ -161,7 +174,7 @@ class PlanStore:
             record = self._plans.get(plan_id)
             return record is not None and record.status is PlanStatus.SUBMITTED
 
-    def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[TaskPages, int]:
+    def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[RestPlanState, int]:
         """The completed plan and page number a plan-task token names."""
         plan_id, _, number = token.rpartition(_TOKEN_SEPARATOR)
         with self._lock:
@@ -176,7 +189,7 @@ class PlanStore:
                 or not 0 < int(number) < record.result.page_count
             ):
                 raise NoSuchPlanTaskError(f"No such plan task for table {table}: {token}")
-            return record.result, int(number)
+            return record, int(number)
 
     # -- internals (the lock is held) ------------------------------------------------------------------
 

@@ -70,6 +70,7 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
         scan.stats_ids,
         runtime.storage_credentials(scan.table),
         plan.metrics.cut_short,
+        runtime.settings.plan_task_fanout,
     )
 
 

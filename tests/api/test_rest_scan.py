@@ -373,6 +373,25 @@ def _planned(n: int, page_size: int = 2) -> TaskPages:
 T1, T2 = TableIdentifier(("db",), "a"), TableIdentifier(("db",), "b")
 
 
+@pytest.mark.parametrize("pages", [1, 2, 3, 7, 12, 40])
+@pytest.mark.parametrize("fanout", [0, 1, 2, 3, 5])
+def test_nested_pages_reach_every_page_once(pages: int, fanout: int) -> None:
+    """Fetching every listed plan task, and what each answer lists in turn (Java's ScanTaskIterable), reaches
+    every page after the first exactly once, whatever the fanout; without one, the first lists them all."""
+    result = TaskPages(_planned(pages * 2).tasks, {}, Schema(0, StructType(())), 2, fanout=fanout)
+    assert result.page_count == pages
+    reached: list[int] = []
+    listed = list(result.children(0))
+    while listed:
+        number = listed.pop()
+        reached.append(number)
+        listed.extend(result.children(number))
+        assert len(result.children(number)) <= (fanout or pages)
+    assert sorted(reached) == list(range(1, pages))
+    if fanout == 0:
+        assert list(result.children(0)) == list(range(1, pages))
+
+
 def test_plan_store_lifecycle_and_expiry() -> None:
     clock = _Clock()
     store = PlanStore(ttl_seconds=10, clock=clock)
@@ -381,8 +400,8 @@ def test_plan_store_lifecycle_and_expiry() -> None:
     assert store.get(plan.plan_id, T1).status is PlanStatus.SUBMITTED
     done = store.complete(plan.plan_id, _planned(5))
     assert done is not None and done.task_tokens() == [plan_task_token(plan.plan_id, p) for p in (1, 2)]
-    result, number = store.page(plan_task_token(plan.plan_id, 2), T1)
-    assert number == 2 and len(result.page(number)) == 1
+    record, number = store.page(plan_task_token(plan.plan_id, 2), T1)
+    assert record.result is not None and number == 2 and len(record.result.page(number)) == 1
     with pytest.raises(NoSuchPlanTaskError):
         store.page(plan_task_token(plan.plan_id, 1), T2)
     with pytest.raises(NoSuchPlanIdError):

@@ -155,7 +155,8 @@ AUTH_CASES = ("unpartitioned/full", "mor_position_deletes/full", "v3_dv/id-lt", 
 
 @pytest.fixture(scope="module")
 def auth_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The service with authentication on, and every plan answered `submitted` (planned in the background)."""
+    """The service with authentication on, every plan answered `submitted` (planned in the background), and
+    its pages nested, a chain: the client must fetch each page to learn of the next."""
     config = tmp_path_factory.mktemp("auth") / "service.json"
     settings = {
         "warehouse": str(conformance.dir / "warehouse"),
@@ -163,6 +164,7 @@ def auth_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFact
         "oauth_clients": {CLIENT_ID: CLIENT_SECRET},
         "async_plan_min_files": 0,
         "plan_task_page_size": 2,
+        "plan_task_fanout": 1,  # nested plan tasks: each page's answer lists the next page
     }
     config.write_text(json.dumps(settings))
     with running_service("--config", str(config)) as url:
@@ -176,7 +178,8 @@ def test_submitted_plans_polled_with_auth(
     conformance: Conformance, auth_service: str, tmp_path: Path, spark: str, how: str
 ) -> None:
     """OAuth2 client credentials (Iceberg's AuthManager fetches a token from the service's /v1/oauth/tokens)
-    or a static bearer token; each plan is answered `submitted`, polled until completed, then paged."""
+    or a static bearer token; each plan is answered `submitted`, polled until completed, then its nested pages
+    fetched one after the other."""
     catalog = "spark.sql.catalog.sp"
     if how == "oauth2":
         conf = {f"{catalog}.credential": f"{CLIENT_ID}:{CLIENT_SECRET}"}
@@ -190,6 +193,8 @@ def test_submitted_plans_polled_with_auth(
     assert_planned_by_the_service(result, cases)
     for case in result["cases"]:
         assert case["requests"].get(POLL, 0) >= 1, case  # submitted, then polled
+    pages = {case["id"]: case["requests"].get(TASKS, 0) for case in result["cases"]}
+    assert pages["mor_position_deletes/full"] >= 3, pages  # a chain of nested pages, followed to its end
 
 
 # --- What Spark pushes ------------------------------------------------------------------------------------
