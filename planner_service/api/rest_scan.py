@@ -32,10 +32,11 @@ from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.api.wire import FetchScanTasksRequest, PlanTableScanRequest, json_body_schema, parse_body
 from planner_service.errors import PlannerError
+from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages
 from planner_service.service.rest_plans import RestPlans, prepare_scan, rest_plans
 from planner_service.service.runtime import Runtime
-from planner_service.wire.scan_tasks_json import encode_scan_tasks
+from planner_service.wire.scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
 
 # With min-rows-requested, whether the plan stopped at the first files that hold the rows: a header, since the
 # spec's results have no such field and clients may reject fields they do not know (headers they ignore)
@@ -49,8 +50,12 @@ _CUT_SHORT_DOC = {
 
 
 def encode_page(result: TaskPages, number: int) -> dict[str, Any]:
-    """One page as the spec's ScanTasks (a worker thread)."""
-    return encode_scan_tasks(result.page(number), result.specs, result.schema, result.stats_ids)
+    """One page as the spec's ScanTasks (a worker thread): rendered from the plan's columns, or from task
+    objects where the data files carry stats-fields."""
+    begin, end = result.bounds(number)
+    if isinstance(result.tasks, FileTaskColumns):
+        return encode_scan_task_rows(result.tasks, begin, end, result.specs, result.schema, result.residuals_json)
+    return encode_scan_tasks(result.tasks[begin:end], result.specs, result.schema, result.stats_ids)
 
 
 def completed_body(record: RestPlanState) -> dict[str, Any]:

@@ -23,13 +23,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from planner_service.catalog.base import TableIdentifier
 from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
-from planner_service.planning.scan_tasks import FileScanTask
+from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
+from planner_service.wire.json_rows import SnippetTable
+from planner_service.wire.scan_tasks_json import residuals_json
 
 MAX_PLANS = 100  # per client
 MAX_RETAINED_TASKS = 500_000  # per client
@@ -49,7 +52,7 @@ class PlanStatus(StrEnum):
 class TaskPages:
     """A completed plan: its file scan tasks in `page_size` pages, and what encoding them needs."""
 
-    tasks: Sequence[FileScanTask]
+    tasks: Sequence[FileScanTask] | FileTaskColumns  # objects only where data files carry stats-fields
     specs: dict[int, PartitionSpec]
     schema: Schema
     page_size: int
@@ -69,8 +72,14 @@ class TaskPages:
         """At least one page, so that an empty plan still has a (empty) first page."""
         return max(1, -(-len(self.tasks) // self.page_size))
 
-    def page(self, number: int) -> Sequence[FileScanTask]:
-        return self.tasks[number * self.page_size : (number + 1) * self.page_size]
+    def bounds(self, number: int) -> tuple[int, int]:
+        """The tasks of page `number`: tasks[begin:end]."""
+        return number * self.page_size, min((number + 1) * self.page_size, len(self.tasks))
+
+    @cached_property
+    def residuals_json(self) -> SnippetTable | None:
+        """The residual filters as JSON texts (columnar tasks refer to them by id), rendered once."""
+        return residuals_json(self.tasks) if isinstance(self.tasks, FileTaskColumns) else None
 
     def children(self, number: int) -> range:
         """The pages whose plan-task tokens page `number`'s answer lists. Without a fanout the first lists

@@ -19,6 +19,7 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import PlannerError
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_request import ScanRequest, check_on_table
+from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
 from planner_service.service.plan_store import PlanStore, RestPlanState, TaskPages
 from planner_service.service.runtime import Runtime
 
@@ -61,7 +62,9 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
     runtime.record_plan(plan)
     meta = scan.table.metadata
     files = plan.files
-    tasks = files.to_objects(with_stats=True) if scan.stats_ids is not None and files is not None else plan.file_tasks
+    tasks: Sequence[FileScanTask] | FileTaskColumns = files if files is not None else []
+    if scan.stats_ids is not None and files is not None:  # stats-fields: the files' stats, from objects
+        tasks = files.to_objects(with_stats=True)
     return TaskPages(
         tasks,
         meta.specs,

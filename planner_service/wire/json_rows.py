@@ -8,6 +8,7 @@ come from polars, Arrow or numpy without a copy where their layout allows it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,12 +66,25 @@ def int_lists(values: pl.Series) -> Part:
     return (_INTS, array.buffers()[0], array.buffers()[1], child.buffers()[1] or b"", array.offset)
 
 
-def snippets(ids: np.ndarray[Any, Any], texts: Sequence[str]) -> Part:
+@dataclass(frozen=True)
+class SnippetTable:
+    """JSON texts encoded once, for many calls of snippets() (the pages of one plan, say)."""
+
+    offsets: np.ndarray[Any, Any]
+    data: bytes
+
+    @classmethod
+    def of(cls, texts: Sequence[str]) -> SnippetTable:
+        encoded = [t.encode() for t in texts]
+        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in encoded], out=offsets[1:])
+        return cls(offsets, b"".join(encoded))
+
+
+def snippets(ids: np.ndarray[Any, Any], texts: Sequence[str] | SnippetTable) -> Part:
     """For each row, texts[ids[row]] as it is (JSON already)."""
-    encoded = [t.encode() for t in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return (_SNIPPET, np.ascontiguousarray(ids, dtype=np.int64), offsets, b"".join(encoded))
+    table = texts if isinstance(texts, SnippetTable) else SnippetTable.of(texts)
+    return (_SNIPPET, np.ascontiguousarray(ids, dtype=np.int64), table.offsets, table.data)
 
 
 def splits(offsets: np.ndarray[Any, Any], file: Any, start: Any, length: Any, first: int) -> Part:

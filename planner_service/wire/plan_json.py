@@ -17,12 +17,11 @@ Python dict per file or per task.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import orjson
-import polars as pl
 
 from planner_service.errors import CorruptMetadataError
 from planner_service.expressions.expression_json import expression_to_json
@@ -33,10 +32,10 @@ from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import CombinedTasks
 from planner_service.wire import json_rows as rows
-from planner_service.wire.content_file_json import ContentFileEncoder, partition_json, partition_types
+from planner_service.wire.content_file_json import ContentFileEncoder
+from planner_service.wire.data_file_rows import CHUNK_ROWS, data_file_chunks
 
 NAME_MAPPING = "schema.name-mapping.default"
-CHUNK_ROWS = 20_000  # data files or tasks rendered at a time
 
 
 def encode_plan(
@@ -111,90 +110,15 @@ def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:
 
 def _data_file_chunks(plan: ScanPlan, files: FileTaskColumns) -> Iterator[bytes]:
     meta = plan.table.metadata
-    index = files.index
-    types = partition_types(meta.specs, meta.schema)
-    partitions = index.memo(  # rendered once per index (and the table's partition types)
-        f"partition-json:{types!r}",
-        lambda: [orjson.dumps(partition_json(types, s, v)).decode() for s, v in index.partitions],
-    )
-    format_ids, formats = index.formats
-    format_json = [orjson.dumps(f.lower() if f is not None else None).decode() for f in formats]
-    directories = index.memo("directory-json", lambda: [orjson.dumps(d).decode()[:-1] for d in index.directories])
-    columns = index.frame.select(_DATA_FILE_COLUMNS)
-    for begin in range(0, len(files), CHUNK_ROWS):
-        end = min(begin + CHUNK_ROWS, len(files))
-        rows = files.rows[begin:end]
-        contiguous = len(rows) and rows[-1] - rows[0] == len(rows) - 1  # rows ascend: a slice, not a copy
-        chunk = columns.slice(int(rows[0]), len(rows)) if contiguous else columns[rows]
-        yield _render_data_files(
-            chunk,
-            index.spec_id[rows],
-            (format_ids[rows], format_json),
-            (index.partition_id[rows], partitions),
-            (index.directory_id[rows], directories),
-            files.residual_id[begin:end],
-            _delete_refs(files, begin, end),
-            b"," if begin else b"",
-        )
 
+    def tail(begin: int, end: int) -> list[rows.Part]:  # "residual": its index, then the file's deletes
+        parts = [rows.literal(',"residual":'), rows.ints(files.residual_id[begin:end].astype(np.int64))]
+        deletes = _delete_refs(files, begin, end)
+        if deletes is not None:
+            parts.append(rows.snippets(np.arange(len(deletes)), deletes))
+        return parts
 
-_DATA_FILE_COLUMNS = [
-    "file_name",
-    "file_size_in_bytes",
-    "record_count",
-    "split_offsets",
-    "sort_order_id",
-    "key_metadata",
-    "first_row_id",
-    "data_sequence_number",
-]
-Snippets = tuple[np.ndarray[Any, Any], list[str]]  # each row's index into JSON texts, the texts
-
-
-def _render_data_files(
-    frame: pl.DataFrame,
-    spec_id: np.ndarray[Any, Any],
-    file_format: Snippets,
-    partition: Snippets,
-    directory: Snippets,
-    residual: np.ndarray[Any, Any],
-    deletes: list[str] | None,
-    prefix: bytes,
-) -> bytes:
-    """One chunk of `files` entries, comma-separated, after `prefix`. Optional fields that no file of the chunk has are
-    left out; where only some files have one, the others carry null. A path is its directory's snippet (the
-    string opened, the directory escaped) and its name's tail."""
-    col = frame.get_column
-    parts = [
-        rows.literal('{"data-file":{"spec-id":'),
-        rows.ints(spec_id),
-        rows.literal(',"content":"data","file-path":'),
-        rows.snippets(*directory),
-        rows.string_tails(col("file_name")),
-        rows.literal(',"file-format":'),
-        rows.snippets(*file_format),
-        rows.literal(',"partition":'),
-        rows.snippets(*partition),
-        rows.literal(',"file-size-in-bytes":'),
-        rows.ints(col("file_size_in_bytes")),
-        rows.literal(',"record-count":'),
-        rows.ints(col("record_count")),
-    ]
-    optional: dict[str, tuple[str, Callable[[pl.Series], rows.Part]]] = {
-        "split_offsets": ("split-offsets", rows.int_lists),
-        "sort_order_id": ("sort-order-id", rows.ints),
-        "key_metadata": ("key-metadata", lambda s: rows.strings(s.bin.encode("hex").str.to_uppercase())),
-        "first_row_id": ("first-row-id", rows.ints),
-        "data_sequence_number": ("sequence-number", rows.ints),
-    }
-    for name, (key, part) in optional.items():
-        if col(name).null_count() < frame.height:
-            parts += [rows.literal(f',"{key}":'), part(col(name))]
-    parts += [rows.literal('},"residual":'), rows.ints(residual.astype(np.int64))]
-    if deletes is not None:
-        parts.append(rows.snippets(np.arange(len(deletes)), deletes))
-    parts.append(rows.literal("}"))
-    return rows.render(frame.height, parts, prefix)
+    return data_file_chunks(files, meta.specs, meta.schema, tail)
 
 
 def _delete_refs(files: FileTaskColumns, begin: int, end: int) -> list[str] | None:
