@@ -126,13 +126,15 @@ class Settings(BaseSettings):
     # (bench/sturdy_bench.py, scale_bench.py; README "Under load")
     gil_switch_seconds: float | None = Field(default=0.001, gt=0)
 
-    # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks;
-    # plans of tables with more data files than `async_plan_min_files` are answered `submitted` and polled
+    # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks
     plan_task_page_size: int = 1000
     # plan-task tokens a page's answer lists: 0 lists every further page on the first answer (fetched in
     # parallel); N > 0 nests them, each answer listing at most N more (the spec's nested plan tasks)
     plan_task_fanout: int = Field(default=0, ge=0)
-    async_plan_min_files: int = 100_000
+    # a REST plan not made within `rest_plan_wait_seconds` is answered `submitted` (planning goes on; clients
+    # poll); one of a snapshot with more data files than `async_plan_min_files` (None: no such size) at once
+    rest_plan_wait_seconds: float = Field(default=10.0, gt=0)
+    async_plan_min_files: int | None = Field(default=None, ge=0)
     plan_ttl_seconds: int = 600
     # which REST clients /v1/config tells to plan here (its defaults carry scan-planning-mode=server): "auto",
     # the clients known to plan every table correctly through the service (Iceberg Java 1.11+, by the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from starlette.concurrency import run_in_threadpool
@@ -15,14 +15,24 @@ from planner_service.planning.admission import Cancellation
 T = TypeVar("T")
 
 
+def disconnection(request: Request) -> Callable[[], Awaitable[None]]:
+    """What returns once the client has disconnected (the request's body must have been read)."""
+
+    async def disconnected() -> None:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+
+    return disconnected
+
+
 async def until_disconnected(request: Request, work: Callable[[Cancellation], T]) -> T:
     """`work(cancel)` in a worker thread; `cancel` is set if the client disconnects before it is done (the
     request's body must have been read: what arrives next is the disconnect)."""
     cancel = Cancellation()
+    disconnected = disconnection(request)
 
     async def watch() -> None:
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
+        await disconnected()
         cancel.cancel()
 
     watcher = asyncio.ensure_future(watch())

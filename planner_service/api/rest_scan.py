@@ -4,9 +4,9 @@ POST .../plan answers with Java's planFiles() tasks (unsplit: REST has no Combin
 - `completed` with the first `plan_task_page_size` file scan tasks inline, and one opaque plan-task token
   per further page, all listed at once so a client may fetch them in parallel (POST .../tasks); or, with a
   `plan_task_fanout`, nested: each answer lists the tokens of at most that many pages below it;
-- `submitted` when the snapshot has more than `async_plan_min_files` data files: the plan runs in the
-  background and GET .../plan/{plan-id} answers `submitted`, `completed` (as above), `failed` or
-  `cancelled`; DELETE cancels it.
+- `submitted` when planning takes longer than `rest_plan_wait_seconds` (or at once when the snapshot has
+  more than `async_plan_min_files` data files): the plan goes on in the background and GET
+  .../plan/{plan-id} answers `submitted`, `completed` (as above), `failed` or `cancelled`; DELETE cancels it.
 Every response lists each delete file its tasks use once, in its own `delete-files`, and tasks refer to
 them by index (so no response carries delete files without the tasks that use them, which clients reject).
 Plans and their pages live in a PlanStore (service/plan_store.py) for `plan_ttl_seconds`. The planning
@@ -25,7 +25,7 @@ from starlette.responses import Response
 
 from planner_service.api.auth import client_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
-from planner_service.api.disconnect import until_disconnected
+from planner_service.api.disconnect import disconnection
 from planner_service.api.errors import planner_error_body
 from planner_service.api.response_models import RestPlanningResult, described, json_route
 from planner_service.api.responses import json_response
@@ -79,10 +79,6 @@ def completed_response(record: RestPlanState, body: dict[str, Any], pretty: bool
 
 def _failed_body(error: PlannerError | None) -> dict[str, Any]:
     return {"status": PlanStatus.FAILED.value, **planner_error_body(error or PlannerError("Planning failed"))}
-
-
-def _answered(record: RestPlanState) -> tuple[RestPlanState, dict[str, Any]]:
-    return record, completed_body(record)
 
 
 def _count_fields(runtime: Runtime, body: PlanTableScanRequest) -> None:
@@ -143,11 +139,11 @@ async def plan_table_scan(
     )
     if scan.in_background:
         record = plans.submit(runtime, identifier, scan, owner)
+    else:
+        record = await plans.plan_within(runtime, identifier, scan, owner, disconnection(request))
+    if record.status is PlanStatus.SUBMITTED:  # (planning on past the wait)
         return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
-    record, answer = await until_disconnected(
-        request, lambda cancel: _answered(plans.plan_now(runtime, identifier, scan, owner, cancel))
-    )
-    return completed_response(record, answer, pretty)
+    return completed_response(record, await run_in_threadpool(completed_body, record), pretty)
 
 
 @routes.route(

@@ -1,14 +1,16 @@
 """REST scan plans as the service makes them (the routes are api/rest_scan.py): a request is checked
-against its table first (prepare_scan), then planned at once, or in the background when its snapshot has
-more than `async_plan_min_files` data files; either way the outcome is kept in the PlanStore
-(service/plan_store.py) for `plan_ttl_seconds`, for the client that asked. Plans are admitted as the native
-API's are (slots, memory budget, bounded queue)."""
+against its table first (prepare_scan), then planned while the request waits, up to
+`rest_plan_wait_seconds` (answered `completed`), or in the background past that wait, or at once when
+its snapshot has more than `async_plan_min_files` data files (answered `submitted`); the outcome is kept
+in the PlanStore (service/plan_store.py) for `plan_ttl_seconds`, for the client that asked. Plans are
+admitted as the native API's are (slots, memory budget, bounded queue)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -36,7 +38,7 @@ class RestScan:
     request: ScanRequest
     estimated_files: int
     stats_ids: frozenset[int] | None = None  # stats-fields, as field ids
-    in_background: bool = False  # more data files than async_plan_min_files: submitted, planned later
+    in_background: bool = False  # more data files than async_plan_min_files: submitted at once, planned later
 
 
 def prepare_scan(
@@ -51,7 +53,8 @@ def prepare_scan(
     table = runtime.catalog.load_table(identifier)
     chosen, stats_ids = check_on_table(table.metadata, request, select, stats_fields)
     files = runtime.planner.estimated_files(chosen.snapshot)  # (planFiles)
-    return RestScan(table, request, files, stats_ids, files > runtime.settings.async_plan_min_files)
+    submit = runtime.settings.async_plan_min_files is not None and files > runtime.settings.async_plan_min_files
+    return RestScan(table, request, files, stats_ids, submit)
 
 
 def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background: bool = False) -> TaskPages:
@@ -109,16 +112,33 @@ class BackgroundPlans:
         async with self._slots:
             if not self._store.is_submitted(plan_id):  # cancelled or dropped while it waited
                 return
+            await self._record(plan_id, anyio.to_thread.run_sync(work, cancel))
+
+    def adopt(self, plan_id: str, planning: asyncio.Future[TaskPages], cancel: Cancellation) -> None:
+        """Record the outcome of a plan already being made (one that outgrew its request's wait)."""
+        self._cancels[plan_id] = cancel
+
+        async def run() -> None:
             try:
-                result = await anyio.to_thread.run_sync(work, cancel)
-            except PlannerError as exc:
-                self._store.fail(plan_id, exc)
-            except Exception as exc:
-                log.exception("background planning failed", extra={"plan-id": plan_id})
-                message = f"Internal error ({type(exc).__name__}); the service log has the details"
-                self._store.fail(plan_id, PlannerError(message))
-            else:
-                self._store.complete(plan_id, result)
+                await self._record(plan_id, planning)
+            finally:
+                self._cancels.pop(plan_id, None)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _record(self, plan_id: str, planning: Awaitable[TaskPages]) -> None:
+        try:
+            result = await planning
+        except PlannerError as exc:
+            self._store.fail(plan_id, exc)
+        except Exception as exc:
+            log.exception("background planning failed", extra={"plan-id": plan_id})
+            message = f"Internal error ({type(exc).__name__}); the service log has the details"
+            self._store.fail(plan_id, PlannerError(message))
+        else:
+            self._store.complete(plan_id, result)
 
     async def close(self) -> None:
         for cancel in self._cancels.values():  # the threads stop at their plans' next step
@@ -135,11 +155,37 @@ class RestPlans:
     store: PlanStore
     background: BackgroundPlans
 
-    def plan_now(
-        self, runtime: Runtime, identifier: TableIdentifier, scan: RestScan, owner: str, cancel: Cancellation
+    async def plan_within(
+        self,
+        runtime: Runtime,
+        identifier: TableIdentifier,
+        scan: RestScan,
+        owner: str,
+        disconnected: Callable[[], Awaitable[None]],
     ) -> RestPlanState:
-        """Plan (a worker thread) and keep the pages: a completed plan."""
-        return self.store.add_completed(identifier, plan_scan(runtime, scan, cancel), owner)
+        """Plan in a worker thread while the request waits, up to `rest_plan_wait_seconds`: a completed plan
+        (a failure is raised, for the request's error answer), or, past the wait, a submitted one whose
+        planning goes on in the background. The client going away before then (`disconnected` returns)
+        stops the plan."""
+        cancel = Cancellation()
+        planning = asyncio.ensure_future(anyio.to_thread.run_sync(plan_scan, runtime, scan, cancel))
+
+        async def watch() -> None:
+            await disconnected()
+            cancel.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            pages = await asyncio.wait_for(asyncio.shield(planning), runtime.settings.rest_plan_wait_seconds)
+        except TimeoutError:
+            record = self.store.submit(identifier, owner)
+            self.background.adopt(record.plan_id, planning, cancel)
+            return record
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+        return self.store.add_completed(identifier, pages, owner)
 
     def submit(self, runtime: Runtime, identifier: TableIdentifier, scan: RestScan, owner: str) -> RestPlanState:
         """A submitted plan, planned in the background (on the event loop's thread)."""

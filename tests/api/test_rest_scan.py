@@ -4,6 +4,7 @@ same rows as it reads planning by itself."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
@@ -47,6 +48,22 @@ def async_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFac
     """Tables with more than ASYNC_MIN_FILES data files are planned in the background; pages of 3. Two
     extra tables: broken.t (its manifest list is missing: planning fails) and nosummary.t (no file counts in
     its summaries: the estimate reads the manifest list)."""
+    with _service_with_extra_tables(conformance, tmp_path_factory, async_plan_min_files=ASYNC_MIN_FILES) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def waited_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Every plan outlasts the request's wait (a microsecond): each is answered `submitted` whatever its size,
+    and goes on in the background."""
+    with _service_with_extra_tables(conformance, tmp_path_factory, rest_plan_wait_seconds=1e-6) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _service_with_extra_tables(
+    conformance: Conformance, tmp_path_factory: pytest.TempPathFactory, **settings: Any
+) -> Iterator[str]:
     root = tmp_path_factory.mktemp("async")
     broken = _metadata(conformance, "unpartitioned")
     broken["snapshots"][-1]["manifest-list"] = str(root / "missing-manifest-list.avro")
@@ -66,8 +83,8 @@ def async_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFac
                 "allowed_roots": [str(conformance.dir / "warehouse"), str(root)],
                 "tables": tables,
                 "plan_task_page_size": 3,
-                "async_plan_min_files": ASYNC_MIN_FILES,
                 "plan_ttl_seconds": 60,
+                **settings,
             }
         )
     )
@@ -321,6 +338,29 @@ def test_async_plan(async_client: httpx.Client, conformance: Conformance, table:
     assert completed["plan-id"] == submitted["plan-id"]
     assert len(completed["file-scan-tasks"]) == 3
     assert _all_tasks(async_client, url, completed) == _java_tasks(conformance.case(case_id))
+
+
+@pytest.mark.parametrize(
+    ("table", "case_id"),
+    [("db.unpartitioned", "unpartitioned/current"), ("db.v3_dv", "v3_dv/current"), ("broken.t", None)],
+)
+def test_plans_past_the_wait_go_on_in_the_background(
+    waited_service: str, conformance: Conformance, table: str, case_id: str | None
+) -> None:
+    """A plan that takes longer than rest_plan_wait_seconds is answered `submitted`; polled, it completes with
+    Java's tasks, or fails with its error (the broken table's missing manifest list)."""
+    client = httpx.Client(base_url=waited_service, timeout=30)
+    namespace, name = table.split(".")
+    url = table_url(name, namespace)
+    submitted = client.post(f"{url}/plan", json={}).json()
+    assert submitted == {"status": "submitted", "plan-id": submitted["plan-id"]}
+    done = _poll(client, url, submitted["plan-id"])
+    if case_id is None:
+        assert (done["status"], done["error"]["type"]) == ("failed", "StorageException")
+        return
+    assert done["status"] == "completed" and done["plan-id"] == submitted["plan-id"]
+    assert _all_tasks(client, url, done) == _java_tasks(conformance.case(case_id))
+    assert client.delete(f"{url}/plan/{submitted['plan-id']}").status_code == 204
 
 
 def test_small_plans_stay_synchronous(async_client: httpx.Client) -> None:
