@@ -173,11 +173,18 @@ def _serve(args: argparse.Namespace) -> int:
             port=settings.port,
             workers=settings.workers,
             log_config=None,
+            timeout_keep_alive=settings.keep_alive_seconds,
         )
     else:
         from planner_service.app import create_app
 
-        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=None)
+        uvicorn.run(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            timeout_keep_alive=settings.keep_alive_seconds,
+        )
     return 0
 
 

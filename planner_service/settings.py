@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = 1024 * 1024
     cors_allowed_origins: list[str] = Field(default_factory=list)  # web pages allowed to call (CORS); none
     body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
+    # how long an idle keep-alive connection stays open: longer than clients keep theirs in their pools
+    # (a server closing one first races with its reuse: Java's HTTP client then fails "failed to respond")
+    keep_alive_seconds: int = Field(default=75, gt=0)
     cache_bytes: int = 512 * 1024 * 1024
 
     # authentication (on when any token or client is configured): bearer tokens on every route but /health

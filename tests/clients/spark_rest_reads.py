@@ -106,7 +106,7 @@ def spark_read(spark: SparkSession, case: dict[str, Any]) -> DataFrame:
         reader = reader.option(*time_travel(spark, snapshot))
     if case["split_size"] is not None:
         reader = reader.option("split-size", str(case["split_size"]))
-    df = reader.load(f"{CATALOG}.db.{case['table']}")
+    df = reader.load(f"{CATALOG}.{case.get('namespace', 'db')}.{case['table']}")
     if case["spark_filter"] is not None:
         df = df.where(case["spark_filter"])
     df = df.select(*case["columns"]) if case["columns"] is not None else df

@@ -34,6 +34,7 @@ import pytest
 from tests.conformance.reference import Conformance, load_java_env
 from tests.conftest import running_service
 from tests.spark_client.compare import rows
+from tests.spark_client.vended import load_vended_table, static_vending, vending_service, write_vended_table
 
 RUNNER = Path(__file__).with_name("spark_rest_reads.py")
 PLAN = "POST /v1/namespaces/{namespace}/tables/{table}/plan"
@@ -69,13 +70,14 @@ def run_reads(
     cases: list[dict[str, Any]],
     conf: dict[str, str] | None = None,
     metrics_headers: dict[str, str] | None = None,
+    extra_jars: list[str] | None = None,
 ) -> dict[str, Any]:
     """Read `cases` through the service with Spark `spark` and Iceberg `iceberg` (spark_rest_reads.py)."""
     env = load_java_env().ensure_spark_env(spark, iceberg)
     out.mkdir(parents=True, exist_ok=True)
     (out / "cases.json").write_text(json.dumps(cases))
     cmd = [str(env["python"]), str(RUNNER), "--uri", uri, "--cases", str(out / "cases.json"), "--out", str(out)]
-    cmd += ["--jars", ",".join(env["jars"])]
+    cmd += ["--jars", ",".join([*env["jars"], *(extra_jars or [])])]
     cmd += [arg for key, value in (conf or {}).items() for arg in ("--conf", f"{key}={value}")]
     cmd += [arg for key, value in (metrics_headers or {}).items() for arg in ("--metrics-header", f"{key}={value}")]
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYTHONPATH"}
@@ -226,3 +228,27 @@ def test_what_spark_pushes(conformance: Conformance, conformance_service: str, t
     assert aggregated == [{"min(id)": pc.min(ids).as_py(), "max(id)": pc.max(ids).as_py(), "count(1)": len(ids)}]
     assert "field stats-fields" not in by_id["aggregates"]["requests"]
     assert by_id["aggregates"]["requests"].get(PLAN, 0) >= 1
+
+
+# --- Tables on S3, read with the plan's storage credentials ------------------------------------------------
+
+
+def test_s3_table_read_with_the_plans_storage_credentials(
+    s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """A table on S3 (moto on loopback) and a service that vends static credentials: Spark + Iceberg 1.12 with
+    no storage settings of its own (no endpoint, no keys, no region) plans through the service and reads
+    every row with Iceberg's S3FileIO built from the plan's `storage-credentials` (the aws bundle on the
+    classpath, as a user on S3 has it)."""
+    catalog = write_vended_table(s3_endpoint, tmp_path_factory.mktemp("s3-table"))
+    expected = rows(load_vended_table(catalog, s3_endpoint).scan().to_arrow())
+    vending = static_vending(**{"s3.path-style-access": "true"})  # moto, as MinIO: a path-style endpoint
+    bundle = str(load_java_env().maven_jar("org.apache.iceberg", "iceberg-aws-bundle", "1.12.0"))
+    with vending_service(tmp_path_factory.mktemp("s3-service"), catalog, s3_endpoint, **vending) as url:
+        case: dict[str, Any] = {"id": "s3", "namespace": "demo", "table": "events", "columns": None}
+        case |= {"spark_filter": None, "snapshot": {"kind": "current"}, "split_size": None}
+        result = run_reads(tmp_path, "3.5", "1.12.0", url, [case], extra_jars=[bundle])
+    (read,) = result["cases"]
+    assert "error" not in read, read
+    assert read["requests"].get(PLAN) == 1
+    assert rows(pq.read_table(tmp_path / read["path"])) == expected
