@@ -71,38 +71,35 @@ def data_file_chunks(
         "directory-json", lambda: SnippetTable.of([orjson.dumps(d).decode()[:-1] for d in index.directories])
     )
     columns = {name: index.frame.get_column(name) for name in _DATA_FILE_COLUMNS}
-    chunks = ((first, min(first + CHUNK_ROWS, end)) for first in range(begin, end, CHUNK_ROWS))
-    if omit_nulls:
-        chunks = (run for first, last in chunks for run in _alike(columns, files.rows, first, last))
-    for first, last in chunks:
-        selected = files.rows[first:last]
+    for chunk_first in range(begin, end, CHUNK_ROWS):
+        selected = files.rows[chunk_first : min(chunk_first + CHUNK_ROWS, end)]
         contiguous = len(selected) and selected[-1] - selected[0] == len(selected) - 1  # a slice, not a copy
         start = int(selected[0]) if len(selected) else 0
         chunk = {n: c.slice(start, len(selected)) if contiguous else c.gather(selected) for n, c in columns.items()}
-        yield _render(
-            chunk,
-            len(selected),
-            index.spec_id[selected],
-            (format_ids[selected], format_json),
-            (index.partition_id[selected], partitions),
-            (index.directory_id[selected], directories),
-            tail(first, last),
-            b"," if first > begin else b"",
-        )
+        for a, b in _alike(chunk) if omit_nulls else [(0, len(selected))]:
+            run = selected[a:b]
+            yield _render(
+                {n: c.slice(a, b - a) for n, c in chunk.items()} if b - a < len(selected) else chunk,
+                len(run),
+                index.spec_id[run],
+                (format_ids[run], format_json),
+                (index.partition_id[run], partitions),
+                (index.directory_id[run], directories),
+                tail(chunk_first + a, chunk_first + b),
+                b"," if chunk_first + a > begin else b"",
+            )
 
 
-def _alike(
-    columns: dict[str, pl.Series], rows_of: np.ndarray[Any, Any], first: int, last: int
-) -> Iterator[tuple[int, int]]:
-    """files[first:last] in runs whose optional fields are present alike (one run, most often)."""
-    selected = rows_of[first:last]
-    present = np.zeros(len(selected), np.int64)
+def _alike(chunk: dict[str, pl.Series]) -> list[tuple[int, int]]:
+    """The chunk's rows in runs whose optional fields are present alike (one run, most often)."""
+    height = len(chunk[_DATA_FILE_COLUMNS[0]])
+    present = np.zeros(height, np.int64)
     for bit, name in enumerate(_OPTIONAL):
-        nulls = columns[name].gather(selected).is_null().to_numpy()
-        present |= (~nulls).astype(np.int64) << bit
-    cuts = np.flatnonzero(np.diff(present)) + 1
-    bounds = [first, *(first + cuts).tolist(), last]
-    yield from itertools.pairwise(bounds)
+        column = chunk[name]
+        if 0 < column.null_count() < height:  # (all present or all absent: the same in every row)
+            present |= (~column.is_null().to_numpy()).astype(np.int64) << bit
+    bounds = [0, *(np.flatnonzero(np.diff(present)) + 1).tolist(), height]
+    return list(itertools.pairwise(bounds))
 
 
 def _render(
