@@ -46,6 +46,15 @@ if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null
   echo "[setup] installing Chromium and chromium-driver (the plan explorer's tests run the page in it)" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+if ! command -v go >/dev/null 2>&1; then
+  # tests/clients builds a reader against iceberg-go; go.mod's toolchain comes from the Go module proxy
+  echo "[setup] installing Go (the iceberg-go client of the tests is built with it)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
+fi
+if ! command -v mvn >/dev/null 2>&1; then
+  echo "[setup] installing Maven (scripts/java_env.py fetches Iceberg's jars from Maven Central with it)" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null
+fi
 AZURITE_VERSION=3.37.0  # Azure's storage emulator (npm), for the Azure tests on loopback
 if [ ! -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
   if ! command -v npm >/dev/null 2>&1; then
