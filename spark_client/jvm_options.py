@@ -1,0 +1,60 @@
+"""Arrow Java's checks on every value, and the two JVM system properties that switch them off.
+
+Spark reads the batches plan_and_read hands it through Arrow Java's vectors, whose `get` checks each value
+for null (`arrow.enable_null_check_for_get`) and each access for bounds (`arrow.enable_unsafe_memory_access`
+false). Both are static, read when Arrow's classes load, so they go in the JVMs' options before the session
+starts; Iceberg's own benchmarks set both. This module says once per application, in a log line with the
+exact configuration to add, when the session lacks them.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+ARROW_PROPERTIES = {"arrow.enable_null_check_for_get": "false", "arrow.enable_unsafe_memory_access": "true"}
+JAVA_OPTIONS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+_ADVISED: set[str] = set()
+_LOCK = threading.Lock()
+
+
+def missing_arrow_properties(java_options: str) -> list[str]:
+    """The -D settings of ARROW_PROPERTIES that a JVM options string lacks (or sets otherwise)."""
+    given: dict[str, str] = {}
+    for word in shlex.split(java_options or ""):
+        if word.startswith("-D") and "=" in word:
+            key, _, value = word[2:].partition("=")
+            given[key] = value
+    return [f"-D{k}={v}" for k, v in ARROW_PROPERTIES.items() if given.get(k, "").lower() != v]
+
+
+def arrow_options_advice(conf: Callable[[str], str | None]) -> str | None:
+    """What to add to the session's configuration (`conf`: a key's value, or None), or None if it has both."""
+    lines = []
+    for key in JAVA_OPTIONS:
+        current = conf(key) or ""
+        missing = missing_arrow_properties(current)
+        if missing:
+            lines.append(f"--conf {key}={shlex.quote(' '.join([current, *missing]).strip())}")
+    if not lines:
+        return None
+    return (
+        "Spark's JVMs check every Arrow value of the rows read for null and for bounds; switching both checks "
+        "off takes up to a fifth of the JVM's CPU off a read (Iceberg's benchmarks run so). Add, before the "
+        "session starts: " + " ".join(lines)
+    )
+
+
+def advise_arrow_options(application_id: str, conf: Callable[[str], str | None]) -> None:
+    """Log the advice once per Spark application."""
+    with _LOCK:
+        if application_id in _ADVISED:
+            return
+        _ADVISED.add(application_id)
+    advice = arrow_options_advice(conf)
+    if advice is not None:
+        log.warning(advice)

@@ -1,0 +1,54 @@
+"""The Arrow JVM options: which a session lacks, the advice's exact configuration, and plan_and_read saying
+it once per application (the test session sets the driver's options to -Duser.timezone=UTC only)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from spark_client import jvm_options, plan_and_read
+from spark_client.jvm_options import arrow_options_advice, missing_arrow_properties
+
+BOTH = "-Darrow.enable_null_check_for_get=false -Darrow.enable_unsafe_memory_access=true"
+
+
+@pytest.mark.parametrize(
+    ("options", "missing"),
+    [
+        ("", ["-Darrow.enable_null_check_for_get=false", "-Darrow.enable_unsafe_memory_access=true"]),
+        (BOTH, []),
+        (f"-Xss4m {BOTH} -Duser.timezone=UTC", []),
+        ("-Darrow.enable_null_check_for_get=FALSE", ["-Darrow.enable_unsafe_memory_access=true"]),
+        (
+            "-Darrow.enable_null_check_for_get=true",
+            ["-Darrow.enable_null_check_for_get=false", "-Darrow.enable_unsafe_memory_access=true"],
+        ),
+    ],
+)
+def test_missing_arrow_properties(options: str, missing: list[str]) -> None:
+    assert missing_arrow_properties(options) == missing
+
+
+def test_the_advice_keeps_the_options_there_are() -> None:
+    conf = {"spark.driver.extraJavaOptions": "-Duser.timezone=UTC", "spark.executor.extraJavaOptions": BOTH}
+    advice = arrow_options_advice(conf.get)
+    assert advice is not None
+    assert f"--conf spark.driver.extraJavaOptions='-Duser.timezone=UTC {BOTH}'" in advice
+    assert "spark.executor.extraJavaOptions" not in advice
+    both = dict.fromkeys(jvm_options.JAVA_OPTIONS, BOTH)
+    assert arrow_options_advice(both.get) is None
+
+
+def test_plan_and_read_says_it_once(
+    spark: Any, demo_service: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jvm_options, "_ADVISED", set())
+    with caplog.at_level(logging.WARNING, logger="spark_client.jvm_options"):
+        for _ in range(2):
+            plan_and_read(spark, "demo.events", service_url=demo_service).count()
+    (record,) = [r for r in caplog.records if r.name == "spark_client.jvm_options"]
+    message = record.getMessage()  # (Spark 4 adds its own --add-opens options to extraJavaOptions: kept)
+    assert "--conf spark.driver.extraJavaOptions='" in message and "-Duser.timezone=UTC" in message
+    assert message.endswith(f"{BOTH}'")
