@@ -25,7 +25,7 @@ from starlette.responses import Response
 
 from planner_service.api.auth import client_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
-from planner_service.api.disconnect import disconnection
+from planner_service.api.disconnect import cancelled_on_disconnect
 from planner_service.api.errors import planner_error_body
 from planner_service.api.response_models import RestPlanningResult, described, json_route
 from planner_service.api.responses import json_response
@@ -140,7 +140,8 @@ async def plan_table_scan(
     if scan.in_background:
         record = plans.submit(runtime, identifier, scan, owner)
     else:
-        record = await plans.plan_within(runtime, identifier, scan, owner, disconnection(request))
+        async with cancelled_on_disconnect(request) as cancel:  # (a client gone before the answer stops it)
+            record = await plans.plan_within(runtime, identifier, scan, owner, cancel)
     if record.status is PlanStatus.SUBMITTED:  # (planning on past the wait)
         return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
     return completed_response(record, await run_in_threadpool(completed_body, record), pretty)

@@ -8,7 +8,6 @@ admitted as the native API's are (slots, memory budget, bounded queue)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -156,35 +155,18 @@ class RestPlans:
     background: BackgroundPlans
 
     async def plan_within(
-        self,
-        runtime: Runtime,
-        identifier: TableIdentifier,
-        scan: RestScan,
-        owner: str,
-        disconnected: Callable[[], Awaitable[None]],
+        self, runtime: Runtime, identifier: TableIdentifier, scan: RestScan, owner: str, cancel: Cancellation
     ) -> RestPlanState:
         """Plan in a worker thread while the request waits, up to `rest_plan_wait_seconds`: a completed plan
         (a failure is raised, for the request's error answer), or, past the wait, a submitted one whose
-        planning goes on in the background. The client going away before then (`disconnected` returns)
-        stops the plan."""
-        cancel = Cancellation()
+        planning goes on in the background (`cancel` then stops it on DELETE)."""
         planning = asyncio.ensure_future(anyio.to_thread.run_sync(plan_scan, runtime, scan, cancel))
-
-        async def watch() -> None:
-            await disconnected()
-            cancel.cancel()
-
-        watcher = asyncio.ensure_future(watch())
         try:
             pages = await asyncio.wait_for(asyncio.shield(planning), runtime.settings.rest_plan_wait_seconds)
         except TimeoutError:
             record = self.store.submit(identifier, owner)
             self.background.adopt(record.plan_id, planning, cancel)
             return record
-        finally:
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
         return self.store.add_completed(identifier, pages, owner)
 
     def submit(self, runtime: Runtime, identifier: TableIdentifier, scan: RestScan, owner: str) -> RestPlanState:
