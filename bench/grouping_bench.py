@@ -162,7 +162,7 @@ def main() -> int:
             def grouped() -> dict[Any, tuple[int, float]]:
                 scan = Scan(name, columns=["ts", "amount"], grouping="partition")
                 plan, service_url, token = plan_for_spark(spark, scan, "grouping-bench", None, url, None)
-                read_schema = arrow_schema(output_schema(plan["schema"], ["ts", "amount"]))
+                read_schema = arrow_schema(output_schema(plan, ["ts", "amount"]))
                 schema = StructType(
                     [
                         StructField("day", DateType()),
@@ -196,7 +196,7 @@ def main() -> int:
             def ordered_gaps() -> dict[int, int]:
                 scan = Scan(name, columns=["ts"], grouping="sort-order")
                 plan, service_url, token = plan_for_spark(spark, scan, "grouping-bench", None, url, None)
-                read_schema = arrow_schema(output_schema(plan["schema"], ["ts"]))
+                read_schema = arrow_schema(output_schema(plan, ["ts"]))
                 schema = StructType([StructField(c, LongType()) for c in ("day", "first", "last", "gap")])
                 df = map_tasks(spark, plan, _DayGaps(read_schema), schema, None, service_url, token)
                 return _joined_gaps(df.collect())

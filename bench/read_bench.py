@@ -1,7 +1,7 @@
 """The read benchmark: the same scans of real Iceberg tables by Spark + Iceberg Java and by plan_and_read.
 
     .venv/bin/python bench/read_bench.py [--engines iceberg,ours35,ours4] [--shapes narrow,wide,wide_mor]
-        [--repeat 3] [--rows N] [--out bench/results/reads.json] [--timeout 900]
+        [--repeat 3] [--rows N] [--out bench/results/reads.json] [--timeout 900] [--jvm-options arrow|default]
 
 The tables (bench/make_read_table.py, built once and cached), written by Spark + Iceberg Java into one
 Hadoop warehouse, 30 zstd Parquet files each (one a day, days(ts) partitions):
@@ -11,7 +11,8 @@ Hadoop warehouse, 30 zstd Parquet files each (one a day, days(ts) partitions):
 * wide_mor  bench.wide_mor: the same rows less a tenth, deleted by merge-on-read position deletes.
 One run starts `scan-planner serve --warehouse` on loopback (bench/service.py), then each engine in its own
 process, one after the other, with the same Spark settings (SPARK_CONF: local[2], driver memory 4g,
-spark.sql.shuffle.partitions 2, UI off, UTC):
+spark.sql.shuffle.partitions 2, UI off, UTC; --jvm-options: the Arrow flags of the README's Spark setup, or
+none, the same for every engine):
 
 * iceberg  Spark 3.5 + Iceberg 1.10.2 (the venv of scripts/java_env.py): spark.table() through Iceberg's
            SparkCatalog over the same warehouse; Iceberg's vectorized Parquet reader in the JVM;
@@ -78,6 +79,13 @@ SPARK_CONF = {
     "spark.sql.session.timeZone": "UTC",
 }
 MASTER = "local[2]"
+# --jvm-options: the driver's (and, on a cluster, the executors') JVM options, the same for every engine.
+# "arrow" switches off Arrow Java's null check in every get and its bounds checks, as the README's Spark
+# setup does and Iceberg's own benchmarks do; "default" leaves them on.
+JVM_OPTIONS = {
+    "arrow": "-Darrow.enable_null_check_for_get=false -Darrow.enable_unsafe_memory_access=true",
+    "default": "",
+}
 SPARK_ENV_DROP = ("SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON")
 
 Sample = dict[str, Any]
@@ -90,13 +98,16 @@ def key(shape: str, scan: str, action: str) -> str:
 # === The worker: one engine in its own process ============================================================
 
 
-def start_spark(engine: str, warehouse: str, jars: list[str]) -> Any:
-    """A local SparkSession with SPARK_CONF; for `iceberg`, Iceberg's runtime and the warehouse's catalog."""
+def start_spark(engine: str, warehouse: str, jars: list[str], jvm_options: str = "arrow") -> Any:
+    """A local SparkSession with SPARK_CONF and JVM_OPTIONS[jvm_options]; for `iceberg`, Iceberg's runtime and
+    the warehouse's catalog."""
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # the Python workers: this venv (pyarrow, spark_client)
     builder = SparkSession.builder.master(MASTER).appName(f"read_bench {engine}")
     conf = dict(SPARK_CONF)
+    if JVM_OPTIONS[jvm_options]:
+        conf["spark.driver.extraJavaOptions"] = conf["spark.executor.extraJavaOptions"] = JVM_OPTIONS[jvm_options]
     if engine == "iceberg":
         conf["spark.jars"] = ",".join(jars)
         conf.update(catalog_conf(Path(warehouse)))
@@ -254,7 +265,7 @@ def worker(args: argparse.Namespace) -> int:
     engine = args.engine
     started = time.monotonic()
     warehouse = next(iter(tables.values()))["warehouse"]
-    spark = start_spark(engine, warehouse, args.jars.split(",") if args.jars else [])
+    spark = start_spark(engine, warehouse, args.jars.split(",") if args.jars else [], args.jvm_options)
     progress(engine, f"Spark {spark.version} up in {time.monotonic() - started:.1f}s")
     client = None if engine == "iceberg" else _timed_client(args.service_url)
 
@@ -330,6 +341,7 @@ def engine_command(
         python = sys.executable
     cmd = [python, str(Path(__file__).resolve()), "worker", engine, "--tables-json", str(tables_json)]
     cmd += ["--service-url", url, "--repeat", str(args.repeat), "--jars", ",".join(java["jars"])]
+    cmd += ["--jvm-options", args.jvm_options]
     return cmd
 
 
@@ -434,7 +446,8 @@ def render(report: dict[str, Any]) -> str:
     engines = [e for e in ENGINES if e in report["results"]]
     versions = {e: report["results"][e]["versions"]["spark"] for e in engines}
     lines = [
-        f"Reads on {MASTER}, driver 4g; median of {report['settings']['repeat']} after a warm-up; "
+        f"Reads on {MASTER}, driver 4g, JVM options '{report['settings'].get('jvm_options', '')}'; median of "
+        f"{report['settings']['repeat']} after a warm-up; "
         f"{report['date']}, {report['machine']['cpus']} CPUs; load average {_load(report, 'start')} at the start, "
         f"{_load(report, 'end')} at the end",
     ]
@@ -516,6 +529,7 @@ def main_run(args: argparse.Namespace) -> int:
                 "shapes": list(args.shapes),
                 "master": MASTER,
                 "spark_conf": SPARK_CONF,
+                "jvm_options": JVM_OPTIONS[args.jvm_options],
             },
             "tables": tables,
             "results": results,
@@ -541,6 +555,7 @@ def main() -> int:
         parser.add_argument("--service-url", required=True)
         parser.add_argument("--repeat", type=int, default=3)
         parser.add_argument("--jars", default="")
+        parser.add_argument("--jvm-options", choices=sorted(JVM_OPTIONS), default="arrow")
         return worker(parser.parse_args())
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--engines", type=_engines, default=ENGINES, help=f"of {','.join(ENGINES)} (default: all)")
@@ -550,6 +565,13 @@ def main() -> int:
     parser.add_argument("--rows", type=int, help="rows of every table (default: each shape's own, see make_read_table)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds each step may take (default 900)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "reads.json", help="the JSON results")
+    parser.add_argument(
+        "--jvm-options",
+        choices=sorted(JVM_OPTIONS),
+        default="arrow",
+        help="every engine's JVM options: arrow (default: Arrow's null and bounds checks off, as the README "
+        "sets them) or default",
+    )
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")

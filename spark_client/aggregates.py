@@ -109,7 +109,7 @@ def read_aggregates(
     aggregates = [_parse(name) for name in names]
     paths = [() if column is None else _path(plan["schema"], column) for _, column in aggregates]
     tops = list(dict.fromkeys(path[0] for path in paths if path))
-    read_schema = output_schema(plan["schema"], tops)
+    read_schema = output_schema(plan, tops)
     # the partial values' Spark types: None for a count (a long), the column's for min and max
     types = [
         None if op == "count" else _spark_type(read_schema, path)

@@ -11,7 +11,7 @@ count)`, made in the JVM, whose element i is task i's index (the executor fetche
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 import pyarrow as pa
 
@@ -37,9 +37,20 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["arrow_schema", "map_tasks", "output_schema", "plan_and_read", "plan_for_spark", "read_plan"]
+__all__ = [
+    "NULLABILITIES",
+    "Nullability",
+    "arrow_schema",
+    "map_tasks",
+    "output_schema",
+    "plan_and_read",
+    "plan_for_spark",
+    "read_plan",
+]
 
 MAX_ROWS_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+Nullability = Literal["plan", "table"]
+NULLABILITIES: tuple[Nullability, ...] = ("plan", "table")
 
 
 def spark_parallelism(spark: SparkSession) -> int:
@@ -57,6 +68,7 @@ def plan_and_read(
     client: PlannerClient | None = None,
     inline_task_limit: int | None = None,
     token: str | None = None,
+    nullability: Nullability = "plan",
     **scan: Unpack[ScanArgs],
 ) -> DataFrame:
     """Plan a scan on the service and read it: one Spark partition per CombinedScanTask.
@@ -72,10 +84,15 @@ def plan_and_read(
       (default: the service's setting, 10,000); 0 always does.
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN in the driver;
       the executors get it from the driver).
+    nullability: "plan" (default) declares non-nullable the columns the plan knows to hold no null, which
+      spares Spark a null check per value (each batch is checked: a file whose metadata lies fails its task,
+      naming the file and column); "table" declares what Spark + Iceberg does, the table's required flags.
     """
     chosen = Scan.of(table, **scan)
     plan, url, token = plan_for_spark(spark, chosen, "plan_and_read", client, service_url, token, inline_task_limit)
-    df = read_plan(spark, plan, columns=chosen.columns, storage=storage, service_url=url, token=token)
+    df = read_plan(
+        spark, plan, columns=chosen.columns, storage=storage, service_url=url, token=token, nullability=nullability
+    )
     return df if chosen.limit is None else df.limit(chosen.limit)
 
 
@@ -118,13 +135,14 @@ def read_plan(
     storage: Storage = None,
     service_url: str = DEFAULT_SERVICE_URL,
     token: str | None = None,
+    nullability: Nullability = "plan",
 ) -> DataFrame:
     """A DataFrame reading a /plan response's tasks, one partition each (an empty plan: no partitions).
 
     An inline plan's tasks travel to the executors as payloads; a plan answered by id travels as task
     indexes (the driver never holds its files), and each executor fetches its task from `service_url`
-    (with `token`, when the service wants one)."""
-    schema = output_schema(plan["schema"], columns)
+    (with `token`, when the service wants one). `nullability`: as output_schema's."""
+    schema = output_schema(plan, columns, nullability)
     return map_tasks(spark, plan, read_payload, schema, storage, service_url, token)
 
 
@@ -195,14 +213,24 @@ class _Tasks:
                 yield from self.per_task(task, self.schema, self.storage, self.max_rows)
 
 
-def output_schema(iceberg_schema: Mapping[str, Any], columns: Sequence[str] | None = None) -> StructType:
+def output_schema(
+    plan: Mapping[str, Any], columns: Sequence[str] | None = None, nullability: Nullability = "plan"
+) -> StructType:
     """The Spark schema of a plan's (projected) Iceberg schema, keeping the top-level columns that `columns`
-    name, in their order (a plan's schema may add columns only the filter reads)."""
+    name, in their order (a plan's schema may add columns only the filter reads).
+
+    nullability "plan": the columns the plan knows to hold no null (its non-null-field-ids: required, or a
+    null count of 0 in every planned file) are declared non-nullable, so that Spark's generated code never
+    asks a row of them whether it is null (the reader checks each batch); "table": only the required
+    columns, as Spark + Iceberg declares them."""
     from pyspark.sql.types import StructType
 
     from spark_client.schema import spark_schema
 
-    full: StructType = spark_schema(dict(iceberg_schema))
+    if nullability not in NULLABILITIES:
+        raise ValueError(f"nullability must be one of {NULLABILITIES}, not {nullability!r}")
+    non_null = plan.get("non-null-field-ids") or () if nullability == "plan" else ()
+    full: StructType = spark_schema(dict(plan["schema"]), non_null)
     if columns is None:
         return full
     by_name = {field.name: field for field in full.fields}

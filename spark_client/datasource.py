@@ -3,10 +3,12 @@
     spark.dataSource.register(ScanPlannerDataSource)
     df = spark.read.format("scan-planner").option("service-url", URL).load("demo.events")
 
-schema() plans once with an always-false filter (the service reads no manifest for it) to learn the
-projected schema; the reader plans for real in partitions(), one InputPartition per CombinedScanTask, and
-read() yields each task's Arrow batches. With spark.sql.python.filterPushdown.enabled (Spark 4.1+), Spark's
-filters reach pushFilters, and those with a planner translation join the plan's filter.
+schema() plans the scan (answered by id, no task sent back) to learn the projected schema, the snapshot,
+which the read then keeps to as Spark + Iceberg does, and the columns that hold no null in it; the reader
+plans again in partitions() (the service's caches hold the manifests by then), with the filters Spark
+pushed, one InputPartition per CombinedScanTask, and read() yields each task's Arrow batches. With
+spark.sql.python.filterPushdown.enabled (Spark 4.1+), Spark's filters reach pushFilters, and those with a
+planner translation join the plan's filter.
 
 pyspark checks, when that conf is off, that the reader does not override pushFilters (else the error
 DATA_SOURCE_PUSHDOWN_DISABLED), and the reader cannot read session confs. But only Spark's pushdown
@@ -26,8 +28,8 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -42,9 +44,10 @@ from pyspark.sql.types import StructType
 
 from iceberg_io import StorageConfig
 from planner_client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, Scan
-from spark_client.dataframe import arrow_schema, output_schema
+from spark_client.dataframe import NULLABILITIES, arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
+from spark_client.jvm_options import advise_from_jvm
 from spark_client.partitions import (
     DEFAULT_MAX_PARTITIONS,
     DEFAULT_MAX_ROWS,
@@ -58,6 +61,8 @@ from spark_client.partitions import (
 from spark_client.vended import vended_storage
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
+
+T = TypeVar("T", bound=str)
 
 FORMAT = "scan-planner"
 # The read options, named as Iceberg's Spark reads name them where Iceberg has them.
@@ -84,6 +89,8 @@ OPTIONS = {
     "inline-task-limit": "plans with more tasks are fetched by each executor from the service (default: its setting)",
     "max-partitions": "a plan fetched by the executors is read by at most this many partitions, each reading a run "
     f"of consecutive tasks (default {DEFAULT_MAX_PARTITIONS:,})",
+    "nullability": "plan (default): columns the plan knows to hold no null are declared non-nullable (each batch "
+    "is checked); table: only the table's required columns, as Spark + Iceberg declares them",
     "storage.<key>": "passed to the executors' reader as storage[<key>], e.g. S3 endpoint and credentials",
 }
 _SPLIT_OPTIONS = ("split-size", "lookback", "file-open-cost")
@@ -111,13 +118,24 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
         self.storage = StorageConfig.from_properties(storage)
         self.max_rows = _positive_int(options, "max-records-per-batch", DEFAULT_MAX_ROWS)
         self.max_partitions = _positive_int(options, "max-partitions", DEFAULT_MAX_PARTITIONS)
+        self.nullability = _choice(options, "nullability", NULLABILITIES)
 
     def schema(self) -> StructType:
-        # A false filter leaves the schema the projection of `select` alone (a filter's own columns would join it)
-        probe = Scan.of(self.scan, filter=False, limit=None)
+        """The scan planned (by id: no task comes back) for its schema, the snapshot the read then keeps to,
+        and which columns hold no null in it. (Spark pickles the source after this call, with what it
+        learned.)"""
+        advise_from_jvm()  # (this runs in a Python worker: the JVM's command line says what the conf would)
         with PlannerClient(self.service_url, token=self.token) as client:
-            plan = client.plan(probe.request(inline_task_limit=self.inline_task_limit))
-        return output_schema(plan["schema"], self.scan.columns)
+            plan = client.plan(
+                self.scan.request(inline_task_limit=0, parallelism=self.parallelism, task_estimates=False)
+            )
+        snapshot = plan.get("snapshot-id")
+        if snapshot is not None:  # Spark + Iceberg, too, reads the snapshot it analyzed the query with
+            if self.scan.start_snapshot_id is not None:
+                self.scan = Scan.of(self.scan, end_snapshot_id=int(snapshot))
+            else:
+                self.scan = Scan.of(self.scan, snapshot_id=int(snapshot), as_of=None, ref=None)
+        return output_schema(plan, self.scan.columns, self.nullability)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         reader_class = _PushdownReader if _called_by(_PUSHDOWN_WORKER) else _Reader
@@ -262,6 +280,15 @@ def _positive_int(options: Mapping[str, str], option: str, default: int) -> int:
     if value <= 0 and option != "file-open-cost":
         raise ValueError(f"option {option}: must be positive, not {value}")
     return value
+
+
+def _choice(options: Mapping[str, str], option: str, choices: Sequence[T]) -> T:
+    """An option that takes one of `choices` (strings; the first is the default)."""
+    text = (options.get(option) or str(choices[0])).strip().lower()
+    for choice in choices:
+        if text == choice:
+            return choice
+    raise ValueError(f"option {option}: one of {', '.join(map(str, choices))}, not {text!r}")
 
 
 def _bool(text: str, option: str) -> bool:

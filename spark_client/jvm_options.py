@@ -4,15 +4,21 @@ Spark reads the batches plan_and_read hands it through Arrow Java's vectors, who
 for null (`arrow.enable_null_check_for_get`) and each access for bounds (`arrow.enable_unsafe_memory_access`
 false). Both are static, read when Arrow's classes load, so they go in the JVMs' options before the session
 starts; Iceberg's own benchmarks set both. This module says once per application, in a log line with the
-exact configuration to add, when the session lacks them.
+exact configuration to add, when the session lacks them: plan_and_read from the session's conf; the data
+source, whose code runs in Python workers that cannot see the conf, from the command line of the JVM that
+started its worker.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import shlex
+import tempfile
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 log = logging.getLogger(__name__)
 
@@ -58,3 +64,40 @@ def advise_arrow_options(application_id: str, conf: Callable[[str], str | None])
     advice = arrow_options_advice(conf)
     if advice is not None:
         log.warning(advice)
+
+
+def advise_from_jvm() -> None:
+    """For code in a Spark Python worker (the data source's): log the advice once per JVM when the JVM that
+    started this worker (an ancestor process; its command line carries the extraJavaOptions) lacks the
+    options. Workers are processes of their own, so a marker file in the temp directory, named after the
+    JVM's pid and holding what was said, makes it once."""
+    found = _java_ancestor()
+    if found is None:
+        return
+    pid, argv = found
+    marker = Path(tempfile.gettempdir()) / f"scan-planner-arrow-advice-{pid}"
+    if marker.exists():
+        return
+    missing = missing_arrow_properties(shlex.join(a for a in argv if a.startswith("-D")))
+    advice = arrow_options_advice(lambda key: None) if missing else None
+    with contextlib.suppress(OSError):
+        marker.write_text(advice or "the JVM has the Arrow options")
+    if advice is not None:
+        log.warning(advice)
+
+
+def _java_ancestor(levels: int = 4) -> tuple[int, list[str]] | None:
+    """(pid, argv) of the nearest `java` process among this process's ancestors (Linux /proc), if any."""
+    pid = os.getppid()
+    for _ in range(levels):
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        if argv and os.path.basename(argv[0]) == "java":
+            return pid, argv
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the parent's pid, after the command's (name)
+        if pid <= 1:
+            return None
+    return None

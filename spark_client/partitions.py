@@ -127,14 +127,16 @@ def read_payload(
     max_rows: int = DEFAULT_MAX_ROWS,
 ) -> Iterator[pa.RecordBatch]:
     """Read one task: spark_client.reader's batches in Spark's types (schema.to_spark_batch), cut to at most
-    `max_rows` rows and conformed to `schema`, the Arrow form of the DataFrame's schema. `payload`: a
-    task_payloads() string, or PlannerClient.task()'s dict."""
+    `max_rows` rows and conformed to `schema`, the Arrow form of the DataFrame's schema; a null in one of its
+    non-nullable columns fails the read (reader.NullInNonNullColumn). `payload`: a task_payloads() string, or
+    PlannerClient.task()'s dict."""
     from spark_client.reader import read_task
     from spark_client.schema import to_spark_batch
 
     data = json.loads(payload) if isinstance(payload, str) else payload
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
-    for batch in read_task(task, plan, storage, batch_size=max_rows, columns=schema.names):
+    non_null = [f.name for f in schema if not f.nullable]  # checked in every batch, before Spark trusts them
+    for batch in read_task(task, plan, storage, batch_size=max_rows, columns=schema.names, non_null=non_null):
         for piece in _slices(batch, max_rows):
             yield conform_batch(to_spark_batch(piece, plan["schema"]), schema)
 

@@ -18,7 +18,7 @@ The reader knows the plan only as JSON: it imports nothing from the planner.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -37,7 +37,7 @@ from spark_client.statistics import ColumnStats, Verdict, residual
 from spark_client.values import iceberg_type_of, to_scalar
 from spark_client.vended import Storage
 
-__all__ = ["DEFAULT_BATCH_SIZE", "UnsupportedFileFormat", "read_task"]
+__all__ = ["DEFAULT_BATCH_SIZE", "NullInNonNullColumn", "UnsupportedFileFormat", "read_task"]
 
 DEFAULT_BATCH_SIZE = 65_536
 
@@ -152,20 +152,43 @@ def read_task(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
+    non_null: Collection[str] = (),
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one CombinedScanTask (an element of plan["tasks"]) as batches of plan["schema"]'s Arrow
     schema, or of its top-level `columns` alone (in the schema's order; [] for rows without columns, e.g.
     to count them).
 
     `storage` configures the object stores (an iceberg_io.StorageConfig, or Iceberg's storage properties
-    such as s3.endpoint). Raises UnsupportedFileFormat for a file of a
-    format this reader cannot read.
+    such as s3.endpoint). Raises UnsupportedFileFormat for a file of a format this reader cannot read, and
+    NullInNonNullColumn when a batch holds a null in one of the `non_null` columns (declared non-nullable to
+    Spark on the word of the table's metadata).
     """
     context = _Plan.of(plan, columns)
     config = StorageConfig.of(storage)
     deletes = TaskDeletes(context.delete_files, config)
     for file_task in task["files"]:
-        yield from _FileRead(file_task, context, deletes, config, batch_size).batches()
+        batches = _FileRead(file_task, context, deletes, config, batch_size).batches()
+        yield from _checked(batches, non_null, file_task["data-file"]["file-path"]) if non_null else batches
+
+
+class NullInNonNullColumn(ValueError):
+    """A column declared non-nullable (the plan's metadata says it holds no null) holds one: the metadata lies."""
+
+
+def _checked(batches: Iterator[pa.RecordBatch], non_null: Collection[str], location: str) -> Iterator[pa.RecordBatch]:
+    """The batches, each checked to hold no null in the `non_null` columns (Arrow keeps a column's null count:
+    no scan of its values)."""
+    for batch in batches:
+        for name in non_null:
+            nulls = batch.column(name).null_count
+            if nulls:
+                raise NullInNonNullColumn(
+                    f"{location}: column {name!r} holds {nulls} null(s), but it was declared non-nullable because "
+                    "the table's metadata (its required flag, or a null count of 0 in this file's manifest entry) "
+                    "says it holds none. The metadata is wrong: rewrite the file's entry (for instance with "
+                    "rewrite_data_files), or read with nullability='table' to declare only the required columns"
+                )
+        yield batch
 
 
 class _FileRead:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Collection
 from typing import Any
 
 import pyarrow as pa
@@ -170,8 +171,9 @@ def spark_ddl(schema: dict[str, Any]) -> str:
     return ", ".join(_field_ddl(f, " ") for f in schema["fields"])
 
 
-def spark_schema(schema: dict[str, Any]) -> Any:
-    """The pyspark StructType of an Iceberg schema JSON (pyspark is imported only here)."""
+def spark_schema(schema: dict[str, Any], non_null: Collection[int] = ()) -> Any:
+    """The pyspark StructType of an Iceberg schema JSON (pyspark is imported only here): a field is nullable
+    unless it is required or, at the top level, its id is one of `non_null` (the plan's non-null-field-ids)."""
     from pyspark.sql import types as T
 
     primitives = {
@@ -188,20 +190,25 @@ def spark_schema(schema: dict[str, Any]) -> Any:
         "VOID": T.NullType,
     }
 
-    def convert(typ: Any) -> Any:
+    def convert(typ: Any, top: bool = False) -> Any:
         if isinstance(typ, str):
             if m := _DECIMAL.fullmatch(typ):
                 return T.DecimalType(int(m[1]), int(m[2]))
             return primitives[spark_type_ddl(typ)]()
         if typ["type"] == "struct":
             return T.StructType(
-                [T.StructField(f["name"], convert(f["type"]), not f["required"]) for f in typ["fields"]]
+                [
+                    T.StructField(
+                        f["name"], convert(f["type"]), not (f["required"] or (top and f.get("id") in non_null))
+                    )
+                    for f in typ["fields"]
+                ]
             )
         if typ["type"] == "list":
             return T.ArrayType(convert(typ["element"]), not typ["element-required"])
         return T.MapType(convert(typ["key"]), convert(typ["value"]), not typ["value-required"])
 
-    return convert({"type": "struct", "fields": schema["fields"]})
+    return convert({"type": "struct", "fields": schema["fields"]}, top=True)
 
 
 def spark_arrow_type(typ: Any) -> pa.DataType:

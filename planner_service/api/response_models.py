@@ -86,6 +86,10 @@ class PlanHead(_Described):
     metadata_location: str
     snapshot_id: int | None = Field(description="null: the table has no snapshot")
     table_schema: dict[str, Any] = Field(alias="schema", description="the (projected) Iceberg schema, as JSON")
+    non_null_field_ids: list[int] = Field(
+        description="the schema's top-level columns known to hold no null in this scan: required, or given a "
+        "null count of 0 by every planned data file (a reader may declare them non-nullable; it checks them)"
+    )
     filter: Any = Field(description="the scan's filter, a REST JSON expression")
     partition_specs: list[dict[str, Any]]
     name_mapping: list[dict[str, Any]] | None = Field(None, description="the table's schema.name-mapping.default")

@@ -22,6 +22,7 @@ import polars as pl
 
 from planner_service.metadata.content_file import SPLITTABLE_FORMATS, ContentFile
 from planner_service.metadata.conversions import java_equality_key
+from planner_service.metadata.null_free import NullFree, intersect
 from planner_service.metadata.stats_columns import StatsColumns
 
 Int32Array = np.ndarray[Any, np.dtype[np.int32]]
@@ -60,6 +61,8 @@ class FileIndex:
     directories: tuple[str, ...]  # each distinct directory of the paths (up to its last '/')
     directory_id: Int32Array  # row -> index into `directories`
     has_stats: bool = True  # False: STATS_COLUMNS are all null, the statistics were not decoded
+    # the field ids every row's null_value_counts gives 0 for (metadata/null_free.py; None: no rows)
+    null_free: NullFree = frozenset()
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
@@ -103,6 +106,7 @@ class FileIndex:
             tuple(directories),
             directory_id,
             all(p.has_stats for p in parts),
+            intersect(p.null_free for p in parts),
         )
 
     def take(self, rows: Int64Array) -> FileIndex:
@@ -119,6 +123,7 @@ class FileIndex:
             directories,
             directory_id.reshape(-1).astype(np.int32),
             self.has_stats,
+            self.null_free,  # (proven for more rows than these: still true of them)
         )
 
     def paths(self, rows: Int64Array | None = None) -> list[str]:
@@ -203,7 +208,9 @@ class FileIndex:
         if stats.height != len(self) or list(stats.columns) != list(STATS_COLUMNS):
             raise ValueError(f"Statistics of {stats.height} rows {stats.columns} for an index of {len(self)} rows")
         frame = self.frame.with_columns(stats.get_columns())
-        return FileIndex(frame, self.partitions, self.partition_id, self.directories, self.directory_id, True)
+        return FileIndex(
+            frame, self.partitions, self.partition_id, self.directories, self.directory_id, True, self.null_free
+        )
 
     def _require_stats(self) -> None:
         if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs

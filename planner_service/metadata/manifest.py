@@ -38,6 +38,7 @@ from planner_service.metadata.entry_checks import entry_problem
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.manifest_schema import schema_problem
+from planner_service.metadata.null_free import NullFree, null_free_fields
 from planner_service.metadata.paths import split_paths
 
 EXISTING, ADDED, DELETED = 0, 1, 2
@@ -70,7 +71,10 @@ _PATHS: dict[str, FieldPath] = {name: (fid,) for fid, name in _ENTRY_IDS.items()
 }
 _STATS = ("value_counts", "null_value_counts", "nan_value_counts", "lower_bounds", "upper_bounds")
 _SELECT = frozenset(_PATHS.values())
-_SELECT_WITHOUT_STATS = frozenset(path for name, path in _PATHS.items() if name not in _STATS)
+# without statistics, null_value_counts is still decoded: each manifest keeps the fields it proves null-free
+_SELECT_WITHOUT_STATS = frozenset(
+    path for name, path in _PATHS.items() if name not in _STATS or name == "null_value_counts"
+)
 _SELECT_STATS = frozenset(_PATHS[name] for name in ("status", *_STATS))
 # columns kept in their type even when no entry has a value (what planning reads as numbers or strings)
 _TYPED = frozenset(
@@ -156,6 +160,7 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
         frame, partition, manifest_of_row, paths = _live(manifests, fields, with_stats)
+        null_free = _null_free(manifests, fields)
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
             for m in manifests:
@@ -176,9 +181,19 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
             paths.directories,  # the chunk's, shared: FileIndex.concat remaps each distinct tuple once
             paths.directory_id[start:end],
             has_stats=with_stats,
+            null_free=null_free[k],
         )
         for k, (start, end) in enumerate(itertools.pairwise(row_bounds))
     ]
+
+
+def _null_free(manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array]) -> list[NullFree]:
+    """Per manifest, the fields its live entries' null counts prove null-free (metadata/null_free.py)."""
+    counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
+    manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
+    status, _ = numpy_of(fields[_PATHS["status"]].cast(pa.int32()))
+    nulls = fields.get(_PATHS["null_value_counts"])
+    return null_free_fields(nulls, status != DELETED, manifest_of_row, len(manifests))
 
 
 def _per_manifest(
@@ -267,7 +282,7 @@ def _live(
     n = len(status)
     columns: dict[str, pa.Array] = {}
     for name, path in _PATHS.items():
-        array = fields.get(path)
+        array = fields.get(path) if with_stats or name not in _STATS else None  # (null counts: see _null_free)
         columns[name] = array if array is not None else pa.nulls(n, _ARROW_TYPES.get(name, pa.int64()))
     if _PATHS["content"] not in fields:
         columns["content"] = numpy_array(np.zeros(n, np.int32))  # v1: data files only

@@ -9,7 +9,7 @@ from functools import cached_property
 from planner_service.catalog.base import LoadedTable
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.metadata.table_metadata import Snapshot
-from planner_service.metadata.types import Schema
+from planner_service.metadata.types import PrimitiveType, Schema
 from planner_service.planning.explain import Explain
 from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.options import SplitOptions
@@ -51,6 +51,25 @@ class ScanPlan:
     case_sensitive: bool = True
     incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
     grouping: TaskGrouping | None = None  # the tasks' partition keys, when grouped (planning/grouping.py)
+
+    @cached_property
+    def non_null_field_ids(self) -> list[int]:
+        """The top-level columns of `schema` known to hold no null in this scan: the required ones, and the
+        optional primitive ones that every planned data file gives a null count of 0 (deletes remove rows and
+        residuals keep some: neither adds a null). Nested fields keep their own required flags."""
+        files = self.files
+        proven = files.index.null_free if files is not None and len(files) else frozenset()
+        return [
+            f.field_id
+            for f in self.schema.fields
+            if f.required
+            or (
+                proven is not None
+                and f.field_id in proven
+                and isinstance(f.type, PrimitiveType)
+                and f.type.kind != "unknown"
+            )
+        ]
 
     @cached_property
     def file_tasks(self) -> list[FileScanTask]:

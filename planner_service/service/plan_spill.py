@@ -217,7 +217,14 @@ _NO_ROWS = np.zeros(0, dtype=np.int64)
 
 
 def _index_fields(index: FileIndex) -> tuple[Any, ...]:
-    return index.partitions, index.partition_id, index.directories, index.directory_id, index.has_stats
+    return (
+        index.partitions,
+        index.partition_id,
+        index.directories,
+        index.directory_id,
+        index.has_stats,
+        index.null_free,
+    )
 
 
 def _lowest_priority() -> None:

@@ -2,7 +2,8 @@
 
 Each data file, delete file and residual is written once; tasks refer to them by index:
 
-    {"table", "metadata-location", "snapshot-id", "schema", "filter", "partition-specs", ["name-mapping"],
+    {"table", "metadata-location", "snapshot-id", "schema", "non-null-field-ids", "filter", "partition-specs",
+     ["name-mapping"],
      "split-options", "metrics",
      "residuals":    [expression, ...],
      "delete-files": [DeleteFile, ...],
@@ -76,6 +77,7 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
         "metadata-location": plan.table.metadata_location,
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
         "schema": plan.schema.to_json(),  # projected to the selected columns and those the filter reads
+        "non-null-field-ids": plan.non_null_field_ids,  # what a reader may declare non-nullable, and checks
         "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
     }

@@ -351,7 +351,43 @@ def read_one(writer: Writer, out: Path, index: int, case: dict[str, Any]) -> dic
         "rows": rows,
         "spark_schema": df.schema.json(),
         **spark_filtering(df),
+        "null_free": {
+            "planned": null_free_columns(writer, resolved, filtered=True),
+            "snapshot": null_free_columns(writer, resolved, filtered=False),
+        },
     }
+
+
+_REF_KINDS = {"branch": "ref", "tag": "ref"}
+
+
+def null_free_columns(writer: Writer, case: dict[str, Any], filtered: bool) -> list[str] | None:
+    """The top-level columns of the read's scan schema that every file Java's planFiles() plans (with the
+    read's filter, or without any) gives a null count of 0, optional or not; None when it plans no file."""
+    kind = case["snapshot"]["kind"]
+    scan_case = {
+        "id": case["id"],
+        "snapshot": {**case["snapshot"], "kind": _REF_KINDS.get(kind, kind)},
+        "options": {},
+        "filter": case["filter"] if filtered else None,
+        "case_sensitive": True,
+    }
+    try:
+        return _null_free(writer, case["table"], scan_case)
+    except (Py4JJavaError, CapturedException):  # binary and fixed values: from their hex, typed by the schema
+        return _null_free(writer, case["table"], {**scan_case, "with_schema": True})
+
+
+def _null_free(writer: Writer, name: str, scan_case: dict[str, Any]) -> list[str] | None:
+    scan = new_scan(writer.jvm, writer.load(name), scan_case).includeColumnStats()
+    proven: set[int] | None = None
+    for task in drain(scan.planFiles()):
+        counts = task.file().nullValueCounts()
+        zero = set() if counts is None else {int(k) for k, v in counts.items() if int(v) == 0}
+        proven = zero if proven is None else proven & zero
+    if proven is None:
+        return None
+    return [str(f.name()) for f in java_iter(scan.schema().columns()) if int(f.fieldId()) in proven]
 
 
 _PUSHED = re.compile(r"\[filters=(.*?), groupedBy=")

@@ -74,16 +74,40 @@ def read_arguments(case: dict[str, Any]) -> dict[str, Any]:
 def assert_spark_read_matches(case: dict[str, Any], schema: Any, actual: pa.Table, expected: pa.Table) -> None:
     """A DataFrame's Spark schema and collected rows against Spark + Iceberg Java's for the read case.
 
-    Spark's types must be the recorded ones; where the case filters, only the names and types (Spark's own
-    filter made the columns it tests non-nullable: the constraints it infers)."""
+    Spark's names and types must be the recorded ones, and its nullability what assert_nullability says."""
     from pyspark.sql.types import StructType
 
     expected_schema = StructType.fromJson(json.loads(case["spark_schema"]))
-    if case["filter"] is None:
-        assert schema == expected_schema
-    else:
-        assert [(f.name, f.dataType) for f in schema] == [(f.name, f.dataType) for f in expected_schema]
+    assert [(f.name, f.dataType) for f in schema] == [(f.name, f.dataType) for f in expected_schema]
+    assert_nullability(case, schema, expected_schema, expected)
     assert actual.column_names == expected.column_names
     assert [normalized(f.type) for f in actual.schema] == [normalized(f.type) for f in expected.schema]
     assert actual.num_rows == case["rows"]
     assert rows(actual) == rows(expected)
+
+
+def assert_nullability(case: dict[str, Any], schema: Any, expected_schema: Any, expected: pa.Table) -> None:
+    """The top-level columns a read declares non-nullable, against Iceberg Java's metadata for the read case
+    (the columns every file its planFiles() plans gives a null count of 0, with the read's filter and
+    without) and Spark + Iceberg's rows and schema.
+
+    Declared: the required columns and those the files the plan reads prove null-free. The service proves a
+    column over the files of the manifests it keeps, a superset of the planned files: so at least what
+    every file of the snapshot proves (not for an incremental read: a manifest an append added may hold
+    older files), at most what the planned files prove. Without a filter the two are the same files: exact.
+    Spark + Iceberg's own schema is the required flags (a filtered one adds the columns its filter makes
+    non-null). And no declared column holds a null in Spark + Iceberg's rows."""
+    declared = {f.name for f in schema if not f.nullable}
+    spark_non_null = {f.name for f in expected_schema if not f.nullable}
+    planned, whole = case["null_free"]["planned"], case["null_free"]["snapshot"]
+    names = {f.name for f in schema}
+    if planned is None:  # no file planned: nothing proven
+        assert declared <= spark_non_null, case["id"]
+    else:
+        assert declared <= (set(planned) | spark_non_null) & names, case["id"]
+        if case["snapshot"]["kind"] != "appends":
+            assert set(whole or ()) & names <= declared, case["id"]
+        if case["filter"] is None:
+            assert declared == (set(planned) | spark_non_null) & names, case["id"]
+    for name in declared:
+        assert expected.column(name).null_count == 0, (case["id"], name)

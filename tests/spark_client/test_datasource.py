@@ -17,7 +17,7 @@ from planner_client import plan_request
 from spark_client import PlannerClient
 from tests.conformance.read_cases import READ_CASES
 from tests.conformance.reference import Conformance
-from tests.spark_client.compare import rows
+from tests.spark_client.compare import assert_nullability, rows
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("pyspark.sql.datasource", reason="Python data sources need pyspark >= 4.0")
@@ -73,8 +73,10 @@ def test_reads_equal_spark_and_iceberg_java(
     if case["split_size"] is not None:
         reader = reader.option("split-size", str(case["split_size"]))
     df = reader.load(f"db.{case['table']}")
-    assert df.schema == StructType.fromJson(json.loads(case["spark_schema"]))
+    expected_schema = StructType.fromJson(json.loads(case["spark_schema"]))
+    assert [(f.name, f.dataType) for f in df.schema] == [(f.name, f.dataType) for f in expected_schema]
     expected = pq.read_table(conformance.dir / case["path"])
+    assert_nullability(case, df.schema, expected_schema, expected)
     assert rows(df.toArrow()) == rows(expected)
     if case["split_size"] is not None:
         with PlannerClient(conformance_service) as client:

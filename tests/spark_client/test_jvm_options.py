@@ -52,3 +52,23 @@ def test_plan_and_read_says_it_once(
     message = record.getMessage()  # (Spark 4 adds its own --add-opens options to extraJavaOptions: kept)
     assert "--conf spark.driver.extraJavaOptions='" in message and "-Duser.timezone=UTC" in message
     assert message.endswith(f"{BOTH}'")
+
+
+def test_the_data_source_says_it_once_per_jvm(spark: Any, demo_service: str) -> None:
+    """The data source's schema() runs in a Python worker, which cannot see the session's conf: it reads the
+    command line of the JVM that started it (the test session's driver, whose options lack both) and says
+    so once per JVM; the marker file, named after the JVM's pid, holds what it said."""
+    pytest.importorskip("pyspark.sql.datasource")
+    import tempfile
+    from pathlib import Path
+
+    from spark_client import ScanPlannerDataSource
+
+    jvm: Any = spark.sparkContext._jvm
+    marker = Path(tempfile.gettempdir()) / f"scan-planner-arrow-advice-{jvm.ProcessHandle.current().pid()}"
+    marker.unlink(missing_ok=True)
+    spark.dataSource.register(ScanPlannerDataSource)
+    for _ in range(2):
+        spark.read.format("scan-planner").option("service-url", demo_service).load("demo.events").schema  # noqa: B018
+    said = marker.read_text()
+    assert "--conf spark.driver.extraJavaOptions=" in said and said.endswith(f"{BOTH}'")
