@@ -159,8 +159,7 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
         missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
-        frame, partition, manifest_of_row, paths = _live(manifests, fields, with_stats)
-        null_free = _null_free(manifests, fields)
+        frame, partition, manifest_of_row, paths, null_free = _live(manifests, fields, with_stats)
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
             for m in manifests:
@@ -185,15 +184,6 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
         )
         for k, (start, end) in enumerate(itertools.pairwise(row_bounds))
     ]
-
-
-def _null_free(manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array]) -> list[NullFree]:
-    """Per manifest, the fields its live entries' null counts prove null-free (metadata/null_free.py)."""
-    counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
-    manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
-    status, _ = numpy_of(fields[_PATHS["status"]].cast(pa.int32()))
-    nulls = fields.get(_PATHS["null_value_counts"])
-    return null_free_fields(nulls, status != DELETED, manifest_of_row, len(manifests))
 
 
 def _per_manifest(
@@ -274,15 +264,16 @@ class Paths:
 
 def _live(
     manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array], with_stats: bool
-) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]], Paths]:
-    """The live entries' columns (INDEX_SCHEMA), their partition structs, manifest numbers and directories."""
+) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]], Paths, list[NullFree]]:
+    """The live entries' columns (INDEX_SCHEMA), their partition structs, manifest numbers and directories,
+    and per manifest the fields its live entries' null counts prove null-free (metadata/null_free.py)."""
     counts = np.fromiter((m.container.record_count for m in manifests), np.int64, len(manifests))
     manifest_of_row = np.repeat(np.arange(len(manifests), dtype=np.int64), counts)
     status = fields[_PATHS["status"]]
     n = len(status)
     columns: dict[str, pa.Array] = {}
     for name, path in _PATHS.items():
-        array = fields.get(path) if with_stats or name not in _STATS else None  # (null counts: see _null_free)
+        array = fields.get(path) if with_stats or name not in _STATS else None  # (null counts: reduced below)
         columns[name] = array if array is not None else pa.nulls(n, _ARROW_TYPES.get(name, pa.int64()))
     if _PATHS["content"] not in fields:
         columns["content"] = numpy_array(np.zeros(n, np.int32))  # v1: data files only
@@ -324,6 +315,7 @@ def _live(
     )
     partition = columns["partition"]
     live = status_of != DELETED
+    null_free = null_free_fields(fields.get(_PATHS["null_value_counts"]), live, manifest_of_row, len(manifests))
     if not live.all():
         mask = numpy_array(live)
         table, partition, manifest_of_row = table.filter(mask), partition.filter(mask), manifest_of_row[live]
@@ -337,7 +329,7 @@ def _live(
     frame = pl.from_arrow(table, rechunk=False)
     assert isinstance(frame, pl.DataFrame)
     paths = Paths(tuple(d.decode() for d in directories), directory_id)
-    return frame, pl.Series("partition", partition), manifest_of_row, paths
+    return frame, pl.Series("partition", partition), manifest_of_row, paths, null_free
 
 
 def _refuse(manifests: Sequence[ManifestBlocks], rows_of: np.ndarray[Any, Any], row: int, what: str) -> NoReturn:

@@ -99,15 +99,23 @@ def assert_nullability(case: dict[str, Any], schema: Any, expected_schema: Any, 
     non-null). And no declared column holds a null in Spark + Iceberg's rows."""
     declared = {f.name for f in schema if not f.nullable}
     spark_non_null = {f.name for f in expected_schema if not f.nullable}
+    assert_declared_non_null(case, declared, spark_non_null, {f.name for f in schema}, expected)
+
+
+def assert_declared_non_null(
+    case: dict[str, Any], declared: set[str], required: set[str], names: set[str], expected: pa.Table
+) -> None:
+    """The columns a read declares non-null (`declared`, of its top-level `names`), against the read case's
+    recorded null-free columns (see assert_nullability), the columns that are non-null whatever the files
+    say (`required`) and Spark + Iceberg's rows (`expected`)."""
     planned, whole = case["null_free"]["planned"], case["null_free"]["snapshot"]
-    names = {f.name for f in schema}
     if planned is None:  # no file planned: nothing proven
-        assert declared <= spark_non_null, case["id"]
+        assert declared <= required, case["id"]
     else:
-        assert declared <= (set(planned) | spark_non_null) & names, case["id"]
+        assert declared <= (set(planned) | required) & names, case["id"]
         if case["snapshot"]["kind"] != "appends":
             assert set(whole or ()) & names <= declared, case["id"]
         if case["filter"] is None:
-            assert declared == (set(planned) | spark_non_null) & names, case["id"]
-    for name in declared:
+            assert declared == (set(planned) | required) & names, case["id"]
+    for name in declared & set(expected.column_names):
         assert expected.column(name).null_count == 0, (case["id"], name)
