@@ -32,19 +32,20 @@ SOURCE = Path(__file__).with_name("iceberg_go")
 PLAN_ROUTE = 'method="POST",route="/v1/namespaces/{namespace}/tables/{table}/plan"'
 NOT_PARQUET = "not implemented: only parquet format is implemented"
 POSITION_DELETES = "read position deletes from"
-# What iceberg-go v0.7.0 cannot read, either way, and the words of its refusal
-GO_CANNOT = {
+# What iceberg-go v0.7.0 cannot read, either way, and the words of its refusal (of a table with two reasons,
+# either: it stops at the first file that has one, and file order follows the manifests' UUID names)
+GO_CANNOT: dict[str, str | tuple[str, ...]] = {
     "avro_evolved": POSITION_DELETES,
     "avro_format": NOT_PARQUET,
     "avro_types": NOT_PARQUET,
     "mixed_formats": POSITION_DELETES,
     "mixed_v3": NOT_PARQUET,
     "name_mapped": "cannot convert extra",
-    "orc_evolved": POSITION_DELETES,  # (locally: NOT_PARQUET, met first)
+    "orc_evolved": (POSITION_DELETES, NOT_PARQUET),
     "orc_stripes": NOT_PARQUET,
     "orc_types": NOT_PARQUET,
 }
-LOCAL_CANNOT = {"fixed_types": "ocf: decoding datum", "orc_evolved": NOT_PARQUET}
+LOCAL_CANNOT: dict[str, str | tuple[str, ...]] = {"fixed_types": "ocf: decoding datum", "orc_evolved": NOT_PARQUET}
 
 
 def go_reader() -> Path:
@@ -94,7 +95,9 @@ def test_iceberg_go_reads_every_table(
     for table in tables:
         outcome = result[f"db.{table}"]
         if table in cannot:
-            assert cannot[table] in outcome.get("error", ""), (table, outcome)
+            reasons = cannot[table]
+            error = outcome.get("error", "")
+            assert any(r in error for r in ((reasons,) if isinstance(reasons, str) else reasons)), (table, outcome)
             continue
         read = conformance.read(f"{table}/full")
         assert outcome == {"rows": read["rows"]}, (table, outcome)
