@@ -27,10 +27,10 @@ from spark_client.partitions import (
     fetch_task,
     is_inline,
     read_payload,
-    settle_worker,
     task_payloads,
 )
 from spark_client.vended import Storage, vended_storage
+from spark_client.worker import settle
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -204,7 +204,7 @@ class _Tasks:
         self.plan = plan
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        settle_worker()
+        settle()
         for batch in batches:
             for task in batch.column(0).to_pylist():
                 if self.plan is not None:

@@ -54,11 +54,11 @@ from spark_client.partitions import (
     is_inline,
     read_payload,
     read_task_by_index,
-    settle_worker,
     task_payloads,
     task_ranges,
 )
 from spark_client.vended import vended_storage
+from spark_client.worker import settle
 
 __all__ = ["FORMAT", "OPTIONS", "ScanPlannerDataSource"]
 
@@ -179,7 +179,7 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         return [_Task((self.service_url, plan_id, start, end), storage) for start, end in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        settle_worker()
+        settle()
         value: str | tuple[str, str, int, int] | None = partition.value
         if value is None:  # an empty plan: Spark reads one partition of nothing
             return iter(())

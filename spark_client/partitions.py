@@ -11,7 +11,6 @@ code imports only spark_client and pyarrow, never planner_service.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -31,7 +30,6 @@ __all__ = [
     "is_inline",
     "read_payload",
     "read_task_by_index",
-    "settle_worker",
     "task_payloads",
     "task_ranges",
 ]
@@ -66,21 +64,6 @@ def task_ranges(count: int, partitions: int) -> list[tuple[int, int]]:
     at most, in task order (as Spark's range splits its rows)."""
     n = max(1, min(count, partitions))
     return [(count * i // n, count * (i + 1) // n) for i in range(n)] if count else []
-
-
-_SETTLED: list[bool] = []  # whether this process's objects were frozen out of the cycle collector
-
-
-def settle_worker() -> None:
-    """Once per Python worker, before its first task: freeze what is alive (pyspark, pyarrow, pandas, numpy,
-    this package: about 90,000 objects) out of the cycle collector. A reused worker runs gc.collect() after
-    every task (pyspark/daemon.py), which otherwise walks all of them: about 35 ms of every task, more than
-    reading a small one. Frozen objects are still freed by reference counting; only cyclic garbage alive at
-    this moment stays."""
-    if not _SETTLED:
-        _SETTLED.append(True)
-        gc.collect()
-        gc.freeze()
 
 
 def task_payloads(plan: Mapping[str, Any]) -> list[str]:
@@ -130,15 +113,15 @@ def read_payload(
     `max_rows` rows and conformed to `schema`, the Arrow form of the DataFrame's schema; a null in one of its
     non-nullable columns fails the read (reader.NullInNonNullColumn). `payload`: a task_payloads() string, or
     PlannerClient.task()'s dict."""
-    from spark_client.reader import read_task
+    from spark_client.reader import DEFAULT_BATCH_SIZE, read_task
     from spark_client.schema import to_spark_batch
 
     data = json.loads(payload) if isinstance(payload, str) else payload
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
     non_null = [f.name for f in schema if not f.nullable]  # checked in every batch, before Spark trusts them
-    for batch in read_task(task, plan, storage, batch_size=max_rows, columns=schema.names, non_null=non_null):
-        for piece in _slices(batch, max_rows):
-            yield conform_batch(to_spark_batch(piece, plan["schema"]), schema)
+    read_size = -(-DEFAULT_BATCH_SIZE // max_rows) * max_rows  # the per-batch work once per ~64 Ki rows, sliced
+    for batch in read_task(task, plan, storage, batch_size=read_size, columns=schema.names, non_null=non_null):
+        yield from _slices(conform_batch(to_spark_batch(batch, plan["schema"]), schema), max_rows)
 
 
 def read_task_by_index(

@@ -13,11 +13,14 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 import pyarrow.orc as orc
+import pyarrow.parquet as pq
 import pytest
 
 from iceberg_io import StorageConfig
-from spark_client.formats import UnsupportedFileFormat, open_data_file
+from spark_client.formats import RowRange, UnsupportedFileFormat, open_data_file
 from spark_client.formats.orc import CorruptOrcFile, stripe_offsets
+from spark_client.formats.parquet import ParquetFile, dictionary_columns
+from tests.conformance.reference import Conformance
 from tests.spark_client.plans import field, file_task, plan, read_all, schema
 
 
@@ -29,6 +32,46 @@ def test_an_unknown_format_names_the_file(tmp_path: Path) -> None:
 def test_a_damaged_orc_footer_is_named() -> None:
     with pytest.raises(CorruptOrcFile, match=r"t\.orc: its footer does not decode"):
         stripe_offsets(b"\x12\xff\xff", "t.orc")
+
+
+def test_dictionary_encoded_strings_read_as_a_plain_read_gives_them(conformance: Conformance) -> None:
+    """Data files Iceberg Java wrote (parquet-mr, v1 pages): a string or binary column all of whose chunks
+    list only dictionary encodings is read as Arrow dictionaries and decoded; every column of every row
+    group reads exactly as pyarrow's plain read gives it (values, nulls, types, field ids), and columns
+    with plain pages are not read as dictionaries."""
+    files = sorted((conformance.dir / "warehouse").rglob("*.parquet"))[:300]
+    dictionary, plain = 0, 0
+    for path in files:
+        metadata = pq.read_metadata(path)
+        listed = dictionary_columns(metadata)
+        for g in range(metadata.num_row_groups):
+            for i in range(metadata.num_columns):
+                chunk = metadata.row_group(g).column(i)
+                if chunk.physical_type == "BYTE_ARRAY" and "." not in chunk.path_in_schema:
+                    in_dictionary = chunk.path_in_schema in listed
+                    assert not (in_dictionary and "PLAIN" in chunk.encodings), (path, chunk.path_in_schema)
+                    dictionary += in_dictionary
+                    plain += not in_dictionary
+        ours = ParquetFile(str(path), StorageConfig())
+        names = ours.schema.names
+        assert ours.schema.equals(
+            pq.ParquetFile(path, coerce_int96_timestamp_unit="us").schema_arrow, check_metadata=True
+        )
+        first_row = 0
+        for g in range(metadata.num_row_groups):
+            rows = RowRange(g, first_row, metadata.row_group(g).num_rows)
+            first_row += rows.num_rows
+            got = pa.Table.from_batches(list(ours.read(rows, names, 1000)), ours.schema)
+            want = pq.ParquetFile(path, coerce_int96_timestamp_unit="us").read_row_group(g, columns=names)
+            assert _same(got, want), (path, g)
+        whole = pq.read_table(path, columns=names, coerce_int96_timestamp_unit="us")
+        assert _same(ours.read_all(names), whole), path
+    assert dictionary and plain, (dictionary, plain)  # both kinds of chunk were read
+
+
+def _same(got: pa.Table, want: pa.Table) -> bool:
+    """Equal schemas (field ids included) and values (NaN equal to NaN: repr compares them)."""
+    return got.schema.equals(want.schema, check_metadata=True) and repr(got.to_pylist()) == repr(want.to_pylist())
 
 
 def test_orc_without_ids_reads_by_the_name_mapping(tmp_path: Path) -> None:
