@@ -16,7 +16,11 @@ session writes each missing shape through Iceberg's SparkCatalog into one Hadoop
            info struct<code int, label string, score double>, tags list<string> (0-3 elements),
            attrs map<string, long> (0-3 entries), note string (half null, 30 characters), flag boolean;
 * wide_mor bench.wide_mor: the rows of `wide`, then DELETE FROM ... WHERE id % 10 = 3 with merge-on-read:
-           a position delete file beside every data file, a tenth of the rows deleted.
+           a position delete file beside every data file, a tenth of the rows deleted;
+* counts   bench.counts, 6 M rows of 15 flat columns: id long (required), ts timestamptz (as above), i1-i3
+           int (0-999), l1-l2 long, d1-d4 double ([0, 1)), s1-s3 string (10, 8 and 9 values), flag
+           boolean; its selective scan is a filter no statistics decide (i1 < 500 AND d1 > 0.25: every
+           file and row group holds both sides of both bounds), so a count must read its two columns.
 
 Every value is a function of id alone (xxhash64 / sha2), so the content does not depend on the number of
 Spark partitions and every scan's row count is computed from the generator without reading a table back.
@@ -28,8 +32,9 @@ and sort Iceberg would otherwise ask Spark for. About 3 minutes for narrow and 4
 2 busy cores; progress (bytes written so far) goes to stderr every 10 s.
 
 Each shape has three scans (table.json's "scans"): `full` (everything), `selective` (one day and one value
-of a string column: 1 file of 30 planned, a tenth of its rows match) and `columns` (two columns of every
-row). The tables are cached in $SCAN_PLANNER_CACHE/bench/reads-<sha256 of this file>/<rows>-rows/ and built
+of a string column: 1 file of 30 planned, a tenth of its rows match; for counts, the residual above over
+every file) and `columns` (two columns of every row). The tables are cached in
+$SCAN_PLANNER_CACHE/bench/reads-<sha256 of this file>/<rows>-rows/ and built
 in place (Iceberg stores absolute paths): warehouse/ holds them all, <shape>.json, written last, marks one
 complete and describes it (location, files, bytes, row groups, deletes, the scans with their expected row
 counts). An incomplete shape is dropped and written again, under a file lock. This module imports pyspark
@@ -93,6 +98,7 @@ class Shape:
     columns: tuple[str, str]  # the two-column scan
     deleted: str | None = None  # rows deleted after the write with merge-on-read (a SQL condition)
     properties: dict[str, str] = field(default_factory=dict)
+    one_day: bool = True  # the selective scan plans one day's file (else every file)
 
 
 def log(message: str) -> None:
@@ -201,6 +207,22 @@ def wide_frame(spark: Any, rows: int) -> Any:
     )
 
 
+def counts_frame(spark: Any, rows: int) -> Any:
+    from pyspark.sql import functions as F
+
+    return spark.range(0, rows, 1, WRITE_TASKS).select(
+        F.col("id"),
+        _ts(rows),
+        *[(_hashed(30 + i) % 1000).cast("int").alias(f"i{i + 1}") for i in range(3)],
+        *[(_hashed(33 + i) % 1_000_000_000).alias(f"l{i + 1}") for i in range(2)],
+        *[((_hashed(35 + i) % 10_000_000) / F.lit(10_000_000.0)).alias(f"d{i + 1}") for i in range(4)],
+        _pick(CATEGORIES, 40).alias("s1"),
+        _pick(REGIONS, 41).alias("s2"),
+        _pick(WORDS, 42).alias("s3"),
+        (_hashed(43) % 2 == 0).alias("flag"),
+    )
+
+
 SHAPES = {
     shape.name: shape
     for shape in (
@@ -222,6 +244,15 @@ SHAPES = {
             ("id", "price"),
             deleted=MOR_DELETED,
             properties={"write.delete.mode": "merge-on-read"},
+        ),
+        Shape(
+            "counts",
+            f"{NAMESPACE}.counts",
+            6_000_000,
+            counts_frame,
+            "i1 < 500 AND d1 > 0.25",
+            ("i1", "d1"),
+            one_day=False,
         ),
     )
 }
@@ -325,9 +356,8 @@ def describe(spark: Any, shape: Shape, rows: int, warehouse: Path) -> dict[str, 
         selective_rows = live.where(shape.selective).count()
     finally:
         live.unpersist()
-    selective_files = spark.sql(
-        f"SELECT count(*) AS n FROM {name}.files WHERE content = 0 AND partition.ts_day = DATE '{SELECTIVE_DAY}'"
-    ).collect()[0]["n"]
+    one_day = f" AND partition.ts_day = DATE '{SELECTIVE_DAY}'" if shape.one_day else ""
+    selective_files = spark.sql(f"SELECT count(*) AS n FROM {name}.files WHERE content = 0{one_day}").collect()[0]["n"]
     table = spark._jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, name)
     return {
         "shape": shape.name,

@@ -1,6 +1,6 @@
 """The read benchmark: the same scans of real Iceberg tables by Spark + Iceberg Java and by plan_and_read.
 
-    .venv/bin/python bench/read_bench.py [--engines iceberg,ours35,ours4] [--shapes narrow,wide,wide_mor]
+    .venv/bin/python bench/read_bench.py [--engines iceberg,ours35,ours4] [--shapes narrow,wide,wide_mor,counts]
         [--repeat 3] [--rows N] [--out bench/results/reads.json] [--timeout 900] [--jvm-options arrow|default]
 
 The tables (bench/make_read_table.py, built once and cached), written by Spark + Iceberg Java into one
@@ -8,7 +8,9 @@ Hadoop warehouse, 30 zstd Parquet files each (one a day, days(ts) partitions):
 * narrow    bench.reads: 43.2 M rows of 7 flat columns, 2.29 GB;
 * wide      bench.wide: 14.4 M rows of every common type (decimals, binary, date, timestamptz, struct, list,
             map, nullable strings), about 1.6 GB;
-* wide_mor  bench.wide_mor: the same rows less a tenth, deleted by merge-on-read position deletes.
+* wide_mor  bench.wide_mor: the same rows less a tenth, deleted by merge-on-read position deletes;
+* counts    bench.counts: 6 M rows of 15 flat columns, measured by a count under a filter on an int and a
+            double column that no statistics decide (only `selective/count`).
 One run starts `scan-planner serve --warehouse` on loopback (bench/service.py), then each engine in its own
 process, one after the other, with the same Spark settings (SPARK_CONF: local[2], driver memory 4g,
 spark.sql.shuffle.partitions 2, UI off, UTC; --jvm-options: the Arrow flags of the README's Spark setup, or
@@ -70,7 +72,12 @@ ENGINES = ("iceberg", "ours35", "ours4")
 LABELS = {"iceberg": "Spark + Iceberg Java", "ours35": "ours, pyspark 3.5", "ours4": "ours, pyspark 4"}
 # (scan, action) by shape: the scan's filter, columns and rows come from <shape>.json's "scans"
 _EVERY = (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop"))
-MEASUREMENTS = {"narrow": _EVERY, "wide": _EVERY, "wide_mor": (("full", "noop"), ("selective", "count"))}
+MEASUREMENTS = {
+    "narrow": _EVERY,
+    "wide": _EVERY,
+    "wide_mor": (("full", "noop"), ("selective", "count")),
+    "counts": (("selective", "count"),),
+}
 SPARK_CONF = {
     "spark.driver.memory": "4g",
     "spark.sql.shuffle.partitions": "2",

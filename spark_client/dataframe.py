@@ -1,11 +1,13 @@
 """plan_and_read: a Spark DataFrame of an Iceberg table, planned by the service, read by the executors.
 
 The driver asks the service for the plan, then builds a dataset with exactly one element per partition, so
-that each CombinedScanTask becomes one Spark partition: for a small plan an RDD of the tasks' payloads
-(`parallelize(..., numSlices=task count)`); for a plan answered by id `spark.range(count, numPartitions=
-count)`, made in the JVM, whose element i is task i's index (the executor fetches the task).
-`mapInArrow` turns each element into the task's rows as Arrow batches. Works on pyspark 3.5 and 4.x
-(mapInArrow needs pandas installed, as every pyspark Arrow feature does).
+that each CombinedScanTask becomes one Spark partition: `spark.range(count, numPartitions=count)`, made in
+the JVM, whose element i is task i's index. The function `mapInArrow` runs turns each index into the task's
+rows as Arrow batches: for a small plan it carries the tasks' payloads itself (Spark sends it with every
+task); a plan answered by id is fetched from the service a task at a time by the executors; an inline plan
+too big to send with every task travels as an RDD of its payloads (`parallelize(..., numSlices=task
+count)`, whose Python stage costs each task a second Python worker: 30 ms a task, measured). Works on
+pyspark 3.5 and 4.x (mapInArrow needs pandas installed, as every pyspark Arrow feature does).
 """
 
 from __future__ import annotations
@@ -49,6 +51,9 @@ __all__ = [
 ]
 
 MAX_ROWS_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
+# An inline plan's payloads ride in the mapInArrow function, which Spark sends with every task, while the
+# task count times their size is at most this (30 tasks of 3 KB: 2.7 MB); bigger plans go as an RDD.
+CARRIED_PAYLOAD_BYTES = 32 * 1024 * 1024
 Nullability = Literal["plan", "table"]
 NULLABILITIES: tuple[Nullability, ...] = ("plan", "table")
 
@@ -170,12 +175,14 @@ def map_tasks(
         tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, by_id)
         partitions = min(count, max_partitions(spark))  # a partition per task, or runs of them past the cap
         return spark.range(0, count, 1, numPartitions=partitions).mapInArrow(tasks, schema)
+    payloads = task_payloads(plan)
+    if count * sum(len(p) for p in payloads) <= CARRIED_PAYLOAD_BYTES:
+        carried = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, payloads=tuple(payloads))
+        return spark.range(0, count, 1, numPartitions=count).mapInArrow(carried, schema)
     tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows)
-    rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(task_payloads(plan), numSlices=count).map(
-        lambda payload: (payload,)
-    )
-    payloads = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
-    return payloads.mapInArrow(tasks, schema)
+    rdd: RDD[tuple[Any]] = spark.sparkContext.parallelize(payloads, numSlices=count).map(lambda payload: (payload,))
+    frame = spark.createDataFrame(rdd, SparkStruct([StructField("task", StringType(), nullable=False)]))
+    return frame.mapInArrow(tasks, schema)
 
 
 def max_partitions(spark: SparkSession) -> int:
@@ -186,8 +193,8 @@ def max_partitions(spark: SparkSession) -> int:
 
 
 class _Tasks:
-    """The mapInArrow function: task payloads (or, with `plan`, task indexes of that plan on that service)
-    in, each task's batches out (pickled to the executors)."""
+    """The mapInArrow function: task payloads in, or task indexes (of `payloads`, which it carries, or of
+    `plan`, fetched from that service); each task's batches out (pickled to the executors)."""
 
     def __init__(
         self,
@@ -196,18 +203,22 @@ class _Tasks:
         storage: StorageConfig,
         max_rows: int,
         plan: tuple[str, str, str | None] | None = None,
+        payloads: tuple[str, ...] | None = None,
     ) -> None:
         self.per_task = per_task
         self.schema = schema
         self.storage = storage
         self.max_rows = max(1, max_rows) if max_rows > 0 else DEFAULT_MAX_ROWS
         self.plan = plan
+        self.payloads = payloads
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         settle()
         for batch in batches:
             for task in batch.column(0).to_pylist():
-                if self.plan is not None:
+                if self.payloads is not None:
+                    task = self.payloads[task]
+                elif self.plan is not None:
                     url, plan_id, token = self.plan
                     task = fetch_task(url, plan_id, task, token)
                 yield from self.per_task(task, self.schema, self.storage, self.max_rows)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from spark_client import aggregate
-from spark_client.aggregates import DRIVER_READ_BYTES
+from spark_client.aggregates import DRIVER_READ_BYTES, estimated_read_bytes
+from spark_client.schema import spark_schema
 from tests.aggregate_values import comparable, spark_row_values
 from tests.conformance.read_cases import AGGREGATE_CASES
 from tests.conformance.reference import Conformance
@@ -84,3 +85,47 @@ def test_a_read_says_why(spark: Any, conformance_service: str, caplog: pytest.Lo
 def test_aggregates_are_a_list(spark: Any, conformance_service: str) -> None:
     with pytest.raises(TypeError, match="not a string"):
         aggregate(spark, "db.unpartitioned", "count(*)", service_url=conformance_service)
+
+
+ESTIMATED_TYPES: list[Any] = [
+    "boolean",
+    "int",
+    "long",
+    "float",
+    "double",
+    "date",
+    "time",
+    "timestamp",
+    "timestamptz",
+    "string",
+    "uuid",
+    "binary",
+    "fixed[16]",
+    "decimal(9,2)",
+    "decimal(38,10)",
+    {"type": "struct", "fields": [{"id": 9, "name": "a", "required": False, "type": "int"}]},
+    {"type": "list", "element-id": 9, "element": "string", "element-required": False},
+    {"type": "map", "key-id": 9, "key": "string", "value-id": 10, "value": "double", "value-required": False},
+]
+
+
+@pytest.mark.parametrize("typ", ESTIMATED_TYPES, ids=str)
+def test_read_bytes_are_estimated_as_spark_sizes_a_scan(spark: Any, typ: Any) -> None:
+    """estimated_read_bytes: the rows (each split's share of its file's records, by bytes) times the size
+    Spark itself gives the column's Spark type (DataType.defaultSize, what Spark + Iceberg's scan estimate
+    multiplies the rows by), asked of Spark's JVM."""
+    fields = [
+        {"id": 1, "name": "c", "required": False, "type": typ},
+        {"id": 2, "name": "n", "required": True, "type": "long"},
+    ]
+    schema = {"type": "struct", "fields": fields}
+    data_file = {"file-path": "/t/a.parquet", "record-count": 1000, "file-size-in-bytes": 4000}
+    plan = {
+        "schema": schema,
+        "files": [{"data-file": data_file}],
+        "tasks": [{"splits": [[0, 0, 1000]]}, {"splits": [[0, 1000, 3000]]}],  # a quarter, three quarters
+    }
+    jvm = spark.sparkContext._jvm
+    spark_type = jvm.org.apache.spark.sql.types.DataType.fromJson(spark_schema(schema).json())
+    width = int(spark_type.defaultSize())
+    assert estimated_read_bytes(plan) == 1000 * width

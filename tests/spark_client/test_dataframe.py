@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from planner_client import plan_request
-from spark_client import PlannerClient, PlannerServiceError, plan_and_read
+from spark_client import PlannerClient, PlannerServiceError, dataframe, plan_and_read
 from spark_client.dataframe import spark_parallelism
 from tests.conformance.read_cases import PARTITION_COUNT_CASES, READ_CASES
 from tests.conformance.reference import Conformance
@@ -27,10 +27,25 @@ pytest.importorskip("pyspark")
 def test_read_equals_spark_and_iceberg_java(
     spark: Any, conformance: Conformance, conformance_service: str, read_id: str, by_id: bool
 ) -> None:
-    """Both ways a plan reaches the executors: inline payloads, and task indexes each executor fetches."""
+    """Both ways a plan reaches the executors: inline payloads (carried by the mapInArrow function, these
+    plans being small), and task indexes each executor fetches."""
+    _assert_read(spark, conformance, conformance_service, read_id, 0 if by_id else None)
+
+
+@pytest.mark.parametrize("read_id", [c["id"] for c in READ_CASES[::6]])
+def test_an_inline_plan_too_big_to_carry_is_read_the_same(
+    spark: Any, conformance: Conformance, conformance_service: str, read_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The third way: an inline plan whose payloads are too big to ride with every task travels as an RDD."""
+    monkeypatch.setattr(dataframe, "CARRIED_PAYLOAD_BYTES", 0)
+    _assert_read(spark, conformance, conformance_service, read_id, None)
+
+
+def _assert_read(
+    spark: Any, conformance: Conformance, conformance_service: str, read_id: str, limit: int | None
+) -> None:
     case = conformance.read(read_id)
     arguments = read_arguments(case)
-    limit = 0 if by_id else None
     df = plan_and_read(
         spark, f"db.{case['table']}", service_url=conformance_service, inline_task_limit=limit, **arguments
     )
