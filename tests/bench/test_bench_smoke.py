@@ -34,6 +34,7 @@ READ_MEASUREMENTS = {
     "narrow": (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop")),
     "wide": (("full", "noop"), ("selective", "noop"), ("selective", "count"), ("columns", "noop")),
     "wide_mor": (("full", "noop"), ("selective", "count")),
+    "counts": (("selective", "count"),),
 }
 FILES, MANIFESTS = 2000, 4
 IMPLEMENTATIONS = {"ours", "java", "java_no_pool", "pyiceberg"}
@@ -141,7 +142,7 @@ def test_replica_bench_runs_behind_haproxy(tmp_path: Path) -> None:
 
 
 def test_read_bench_runs_and_every_engine_reads_every_row(tmp_path: Path) -> None:
-    """Every shape (narrow, wide, wide_mor) and measurement, each engine: the rows the generator wrote, the
+    """Every shape (narrow, wide, wide_mor, counts) and measurement, each engine: the rows the generator wrote, the
     ratios to Spark + Iceberg reported; nothing else is asserted of the figures (they are not steady)."""
     out = tmp_path / "reads.json"
     cmd = [sys.executable, str(REPO / "bench" / "read_bench.py"), "--rows", "3000", "--repeat", "1"]
@@ -152,7 +153,8 @@ def test_read_bench_runs_and_every_engine_reads_every_row(tmp_path: Path) -> Non
     report = json.loads(out.read_text())
     assert report["problems"] == []
     tables = report["tables"]
-    assert set(tables) == {"narrow", "wide", "wide_mor"}
+    assert set(tables) == {"narrow", "wide", "wide_mor", "counts"} == set(READ_MEASUREMENTS)
+    assert tables["counts"]["rows"] == 3000 and len(tables["counts"]["columns"]) == 15
     assert tables["wide_mor"]["delete_files"] > 0 and tables["wide_mor"]["rows"] < tables["wide"]["rows"] == 3000
     expected = {f"{shape} {scan}/{action}" for shape, done in READ_MEASUREMENTS.items() for scan, action in done}
     assert set(report["summary"]) == expected
