@@ -106,9 +106,11 @@ class Settings(BaseSettings):
     cache_bytes: int = 512 * 1024 * 1024
 
     # authentication (on when any token or client is configured): bearer tokens on every route but /health
-    auth_tokens: list[str] = Field(default_factory=list)  # static bearer tokens
-    oauth_clients: dict[str, str] = Field(default_factory=dict)  # client id -> secret, for POST /v1/oauth/tokens
-    token_signing_key: str | None = None  # signs issued tokens (default: random per start)
+    auth_tokens: list[str] = Field(default_factory=list, repr=False)  # static bearer tokens
+    oauth_clients: dict[str, str] = Field(
+        default_factory=dict, repr=False
+    )  # client id -> secret (POST /v1/oauth/tokens)
+    token_signing_key: str | None = Field(default=None, repr=False)  # signs issued tokens (default: random per start)
     token_ttl_seconds: int = Field(default=3600, gt=0)
     allow_anonymous: bool = False  # serve without authentication on a non-loopback host
     plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request

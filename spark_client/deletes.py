@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from contextlib import closing
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -118,16 +119,18 @@ class TaskDeletes:
         if ref not in self._position_tables:
             f = self._files[ref]
             source, schema = self._open(f)
-            names = [_column(schema, i, f["file-path"]) for i in (FILE_PATH_ID, POS_ID)]
-            table = source.read_all(names).select(names)
+            with closing(source):
+                names = [_column(schema, i, f["file-path"]) for i in (FILE_PATH_ID, POS_ID)]
+                table = source.read_all(names).select(names)
             self._position_tables[ref] = table.rename_columns(["file_path", "pos"])
         return self._position_tables[ref]
 
     def _read_equality(self, f: dict[str, Any]) -> EqualityDeletes:
         ids = tuple(f["equality-ids"])
         source, schema = self._open(f)
-        top = sorted({_column(schema, i, f["file-path"]) for i in ids})
-        table = source.read_all(top)
+        with closing(source):
+            top = sorted({_column(schema, i, f["file-path"]) for i in ids})
+            table = source.read_all(top)
         fields = [schema.field(name) for name in table.schema.names]
         columns = []
         for i in ids:

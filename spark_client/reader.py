@@ -19,6 +19,7 @@ The reader knows the plan only as JSON: it imports nothing from the planner.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -218,6 +219,10 @@ class _FileRead:
     def batches(self) -> Iterator[pa.RecordBatch]:
         data_file = self.task["data-file"]
         source = open_data_file(self.location, data_file.get("file-format", "parquet"), self.storage)
+        with closing(source):  # at the end, or when Spark stops the task's generator early (a limit)
+            yield from self._ranges(source)
+
+    def _ranges(self, source: DataFile) -> Iterator[pa.RecordBatch]:
         ranges = source.ranges(self.task["start"], self.task["length"])
         if not ranges:
             return

@@ -181,10 +181,17 @@ class PlanSpill:
             data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         if data[: len(MAGIC)] != MAGIC:
             raise ValueError("not a spilled plan")
-        (head_size,) = struct.unpack_from("<Q", data, len(MAGIC))
         head_at = len(MAGIC) + 8
-        (count,) = struct.unpack_from("<Q", data, head_at + head_size)
-        sizes = struct.unpack_from(f"<{count}Q", data, head_at + head_size + 8)
+        try:  # the sizes are checked against the file before anything is read at them (a damaged header)
+            (head_size,) = struct.unpack_from("<Q", data, len(MAGIC))
+            if head_at + head_size + 8 > len(data):
+                raise ValueError("a spilled plan whose header points past its end")
+            (count,) = struct.unpack_from("<Q", data, head_at + head_size)
+            if head_at + head_size + 8 + 8 * count > len(data):
+                raise ValueError("a spilled plan whose header points past its end")
+            sizes = struct.unpack_from(f"<{count}Q", data, head_at + head_size + 8)
+        except struct.error as exc:
+            raise ValueError(f"a spilled plan with a damaged header: {exc}") from None
         position = head_at + head_size + 8 + 8 * count
         digest = _file_digest(self._key, ipc)
         digest.update(memoryview(data)[:position])

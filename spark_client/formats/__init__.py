@@ -76,6 +76,10 @@ class DataFile(Protocol):
         """The top-level `columns` of the whole file (a delete file)."""
         ...
 
+    def close(self) -> None:
+        """Close the file (its reads are over)."""
+        ...
+
 
 def open_data_file(location: str, file_format: str, storage: StorageConfig) -> DataFile:
     """The file at `location` (a data file's `file-format`: parquet, orc or avro, any case)."""

@@ -69,6 +69,9 @@ class AvroFile:
     def read_all(self, columns: list[str]) -> pa.Table:
         return pa.Table.from_batches([self._batch(self._records(None), columns)])
 
+    def close(self) -> None:
+        """Nothing stays open: each read opens and closes the file."""
+
     def _records(self, blocks: set[int] | None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         with self._fs.open_input_file(self._path) as f:

@@ -38,7 +38,8 @@ class OrcFile:
     def __init__(self, location: str, storage: StorageConfig) -> None:
         fs, path = resolve(location, storage)
         self.location = location
-        self._file = orc.ORCFile(fs.open_input_file(path))
+        self._source = fs.open_input_file(path)
+        self._file = orc.ORCFile(self._source)
         self.schema: pa.Schema = pa.schema([_with_field_id(f) for f in self._file.schema])
         self._stripes = stripe_offsets(self._file.reader.serialized_file_tail(), location)
 
@@ -55,6 +56,9 @@ class OrcFile:
 
     def read_all(self, columns: list[str]) -> pa.Table:
         return self._file.read(columns=columns)
+
+    def close(self) -> None:
+        self._source.close()
 
 
 def _with_field_id(field: pa.Field) -> pa.Field:

@@ -78,7 +78,7 @@ class ParquetFile:
         fs, path = resolve(location, storage)
         remote = not isinstance(fs, pafs.LocalFileSystem)
         self.location = location
-        source = fs.open_input_file(path)
+        source = self._source = fs.open_input_file(path)
         metadata = pq.read_metadata(source)
         self._dictionaries = dictionary_columns(metadata)
         self._file = pq.ParquetFile(
@@ -121,6 +121,10 @@ class ParquetFile:
         if not self._dictionaries or not set(columns) & set(self._dictionaries):
             return batches
         return (_decoded(batch) for batch in batches)
+
+    def close(self) -> None:
+        self._file.close()
+        self._source.close()
 
     def read_all(self, columns: list[str]) -> pa.Table:
         table = self._file.read(columns=columns, use_threads=False)

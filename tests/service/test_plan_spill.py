@@ -19,7 +19,7 @@ from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
 from planner_service.service.plan_cache import CachedPlan, PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
-from planner_service.service.plan_spill import PlanSpill
+from planner_service.service.plan_spill import MAGIC, PlanSpill
 from planner_service.wire.plan_json import encode_plan
 from planner_service.wire.task_json import encode_tasks
 from tests.conformance.reference import Conformance
@@ -86,9 +86,12 @@ def test_a_spilled_plan_answers_as_the_plan_made_in_memory(
     assert not spill.directory.exists()
 
 
+@pytest.mark.parametrize("damage", ["body", "header", "truncated"])
 def test_a_damaged_or_foreign_spill_file_is_never_trusted(
-    conformance: Conformance, planner: ScanPlanner, tmp_path: Path
+    conformance: Conformance, planner: ScanPlanner, tmp_path: Path, damage: str
 ) -> None:
+    """A flipped bit in the body, a header whose sizes point past the file (parsed before the signature is
+    checked), a file cut short: each refused and forgotten, never an error to the client."""
     spill = PlanSpill(tmp_path, 1 << 30)
     results = _results(planner, spill)
     request = _request(conformance, planner, "mor_position_deletes")
@@ -97,7 +100,12 @@ def test_a_damaged_or_foreign_spill_file_is_never_trusted(
     spill._loaded.clear()  # read from disk again
     (binary,) = spill.directory.glob("*.bin")
     data = bytearray(binary.read_bytes())
-    data[len(data) // 2] ^= 1
+    if damage == "body":
+        data[len(data) // 2] ^= 1
+    elif damage == "header":
+        data[len(MAGIC) : len(MAGIC) + 8] = (1 << 62).to_bytes(8, "little")  # the head's size
+    else:
+        del data[len(MAGIC) + 4 :]
     binary.write_bytes(bytes(data))
     assert spill.get(request.plan_id) is None  # refused and forgotten: the plan is rebuilt
     assert spill.bytes == 0 and not list(spill.directory.iterdir())

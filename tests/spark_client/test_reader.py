@@ -9,6 +9,9 @@ nullability, field ids).
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Generator
 from typing import Any
 
 import httpx
@@ -16,7 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from spark_client import read_task
+from spark_client import deletes, read_task, reader
+from spark_client.formats import open_data_file
 from spark_client.partitions import expand_tasks
 from spark_client.schema import arrow_schema
 from tests.conformance.read_cases import READ_CASES
@@ -123,3 +127,41 @@ def test_not_eq_drops_null_partitions_as_spark_does(
     assert null_partition and all(f["residual-filter"] is True for f in null_partition)  # Java's residual
     expected = pq.read_table(conformance.dir / case["path"])
     assert rows(read_plan(plan).select(expected.column_names)) == rows(expected)
+
+
+def _open_files() -> set[str]:
+    """What this process's descriptors point at (Linux /proc/self/fd): the files it holds open."""
+    out = set()
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            out.add(os.readlink(f"/proc/self/fd/{fd}"))
+    return {p for p in out if p.endswith((".parquet", ".orc", ".avro"))}
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+@pytest.mark.parametrize("table", ["mixed_formats", "mor_position_deletes", "equality_deletes", "all_types"])
+def test_every_file_a_read_opens_is_closed(
+    conformance_service: str, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Data and delete files (Parquet, ORC, Avro) are closed by the reader, not left to the garbage collector
+    (the opened objects are kept alive here), after a whole read and after a read stopped at its first batch
+    (Spark's limit closes the task's generator)."""
+    opened: list[Any] = []
+
+    def recorded(*args: Any) -> Any:
+        opened.append(open_data_file(*args))
+        return opened[-1]
+
+    monkeypatch.setattr(reader, "open_data_file", recorded)
+    monkeypatch.setattr(deletes, "open_data_file", recorded)
+    plan = plan_of(conformance_service, {"table": f"db.{table}"})
+    before = _open_files()
+    assert len(read_plan(plan)) > 0
+    assert opened and _open_files() == before
+    for payload in expand_tasks(plan):
+        task = payload["task"]
+        batches = read_task(task, {**payload["plan"], "tasks": [task]})
+        assert isinstance(batches, Generator)
+        next(batches, None)
+        batches.close()
+    assert _open_files() == before
