@@ -242,7 +242,10 @@ async function plan(pushHistory) {
   loadHistory(body.table, body).catch(() => {});
 }
 
+let explorations = 0; // each /explore request's number: only the newest one's answer is shown
+
 async function explore() {
+  const mine = ++explorations;
   const body = state.request;
   const { manifests, files, tasks, rule } = state.page;
   const request = { ...body, "manifests-offset": manifests, "files-offset": files, "tasks-offset": tasks, "page-size": PAGE };
@@ -253,10 +256,11 @@ async function explore() {
   const started = performance.now();
   try {
     const answer = await api("/explore", request);
+    if (mine !== explorations) return; // a newer request was made meanwhile: its answer is the one to show
     render(answer);
     status(`Planned ${answer.table} in ${Math.round(performance.now() - started)} ms${answer.fresh ? "" : " (kept from before)"}.`);
   } catch (error) {
-    if (needsToken(error)) return;
+    if (mine !== explorations || needsToken(error)) return;
     if (/filter/i.test(error.message) && error.status === 400) showFilterError(error.message);
     status(`${error.status || ""} ${error.type || "Error"}: ${error.message}`.trim(), true);
   }
@@ -421,10 +425,11 @@ function renderTasks(tasks) {
 
 function grouped(task) {
   // a grouped plan's task: its partition key and, ordered by the table's sort order, its key range
-  let text = "grouping-key" in task ? `; key ${JSON.stringify(task["grouping-key"])}` : "";
+  // (toJson: a key parsed as BigInt, above 2^53, is written as its digits; JSON.stringify would throw)
+  let text = "grouping-key" in task ? `; key ${toJson(task["grouping-key"])}` : "";
   if ("key-range" in task) {
     const range = task["key-range"];
-    text += range ? `; sort key ${JSON.stringify(range.first)} to ${JSON.stringify(range.last)}` : "; no bounds";
+    text += range ? `; sort key ${toJson(range.first)} to ${toJson(range.last)}` : "; no bounds";
   }
   return text;
 }

@@ -175,6 +175,46 @@ def test_grouped_tasks_show_their_key_and_range(browser: WebDriver, conformance_
     assert json.loads(parse_qs(urlsplit(link).query)["request"][0])["grouping"] == "sort-order"
 
 
+def test_a_key_above_2_53_is_shown_as_its_digits(browser: WebDriver, conformance_service: str) -> None:
+    """A grouping key or sort-key bound past 2^53 (a snowflake-style id), which the page parses as a BigInt, is
+    written as its exact digits in the bin's label (JSON.stringify throws on a BigInt)."""
+    open_page(browser, conformance_service)
+    bounds = '"key-range": {"first": [9007199254740993], "last": [-9007199254740995]}'
+    task = f'{{"grouping-key": [1234567890123456789], {bounds}}}'
+    label = browser.execute_script("return grouped(parseJson(arguments[0]))", task)
+    assert label == "; key [1234567890123456789]; sort key [9007199254740993] to [-9007199254740995]"
+
+
+def test_only_the_newest_answer_is_shown(browser: WebDriver, conformance_service: str) -> None:
+    """Two plans asked in turn whose answers arrive in the other order (the first delayed 1.5 s in the
+    browser's fetch): only the newer is rendered, the older dropped when it arrives."""
+    open_page(browser, conformance_service)
+    fill(browser, {"table": TABLE})
+    by_id(browser, "plan").click()
+    assert planned(browser).startswith(f"Planned {TABLE}")
+    browser.execute_script(
+        """
+        const fetchNow = window.fetch;
+        let explores = 0;
+        window.fetch = (url, init) => {
+          const answer = fetchNow(url, init);
+          if (!String(url).includes("/explore") || explores++ > 0) return answer;
+          return answer.then((r) => new Promise((done) => setTimeout(() => done(r), 1500)));
+        };
+        const draw = render;
+        window.rendered = [];
+        render = (answer) => { window.rendered.push(state.request.filter || ""); return draw(answer); };
+        state.request = { ...state.request, filter: "id < 2" };
+        explore();
+        state.request = { ...state.request, filter: "id < 5" };
+        explore();
+        """
+    )
+    wait(browser, lambda: browser.execute_script("return window.rendered.length") >= 1, "the newer answer")
+    browser.execute_script("return new Promise((done) => setTimeout(done, 2500))")  # the older one arrives
+    assert browser.execute_script("return window.rendered") == ["id < 5"]
+
+
 def test_a_bad_filter_points_at_the_parser_error(
     browser: WebDriver, conformance_service: str, screenshots: Path
 ) -> None:
