@@ -53,7 +53,7 @@ class _Filter:
 
 
 @dataclass
-class _Plan:
+class _ReadContext:
     """What every file of a plan shares: the scan's schema, its columns by name, the specs, the mapping."""
 
     schema: dict[str, Any]
@@ -67,7 +67,7 @@ class _Plan:
     _filters: dict[str, _Filter | None] = field(default_factory=dict)  # compiled(), by the filter's JSON
 
     @classmethod
-    def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None) -> _Plan:
+    def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None) -> _ReadContext:
         schema = plan["schema"]
         by_name: dict[str, tuple[list[str], int]] = {}
 
@@ -164,7 +164,7 @@ def read_task(
     NullInNonNullColumn when a batch holds a null in one of the `non_null` columns (declared non-nullable to
     Spark on the word of the table's metadata).
     """
-    context = _Plan.of(plan, columns)
+    context = _ReadContext.of(plan, columns)
     config = StorageConfig.of(storage)
     deletes = TaskDeletes(context.delete_files, config)
     for file_task in task["files"]:
@@ -198,7 +198,7 @@ class _FileRead:
     def __init__(
         self,
         file_task: Mapping[str, Any],
-        plan: _Plan,
+        plan: _ReadContext,
         deletes: TaskDeletes,
         storage: StorageConfig,
         batch_size: int,

@@ -21,7 +21,7 @@ from planner_service.api.responses import json_bytes, json_response
 from planner_service.api.wire import PlanRequest, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
-from planner_service.service.plan_cache import CachedPlan
+from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head

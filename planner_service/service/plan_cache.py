@@ -12,8 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Any
 
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
@@ -21,32 +19,9 @@ from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageE
 from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
-from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
-from planner_service.wire.plan_json import plan_head
-
-if TYPE_CHECKING:
-    from planner_service.service.plan_spill import PlanSpill
-
-
-@dataclass(frozen=True)
-class CachedPlan:
-    request: CanonicalRequest
-    plan: ScanPlan
-
-    @cached_property
-    def reader_context(self) -> dict[str, Any]:
-        """What reading any of its tasks needs besides the task (made once; each task fetch sends it)."""
-        return {key: value for key, value in plan_head(self.plan).items() if key != "metrics"}
-
-    @property
-    def weight(self) -> int:
-        """Bytes held: the files' index (a full plan shares the snapshot's with the planner's caches, and keeps
-        it alive once they let it go), the files' rows and residual ids, the tasks' columns, their grouping."""
-        files, tasks, grouping = self.plan.files, self.plan.combined, self.plan.grouping
-        per_file = files.index.nbytes + 12 * len(files) if files is not None else 0
-        per_piece = 25 * len(tasks.file) + 24 * len(tasks) if tasks is not None else 0
-        return 4096 + per_file + per_piece + (grouping.nbytes if grouping is not None else 0)
+from planner_service.service.plan_spill import PlanSpill
 
 
 @dataclass

@@ -37,7 +37,7 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.metadata.file_index import FileIndex
-from planner_service.service.plan_cache import CachedPlan
+from planner_service.service.cached_plan import CachedPlan
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,8 @@ from planner_service.metrics import MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
-from planner_service.service.plan_cache import CachedPlan, PlanCache
+from planner_service.service.cached_plan import CachedPlan
+from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_spill import PlanSpill
 from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings

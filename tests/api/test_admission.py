@@ -27,7 +27,8 @@ from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest, scan_request
-from planner_service.service.plan_cache import CachedPlan, PlanCache
+from planner_service.service.cached_plan import CachedPlan
+from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_store import PlanStore
 from tests.api.test_rest_scan import _planned

@@ -17,7 +17,8 @@ from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
-from planner_service.service.plan_cache import CachedPlan, PlanCache
+from planner_service.service.cached_plan import CachedPlan
+from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_spill import MAGIC, PlanSpill
 from planner_service.wire.plan_json import encode_plan
