@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack, get_args
 
-__all__ = ["Scan", "ScanArgs", "epoch_millis", "plan_request"]
+__all__ = ["GROUPINGS", "Grouping", "Scan", "ScanArgs", "epoch_millis", "plan_request"]
+
+# How the service groups a scan's tasks (Scan.grouping): the one list of the values this package takes
+Grouping = Literal["none", "partition", "sort-order"]
+GROUPINGS: tuple[Grouping, ...] = get_args(Grouping)
 
 Filter = str | Mapping[str, Any] | bool
 
@@ -45,9 +49,11 @@ class Scan:
     options: Mapping[str, int | str] = field(default_factory=dict)
     limit: int | None = None
     case_sensitive: bool = True
-    grouping: str = "none"
+    grouping: Grouping = "none"
 
     def __post_init__(self) -> None:
+        if self.grouping not in GROUPINGS:
+            raise ValueError(f"grouping must be one of {', '.join(GROUPINGS)}, not {self.grouping!r}")
         if isinstance(self.columns, str):
             raise TypeError("columns is a list of column names, not a string")
         chosen = [name for name in ("snapshot_id", "as_of", "ref") if getattr(self, name) is not None]
@@ -132,7 +138,7 @@ class ScanArgs(TypedDict, total=False):
     options: Mapping[str, int | str] | None
     limit: int | None
     case_sensitive: bool
-    grouping: str
+    grouping: Grouping
 
 
 SCAN_FIELDS = frozenset(f.name for f in fields(Scan)) - {"table"}

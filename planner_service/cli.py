@@ -19,6 +19,7 @@ from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, PlannerError
 from planner_service.io.fileio import FileIO
+from planner_service.planning.grouping import GROUPINGS
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import scan_request, snapshot_fields
@@ -69,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument(
         "--grouping",
-        choices=["none", "partition", "sort-order"],
+        choices=GROUPINGS,
         default="none",
         help="partition: each task holds one partition tuple's splits (Iceberg's preserve-data-grouping); "
         "sort-order: also files in the table's sort order, no two of a task overlapping",

@@ -44,6 +44,7 @@ from pyspark.sql.types import StructType
 
 from iceberg_io import StorageConfig
 from planner_client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, Scan
+from planner_client.scan import GROUPINGS, Grouping
 from spark_client.dataframe import NULLABILITIES, arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
 from spark_client.filters import conjunction, to_rest_expression
@@ -251,8 +252,15 @@ def scan_of(options: Mapping[str, str]) -> Scan:
         end_snapshot_id=number("end-snapshot-id"),
         options={key: _positive_int(options, key, 0) for key in _SPLIT_OPTIONS if options.get(key)},
         case_sensitive=_bool(options.get("case-sensitive", "true"), "case-sensitive"),
-        grouping=options.get("grouping") or "none",
+        grouping=_grouping(options.get("grouping") or "none"),
     )
+
+
+def _grouping(value: str) -> Grouping:
+    for grouping in GROUPINGS:
+        if value == grouping:
+            return grouping
+    raise ValueError(f"option grouping must be one of {', '.join(GROUPINGS)}, not {value!r}")
 
 
 def _called_by(filename: str) -> bool:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner_service.errors import BadRequestError
 from planner_service.planning.explain import FileRule
+from planner_service.planning.grouping import Grouping
 from planner_service.planning.scan_request import ScanRequest, rest_scan_request, scan_request, snapshot_fields
 from planner_service.service.explore import MAX_PAGE, Page
 
@@ -73,7 +74,7 @@ class PlanRequest(ScanSelection):
     inline_task_limit: int | None = Field(
         None, ge=0, description="plans with more tasks answer with their plan id (default: the service's setting)"
     )
-    grouping: Literal["none", "partition", "sort-order"] = Field(
+    grouping: Grouping = Field(
         "none",
         description="partition: each task holds the splits of one partition tuple (Iceberg's "
         "preserve-data-grouping), tasks ordered by key; the plan lists the keys and each task its own. "

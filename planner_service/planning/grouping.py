@@ -19,7 +19,7 @@ import math
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -30,7 +30,10 @@ from planner_service.planning.sort_ranges import SortKey
 from planner_service.splitting.combine import CombinedTasks, FileColumns, combine, run_positions
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
-GROUPINGS = ("none", "partition", "sort-order")
+# How a scan's tasks are grouped: by size alone, by partition tuple, or also by the table's sort order (the
+# one list of the values: the /plan body, the CLI and the checks of a request take them from here)
+Grouping = Literal["none", "partition", "sort-order"]
+GROUPINGS: tuple[Grouping, ...] = get_args(Grouping)
 
 
 @dataclass(frozen=True)

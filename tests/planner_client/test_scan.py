@@ -10,7 +10,9 @@ from typing import get_type_hints
 import pytest
 
 from planner_client import Scan, ScanArgs, plan_request
+from planner_client.scan import GROUPINGS
 from planner_service.api.wire import AggregateRequest, PlanRequest
+from planner_service.planning.grouping import GROUPINGS as SERVICE_GROUPINGS
 
 
 def test_a_scan_becomes_a_plan_request() -> None:
@@ -83,3 +85,14 @@ def test_of_sets_fields_over_a_scan() -> None:
 def test_scan_args_name_every_field() -> None:
     """plan_and_read's and aggregate's keyword arguments are exactly the Scan's fields."""
     assert set(get_type_hints(ScanArgs)) == {f.name for f in fields(Scan)} - {"table"}
+
+
+def test_a_grouping_the_service_does_not_take_is_refused_before_a_request() -> None:
+    """The client's list of groupings is the service's (the /plan body's schema), checked when a Scan is made."""
+    assert GROUPINGS == SERVICE_GROUPINGS
+    schema = PlanRequest.model_json_schema()["properties"]["grouping"]
+    assert tuple(schema["enum"]) == SERVICE_GROUPINGS
+    for grouping in GROUPINGS:
+        assert Scan("db.t", grouping=grouping).request().get("grouping", "none") == grouping
+    with pytest.raises(ValueError, match="grouping must be one of none, partition, sort-order, not 'sort'"):
+        Scan("db.t", grouping="sort")  # type: ignore[arg-type]
