@@ -42,7 +42,7 @@ class KeyRanges:
     key's fields where statistics bound no more; None for a task of a file without bounds)."""
 
     key: SortKey
-    ranges: tuple[tuple[tuple[Any, ...], tuple[Any, ...]] | None, ...]
+    task_spans: tuple[tuple[tuple[Any, ...], tuple[Any, ...]] | None, ...]  # by task: (first key, last key)
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class TaskGrouping:
     def nbytes(self) -> int:
         """An estimate of the memory held: each task's key id, the keys, and each task's range as Python tuples
         (measured: about 220 bytes a task for a one-field sort key)."""
-        ranged = 0 if self.ranges is None else len(self.ranges.ranges) * (120 + 100 * len(self.ranges.key.fields))
+        ranged = 0 if self.ranges is None else len(self.ranges.task_spans) * (120 + 100 * len(self.ranges.key.fields))
         return 8 * len(self.task_key) + 64 * len(self.keys) * max(1, len(self.fields)) + ranged
 
 

@@ -58,7 +58,7 @@ def order_tasks(
     tasks = with_plan_files(tasks, files)
     first_file, last_file = tasks.file[tasks.offsets[:-1]], tasks.file[tasks.offsets[1:] - 1]
     bounded = ranges.bounded[first_file]
-    first, last = np.where(bounded, ranges.first[first_file], 0), np.where(bounded, ranges.last[last_file], 0)
+    first, last = np.where(bounded, ranges.first_rank[first_file], 0), np.where(bounded, ranges.last_rank[last_file], 0)
     task_part = part[first_file]
     order = np.lexsort((np.arange(len(tasks)), last, first, ~bounded, task_part))
     tasks = take_tasks(tasks, order)
@@ -76,11 +76,11 @@ def order_tasks(
 def _runs(part: Int64Array, ranges: FileRanges) -> tuple[Int64Array, BoolArray]:
     """The files in run order (partition after partition, each run's files in key order) and where runs start."""
     n = len(part)
-    order = np.lexsort((np.arange(n), ranges.last, ranges.first, ~ranges.bounded, part))
+    order = np.lexsort((np.arange(n), ranges.last_rank, ranges.first_rank, ~ranges.bounded, part))
     run = np.empty(n, np.int64)
     ends: list[tuple[int, int]] = []  # (last key, run) of the current partition's runs: the lowest end first
     current, runs = -1, 0
-    columns = (part[order], ranges.bounded[order], ranges.first[order], ranges.last[order])
+    columns = (part[order], ranges.bounded[order], ranges.first_rank[order], ranges.last_rank[order])
     for i, p, bounded, first, last in zip(order.tolist(), *(c.tolist() for c in columns), strict=True):
         if p != current:
             ends, current = [], p

@@ -111,13 +111,13 @@ def table_sort_key(meta: TableMetadata, table_name: str) -> SortKey:
 
 @dataclass(frozen=True)
 class FileRanges:
-    """Each file's key range: `first` and `last` are ranks in the key's order, shared by the two (a file lies
-    after another when its first rank exceeds the other's last); `bounded` is false for a file with no range.
+    """Each file's key range: `first_rank` and `last_rank` are ranks in the key's order, shared by the two (a
+    file lies after another when its first rank exceeds the other's last); `bounded` is false for a file with no range.
     `keys` gives files' first or last keys as values (UNKNOWN where a field is not bounded)."""
 
     key: SortKey
-    first: Int64Array
-    last: Int64Array
+    first_rank: Int64Array
+    last_rank: Int64Array
     bounded: BoolArray
     _fields: tuple[_FieldRanges, ...]
 

@@ -182,7 +182,7 @@ def key_ranges_json(plan: ScanPlan, tasks: slice = slice(None)) -> list[Any] | N
     grouping = plan.grouping
     if grouping is None or grouping.ranges is None:
         return None
-    spans = grouping.ranges.ranges[tasks]
+    spans = grouping.ranges.task_spans[tasks]
     ends = [
         _key_column_json(grouping.ranges, [span[end] if span is not None else () for span in spans]) for end in (0, 1)
     ]

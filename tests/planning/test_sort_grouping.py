@@ -64,7 +64,7 @@ def test_no_two_files_of_a_task_overlap_and_tasks_come_in_key_order(
     assert Counter(p for t in tasks for p in t) == Counter(p for t in task_pieces(whole) for p in t)
     columns = _columns(table, grouping.ranges.key.fields)
     keys = {path: _file_keys(path, columns) for path in {p for t in tasks for p, _, _ in t}}
-    spans = grouping.ranges.ranges
+    spans = grouping.ranges.task_spans
     unbounded_seen: set[int] = set()
     previous: dict[int, tuple[Any, ...]] = {}
     for t, task in enumerate(tasks):
@@ -174,5 +174,5 @@ def test_the_plan_cache_weighs_the_ranges_it_holds(conformance: Conformance, pla
     table = conformance_table(conformance, planner, name)
     grouping = planner.plan(table, scan_request(grouping="sort-order", options=SPLITS[0])).grouping
     assert grouping is not None and grouping.ranges is not None
-    held = _deep_size(grouping.ranges.ranges) + grouping.task_key.nbytes
+    held = _deep_size(grouping.ranges.task_spans) + grouping.task_key.nbytes
     assert held / 2 <= grouping.nbytes <= held * 2

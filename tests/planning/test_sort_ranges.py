@@ -40,7 +40,7 @@ def _ranges(key: SortKey, *files: FileStats) -> FileRanges:
 
 
 def _after(r: FileRanges, later: int, earlier: int) -> bool:
-    return bool(r.first[later] > r.last[earlier])
+    return bool(r.first_rank[later] > r.last_rank[earlier])
 
 
 def test_files_whose_bounds_meet_overlap() -> None:
