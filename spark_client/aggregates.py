@@ -33,7 +33,7 @@ from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_
 from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
 from spark_client.partitions import expand_tasks, is_inline
 from spark_client.reader import DEFAULT_BATCH_SIZE
-from spark_client.schema import spark_schema, to_spark_batch
+from spark_client.schema import spark_arrow_type, spark_schema, to_spark_batch
 from spark_client.values import to_scalar
 from spark_client.vended import Storage, vended_storage
 
@@ -48,9 +48,6 @@ log = logging.getLogger(__name__)
 # Spark job: a job's fixed cost (its stage, a Python worker per task: ~150 ms on a local session) outweighs
 # decoding that much. 0: always a Spark job.
 DRIVER_READ_BYTES = 128 * 1024 * 1024
-# A value's size in bytes by Iceberg type, as Spark's DataType.defaultSize gives it for the Spark type (what
-# Spark + Iceberg's scan size estimate, SparkSchemaUtil.estimateSize, multiplies by the rows); unlisted: 8.
-_VALUE_BYTES = {"boolean": 1, "int": 4, "float": 4, "date": 4, "string": 20, "uuid": 20, "binary": 100, "fixed": 100}
 _AGGREGATE = re.compile(r"\s*(count|min|max)\s*\(\s*(.*?)\s*\)\s*", re.IGNORECASE | re.DOTALL)
 
 
@@ -142,7 +139,7 @@ def estimated_read_bytes(plan: Mapping[str, Any]) -> int:
     bytes. Only the plan's columns are counted (an aggregate plans the few it reads), whatever the files'
     other columns weigh: planned bytes would count them all (two int and double columns of a 15-column
     table: 72 MB against 290 MB of files)."""
-    width = sum(_value_bytes(f["type"]) for f in plan["schema"]["fields"])
+    width = sum(_value_bytes(spark_arrow_type(f["type"])) for f in plan["schema"]["fields"])
     files = plan["files"]
     rows = 0.0
     for task in plan["tasks"]:
@@ -152,16 +149,23 @@ def estimated_read_bytes(plan: Mapping[str, Any]) -> int:
     return int(rows * width)
 
 
-def _value_bytes(typ: Any) -> int:
-    if isinstance(typ, str):
-        if typ.startswith("decimal"):
-            return 8 if int(typ.split("(")[1].split(",")[0]) <= 18 else 16
-        return _VALUE_BYTES.get(typ.split("[")[0], 8)  # fixed[n] as binary
-    if typ["type"] == "struct":
-        return sum(_value_bytes(f["type"]) for f in typ["fields"])
-    if typ["type"] == "list":
-        return _value_bytes(typ["element"])
-    return _value_bytes(typ["key"]) + _value_bytes(typ["value"])
+def _value_bytes(typ: pa.DataType) -> int:
+    """Spark's DataType.defaultSize of the Spark type whose Arrow form is `typ` (schema.spark_arrow_type)."""
+    if pa.types.is_struct(typ):
+        return sum(_value_bytes(typ.field(i).type) for i in range(typ.num_fields))
+    if pa.types.is_map(typ):
+        return _value_bytes(typ.key_type) + _value_bytes(typ.item_type)
+    if pa.types.is_list(typ):
+        return _value_bytes(typ.value_type)
+    if pa.types.is_decimal(typ):
+        return 8 if typ.precision <= 18 else 16
+    if pa.types.is_boolean(typ):
+        return 1
+    if pa.types.is_string(typ):
+        return 20
+    if pa.types.is_binary(typ):
+        return 100
+    return 4 if typ.bit_width == 32 else 8  # int, float, date; long, double, timestamps
 
 
 def local_frame(spark: SparkSession, row: pa.RecordBatch, schema: StructType) -> DataFrame:
