@@ -198,7 +198,7 @@ def _settings_environment(settings: Any) -> dict[str, str]:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from planner_service.api.wire import PlanRequest, validated
+    from planner_service.api.request_models import PlanRequest, validated
     from planner_service.wire.plan_json import encode_plan
 
     options = dict(_split_option(o) for o in args.option)

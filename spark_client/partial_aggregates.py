@@ -16,6 +16,7 @@ Values are taken in Spark's Arrow types (read_payload's batches), so the partial
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+import value_order
 from spark_client.partitions import read_payload
 from spark_client.vended import Storage
 
@@ -93,7 +95,6 @@ class _State:
         self.count = 0
         self.least: Any = None
         self.greatest: Any = None
-        self.nan = False
 
     def add(self, batch: pa.RecordBatch) -> None:
         if not self.path:  # count(*)
@@ -108,20 +109,19 @@ class _State:
         if self.op == "sum":
             self.count += pc.sum(values).as_py() or 0
             return
-        if pa.types.is_floating(values.type):
+        seen = []
+        if pa.types.is_floating(values.type):  # arrow's min_max passes over NaN: Spark orders it above numbers
             is_nan = pc.fill_null(pc.is_nan(values), False)
-            self.nan = self.nan or bool(pc.any(is_nan).as_py())
+            if pc.any(is_nan).as_py():
+                seen.append(math.nan)
             values = values.filter(pc.invert(is_nan))
-        if len(values) == values.null_count:
-            return
-        bounds = pc.min_max(values)
-        least, greatest = bounds["min"].as_py(), bounds["max"].as_py()
-        self.least = least if self.least is None or least < self.least else self.least
-        self.greatest = greatest if self.greatest is None or greatest > self.greatest else self.greatest
+        if len(values) > values.null_count:
+            bounds = pc.min_max(values)
+            seen += [bounds["min"].as_py(), bounds["max"].as_py()]
+        self.least = value_order.least([self.least, *seen])
+        self.greatest = value_order.greatest([self.greatest, *seen])
 
     def value(self) -> Any:
         if self.op in ("count", "sum"):
             return self.count
-        if self.op == "max":
-            return float("nan") if self.nan else self.greatest
-        return self.least if self.least is not None or not self.nan else float("nan")
+        return self.greatest if self.op == "max" else self.least

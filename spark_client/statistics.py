@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import value_order
 from spark_client.values import to_scalar
 
 __all__ = ["ColumnStats", "Verdict", "judge", "residual"]
@@ -224,7 +225,7 @@ def _literal(value: Any, typ: Any) -> Any:
 
 def _comparable(value: Any) -> Any:
     """One Python form for a bound and a literal of the same type: temporal values as integers (µs, days),
-    uuids as bytes; None for what has no order here."""
+    the rest keyed in Spark's order (value_order); None for what has no order here."""
     if isinstance(value, dt.datetime):
         delta = value - (_EPOCH_UTC if value.tzinfo is not None else _EPOCH)
         return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
@@ -232,10 +233,8 @@ def _comparable(value: Any) -> Any:
         return value.toordinal()
     if isinstance(value, dt.time):
         return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
-    if isinstance(value, uuid.UUID):
-        return value.bytes
     if isinstance(value, float):
         return None
-    if isinstance(value, bool | int | str | bytes | Decimal):
-        return value
+    if isinstance(value, bool | int | str | bytes | Decimal | uuid.UUID):
+        return value_order.key(value)
     return None

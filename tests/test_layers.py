@@ -1,8 +1,8 @@
 """The packages of planner_service import only downwards (the layers drawn in the README's Layout section),
 route modules do not import each other, and the top-level packages import only what their place allows:
-iceberg_io (storage) none of the others; planner_client (HTTP) none, and nothing but httpx beyond the
-standard library; spark_client the two of them, never the service; the service iceberg_io, never a client
-(the contract between service and clients is the JSON of the wire)."""
+iceberg_io (storage) and value_order (Spark's order of values) none of the others; planner_client (HTTP) none,
+and nothing but httpx beyond the standard library; spark_client those three, never the service; the service
+iceberg_io and value_order, never a client (the contract between service and clients is the JSON of the wire)."""
 
 from __future__ import annotations
 
@@ -106,9 +106,10 @@ def test_route_modules_do_not_import_each_other() -> None:
 # which of the repository's top-level packages each may import
 ALLOWED = {
     "iceberg_io": set[str](),
+    "value_order": set[str](),
     "planner_client": set[str](),
-    "spark_client": {"iceberg_io", "planner_client"},
-    "planner_service": {"iceberg_io"},
+    "spark_client": {"iceberg_io", "planner_client", "value_order"},
+    "planner_service": {"iceberg_io", "value_order"},
 }
 # beyond the standard library, what the HTTP client may import: a driver or a tool plans with httpx alone
 CLIENT_THIRD_PARTY = {"httpx"}

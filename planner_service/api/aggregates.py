@@ -11,9 +11,9 @@ from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
+from planner_service.api.request_models import AggregateRequest, parse_body
 from planner_service.api.response_models import AggregateResponse, json_route
 from planner_service.api.responses import json_response
-from planner_service.api.wire import AggregateRequest, parse_body
 from planner_service.planning.admission import Cancellation
 from planner_service.service.aggregates import aggregate_scan
 

@@ -15,8 +15,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from planner_service.api.error_kinds import error_kind, retry_after
+from planner_service.api.request_models import describe_validation_errors
 from planner_service.api.responses import json_response
-from planner_service.api.wire import describe_validation_errors
 from planner_service.errors import PlannerError
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
+from planner_service.api.request_models import ExploreRequest, parse_body
 from planner_service.api.responses import json_response
-from planner_service.api.wire import ExploreRequest, parse_body
 from planner_service.planning.admission import Cancellation
 from planner_service.service.explore import explore
 from planner_service.service.plan_ids import CanonicalRequest

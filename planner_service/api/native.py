@@ -16,9 +16,9 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
+from planner_service.api.request_models import PlanRequest, parse_body
 from planner_service.api.response_models import DeferredPlan, PlanResponse, described, json_route
 from planner_service.api.responses import json_bytes, json_response
-from planner_service.api.wire import PlanRequest, parse_body
 from planner_service.catalog.base import LoadedTable
 from planner_service.planning.admission import Cancellation
 from planner_service.service.cached_plan import CachedPlan
@@ -64,7 +64,7 @@ def plan_response(
         return _body_response(b"".join(chunks), pretty, coding, etag)
     keep = partial(runtime.plans.bodies.put, key) if reusable else None
     return StreamingResponse(
-        _kept(compressed(rendered_ahead(chunks), coding), keep),
+        _teed(compressed(rendered_ahead(chunks), coding), keep),
         headers=_headers(coding, etag),
         media_type="application/json",
     )
@@ -112,19 +112,19 @@ def _encoded_response(encoded: bytes, coding: str | None, etag: str) -> Response
     return Response(encoded, headers=_headers(coding, etag), media_type="application/json")
 
 
-def _kept(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iterator[bytes]:
+def _teed(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iterator[bytes]:
     """`chunks`, and once all have passed, their concatenation to `keep` (the body cache) if small enough."""
-    kept: list[bytes] | None = [] if keep is not None else None
+    copy: list[bytes] | None = [] if keep is not None else None
     size = 0
     for chunk in chunks:
         size += len(chunk)
-        if kept is not None and size > MAX_KEPT_BODY:
-            kept = None
-        if kept is not None:
-            kept.append(chunk)
+        if copy is not None and size > MAX_KEPT_BODY:
+            copy = None
+        if copy is not None:
+            copy.append(chunk)
         yield chunk
-    if kept is not None and keep is not None:
-        keep(b"".join(kept))
+    if copy is not None and keep is not None:
+        keep(b"".join(copy))
 
 
 @router.post(

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner_service.api.wire import json_body_schema
+from planner_service.api.request_models import json_body_schema
 
 
 def _kebab(name: str) -> str:

@@ -18,10 +18,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.request_models import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
-from planner_service.api.wire import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import NoSuchNamespaceError, NotFoundError
 from planner_service.service.runtime import Runtime

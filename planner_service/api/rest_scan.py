@@ -27,10 +27,10 @@ from planner_service.api.auth import client_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import cancelled_on_disconnect
 from planner_service.api.errors import planner_error_body
+from planner_service.api.request_models import FetchScanTasksRequest, PlanTableScanRequest, json_body_schema, parse_body
 from planner_service.api.response_models import RestPlanningResult, described, json_route
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
-from planner_service.api.wire import FetchScanTasksRequest, PlanTableScanRequest, json_body_schema, parse_body
 from planner_service.errors import PlannerError
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages

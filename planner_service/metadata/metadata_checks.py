@@ -13,8 +13,8 @@ import itertools
 from typing import TYPE_CHECKING, Any
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.metadata.json_fields import get_int, get_string
-from planner_service.metadata.partitioning import PartitionSpec, parse_transform
+from planner_service.metadata.partitioning import PartitionSpec
+from planner_service.metadata.sort_orders import SortOrder
 from planner_service.metadata.types import PrimitiveType, Schema, StructType, java_type_string
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def check_table_metadata(meta: TableMetadata) -> None:
     for spec in meta.specs.values():
         check_spec(spec, schema, is_default=spec.spec_id == meta.default_spec_id)
     for order in meta.sort_orders:
-        if "order-id" in order and get_int("order-id", order) == meta.default_sort_order_id:
+        if order.order_id == meta.default_sort_order_id:
             _check_sort_order(order, schema)
 
 
@@ -111,15 +111,7 @@ def source_kind(typ: Any) -> str:
     return typ.kind if isinstance(typ, PrimitiveType) else "nested"
 
 
-def _check_sort_order(order: dict[str, Any], schema: Schema) -> None:
-    for raw in order.get("fields") or []:
-        if not isinstance(raw, dict):
-            continue
-        transform = parse_transform(get_string("transform", raw))  # parse_sort_order checked it
-        source_id = get_int("source-id", raw)
-        if transform.name != "void" and schema.find_field(source_id) is None:
-            direction = str(raw.get("direction", "asc")).upper()
-            nulls = str(raw.get("null-order", "nulls-first")).upper().replace("-", " ")
-            raise CorruptMetadataError(
-                f"Cannot find source column for sort field: {transform}({source_id}) {direction} {nulls}"
-            )
+def _check_sort_order(order: SortOrder, schema: Schema) -> None:
+    for f in order.fields:
+        if f.transform.name != "void" and schema.find_field(f.source_id) is None:
+            raise CorruptMetadataError(f"Cannot find source column for sort field: {f}")

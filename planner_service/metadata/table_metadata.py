@@ -25,7 +25,7 @@ from planner_service.metadata.json_fields import (
 )
 from planner_service.metadata.metadata_checks import check_table_metadata
 from planner_service.metadata.partitioning import PartitionSpec, parse_partition_spec
-from planner_service.metadata.sort_orders import parse_sort_order
+from planner_service.metadata.sort_orders import SortOrder, parse_sort_order
 from planner_service.metadata.types import Schema, parse_schema
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class TableMetadata:
     snapshot_log: tuple[SnapshotLogEntry, ...]
     refs: dict[str, SnapshotRef]
     default_sort_order_id: int
-    sort_orders: tuple[dict[str, Any], ...] = ()
+    sort_orders: tuple[SortOrder, ...] = ()
     metadata_log: tuple[tuple[int, str], ...] = ()  # (timestamp-ms, metadata-file)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -223,7 +223,7 @@ def _parse_fields(obj: dict[str, Any], version: int, table_uuid: str | None, loc
     for what, ids in (
         ("schemas", [s.schema_id for s in schema_list]),
         ("partition specs", [s.spec_id for s in spec_list]),
-        ("sort orders", [get_int("order-id", o) for o in sort_orders]),
+        ("sort orders", [o.order_id for o in sort_orders]),
         ("snapshots", [s.snapshot_id for s in snapshot_list]),
     ):
         _check_unique(what, ids)

@@ -125,10 +125,10 @@ def _scan_blocker(files: FileTaskColumns) -> str | None:
             return f"{with_deletes} of {n} data files have delete files: their rows must be read"
     partial = [i for i, residual in enumerate(files.residuals) if residual != TRUE]
     if partial:
-        kept = int(np.count_nonzero(np.isin(files.residual_id, partial)))
-        if kept:
+        partial_files = int(np.count_nonzero(np.isin(files.residual_id, partial)))
+        if partial_files:
             return (
-                f"the filter does not select whole partitions of {kept} of {n} data files "
+                f"the filter does not select whole partitions of {partial_files} of {n} data files "
                 "(their residual is not true): their rows must be read"
             )
     return None

@@ -15,14 +15,15 @@ same key, then orders each key's files by the table's sort order.
 
 from __future__ import annotations
 
-import math
-import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
 
+import value_order
+from planner_service.errors import BadRequestError, quoted
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec
 from planner_service.metadata.types import Schema
@@ -34,6 +35,14 @@ Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 # one list of the values: the /plan body, the CLI and the checks of a request take them from here)
 Grouping = Literal["none", "partition", "sort-order"]
 GROUPINGS: tuple[Grouping, ...] = get_args(Grouping)
+
+
+def grouping_of(value: object) -> Grouping:
+    """`value` as a Grouping; BadRequestError naming the values when it is none of them."""
+    for grouping in GROUPINGS:
+        if value == grouping:
+            return grouping
+    raise BadRequestError(f"grouping must be one of {', '.join(GROUPINGS)}, not {quoted(str(value))}")
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,7 @@ def partition_keys(
 ) -> tuple[Int64Array, list[tuple[Any, ...]]]:
     """Each file's key (its rank among the distinct keys, ascending as Spark orders them) and the keys."""
     key_of_partition, keys = _keys(index, fields, specs)
-    order = sorted(range(len(keys)), key=lambda k: _ascending(keys[k]))
+    order = sorted(range(len(keys)), key=lambda k: value_order.ascending(keys[k]))
     rank = np.empty(len(keys), np.int64)
     rank[order] = np.arange(len(keys))
     return rank[key_of_partition[index.partition_id[rows]]], [keys[k] for k in order]
@@ -136,27 +145,13 @@ def _keys(
             by_id = {f.field_id: i for i, f in enumerate(specs[spec_id].fields)}
             where = positions[spec_id] = [by_id[f.field_id] for f in fields]
         key = tuple(values[i] if i < len(values) else None for i in where)
-        identity = tuple(_java_equality(v) for v in key)
+        identity = tuple(java_equality_key(v) for v in key)
         found = ids.get(identity)
         if found is None:
             found = ids[identity] = len(keys)
             keys.append(key)
         of_partition[p] = found
     return of_partition, keys
-
-
-def _java_equality(value: Any) -> Any:
-    """What makes two key values equal in Java (Comparators.forType): NaN equals NaN, -0.0 is not 0.0."""
-    if isinstance(value, float):
-        return ("float", struct.pack(">d", math.nan if math.isnan(value) else value))
-    return value
-
-
-def _ascending(key: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Spark's natural ascending order of keys, nulls first (NaN after every number)."""
-    return tuple(
-        (0,) if v is None else (1, 1, 0.0) if isinstance(v, float) and math.isnan(v) else (1, 0, v) for v in key
-    )
 
 
 def take_files(columns: FileColumns, files: Int64Array) -> FileColumns:

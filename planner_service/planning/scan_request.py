@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner_service.errors import BadRequestError, quoted
+from planner_service.errors import BadRequestError
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
@@ -29,7 +29,7 @@ from planner_service.metadata.snapshot_choice import (
 )
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import Schema
-from planner_service.planning.grouping import GROUPINGS
+from planner_service.planning.grouping import Grouping, grouping_of
 
 __all__ = [
     "SNAPSHOT_FIELDS",
@@ -58,7 +58,7 @@ class ScanRequest:
     parallelism: int | None = None  # Spark's, for the adaptive split size (read.split.adaptive-size.enabled)
     keep_stats: bool = False  # decode the files' column stats even when planning does not read them
     select: tuple[str, ...] | None = None  # the columns read: the plan's schema is projected to them
-    grouping: str = "none"  # "partition" or "sort-order": planning/grouping.py, planning/sort_grouping.py
+    grouping: Grouping = "none"  # "partition" or "sort-order": planning/grouping.py, planning/sort_grouping.py
 
     def canonical(self) -> dict[str, Any]:
         """What decides the plan, as JSON with normalized values (the filter re-encoded as REST JSON)."""
@@ -97,7 +97,7 @@ class ScanRequest:
             options=dict(data["options"]),
             limit=None if data.get("limit") is None else int(data["limit"]),
             parallelism=None if data.get("parallelism") is None else int(data["parallelism"]),
-            grouping=str(data.get("grouping", "none")),
+            grouping=grouping_of(data.get("grouping", "none")),
         )
 
 
@@ -127,8 +127,7 @@ def scan_request(
         raise BadRequestError(f"limit must be 0 or more, got {limit}")
     if parallelism is not None and parallelism < 1:
         raise BadRequestError(f"parallelism must be 1 or more, got {parallelism}")
-    if grouping not in GROUPINGS:
-        raise BadRequestError(f"grouping must be one of {', '.join(GROUPINGS)}, not {quoted(grouping)}")
+    checked_grouping = grouping_of(grouping)
     return ScanRequest(
         snapshot=choice,
         options=dict(options) if options else None,
@@ -141,7 +140,7 @@ def scan_request(
         parallelism=parallelism,
         keep_stats=keep_stats,
         select=None if select is None else tuple(select),
-        grouping=grouping,
+        grouping=checked_grouping,
     )
 
 

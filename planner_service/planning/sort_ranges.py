@@ -18,17 +18,17 @@ equal numbers), so that ordering and overlap are integer comparisons.
 from __future__ import annotations
 
 import math
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+import value_order
 from planner_service.errors import BadRequestError
 from planner_service.expressions.transforms import apply_transform
 from planner_service.metadata.conversions import from_bytes
-from planner_service.metadata.partitioning import Transform, parse_transform
+from planner_service.metadata.partitioning import Transform
 from planner_service.metadata.stats_columns import StatsColumns, decoded_bounds
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import IcebergType, PrimitiveType
@@ -76,37 +76,29 @@ class SortKey:
 def table_sort_key(meta: TableMetadata, table_name: str) -> SortKey:
     """The table's default sort order, as far as statistics can order files by it; BadRequestError when the
     table is unsorted or its order starts with a field no statistics order (bucket)."""
-    order = next((o for o in meta.sort_orders if o.get("order-id") == meta.default_sort_order_id), None)
-    raw_fields = order.get("fields") or [] if order is not None else []
+    order = next((o for o in meta.sort_orders if o.order_id == meta.default_sort_order_id), None)
+    declared = order.fields if order is not None else ()
     fields: list[SortField] = []
-    for raw in raw_fields:
-        transform = parse_transform(str(raw["transform"]))
-        source = meta.schema.find_field(int(raw["source-id"]))
+    for f in declared:
+        source = meta.schema.find_field(f.source_id)
         if source is None or not isinstance(source.type, PrimitiveType):
             break
-        if not (transform.preserves_order or transform.name == "void"):
+        if not (f.transform.preserves_order or f.transform.name == "void"):
             break
         fields.append(
-            SortField(
-                transform,
-                source.field_id,
-                source.type,
-                source.required,
-                str(raw["direction"]).lower() == "desc",
-                str(raw["null-order"]).lower() == "nulls-first",
-            )
+            SortField(f.transform, source.field_id, source.type, source.required, f.descending, f.nulls_first)
         )
     if not any(f.transform.name != "void" for f in fields):
         what = (
             "is unsorted"
-            if not raw_fields
-            else f"has a sort order that starts with {raw_fields[0].get('transform')}, which file bounds do not order"
+            if not declared
+            else f"has a sort order that starts with {declared[0].transform}, which file bounds do not order"
         )
         raise BadRequestError(
             f"grouping sort-order needs a table sort order: {table_name} {what}; give the table one (in Spark: "
             "ALTER TABLE ... WRITE ORDERED BY ...) or use grouping partition"
         )
-    return SortKey(int(order["order-id"]) if order is not None else 0, tuple(fields))
+    return SortKey(order.order_id if order is not None else 0, tuple(fields))
 
 
 @dataclass(frozen=True)
@@ -264,7 +256,7 @@ def _bound_keys(field: SortField, stats: StatsColumns, rows: Int64Array, raw_all
             return _Keys(keys, present, nan)
     values = [None if b is None else _transformed(field, from_bytes(typ, b)) for b in raw.to_list()]
     nan = np.fromiter((isinstance(v, float) and v != v for v in values), dtype=bool, count=len(values))
-    python_keys = [None if v is None or n else _spark_key(v) for v, n in zip(values, nan, strict=True)]
+    python_keys = [None if v is None or n else value_order.key(v) for v, n in zip(values, nan, strict=True)]
     return _Keys(python_keys, present, nan)
 
 
@@ -284,12 +276,3 @@ def _transformed(field: SortField, value: Any) -> Any:
         if value is None or field.transform.name == "identity"
         else apply_transform(field.transform, field.source_type, value)
     )
-
-
-def _spark_key(value: Any) -> Any:
-    """A key ordering non-null, non-NaN values as Spark orders them."""
-    if isinstance(value, float):
-        return value + 0.0  # -0.0 + 0.0 is 0.0
-    if isinstance(value, uuid.UUID):
-        return value.int  # as the text Spark reads a UUID as
-    return value

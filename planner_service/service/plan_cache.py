@@ -83,7 +83,7 @@ class PlanCache:
         inline_limit: int | None = None,
     ) -> tuple[CachedPlan, bool]:
         key = request.plan_id
-        cached = self._kept(key)
+        cached = self._held(key)
         if cached is not None:
             return cached, False
         with self._lock:
@@ -129,7 +129,7 @@ class PlanCache:
         """The plan of a plan id; `load(table name, metadata location)` loads its table as planned (a replica
         that never saw the id rebuilds the plan)."""
         request = parse_plan_id(plan_id)
-        cached = self._kept(request.plan_id)
+        cached = self._held(request.plan_id)
         if cached is not None:
             return cached
         try:
@@ -142,7 +142,8 @@ class PlanCache:
         table = LoadedTable(request.table, table.metadata_location, table.metadata)
         return self.get(request, table, cancel)
 
-    def _kept(self, key: str) -> CachedPlan | None:
+    def _held(self, key: str) -> CachedPlan | None:
+        """The plan held in memory or spilled to disk under `key`, if any."""
         cached = self.cache.get(key)
         if cached is None and self.spill is not None:
             cached = self.spill.get(key)

@@ -20,7 +20,8 @@ from planner_service.expressions.expression_json import expression_from_json, ex
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.content_file import EQUALITY_DELETES, POSITION_DELETES
 from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice
-from planner_service.planning import planner as planner_module
+from planner_service.planning import manifest_reader
+from planner_service.planning.manifest_reader import ManifestReader
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.planning.scan_tasks import FileScanTask
@@ -93,15 +94,15 @@ def test_plans_that_stream_their_manifests_match_iceberg_java(
     """Every case by a planner whose manifest cache holds no table's index (1 byte), or a part of some: plans
     that prune decode and prune their manifests a group at a time (here a manifest per group), holding only
     the files they keep, and the cache keeps what fits beside what it holds."""
-    monkeypatch.setattr(planner_module, "STREAM_GROUP_BYTES", 1)
+    monkeypatch.setattr(manifest_reader, "STREAM_GROUP_BYTES", 1)
     streamed = []
-    pruned_index = ScanPlanner._pruned_index
+    pruned_index = ManifestReader.pruned_index
 
-    def counted(self: ScanPlanner, manifests: Any, *args: Any) -> Any:
+    def counted(self: ManifestReader, manifests: Any, *args: Any) -> Any:
         streamed.append(len(manifests))
         return pruned_index(self, manifests, *args)
 
-    monkeypatch.setattr(ScanPlanner, "_pruned_index", counted)
+    monkeypatch.setattr(ManifestReader, "pruned_index", counted)
     planner = ScanPlanner(FileIO(), cache_bytes=cache_bytes, threads=1)
     for case in CASES:
         _check_case(conformance, planner, case["id"])

@@ -11,7 +11,7 @@ import pytest
 
 from planner_client import Scan, ScanArgs, plan_request
 from planner_client.scan import GROUPINGS
-from planner_service.api.wire import AggregateRequest, PlanRequest
+from planner_service.api.request_models import AggregateRequest, PlanRequest
 from planner_service.planning.grouping import GROUPINGS as SERVICE_GROUPINGS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner_service.planning.planner import MAX_DECODE_CHUNK, _chunk_size
+from planner_service.planning.manifest_reader import MAX_DECODE_CHUNK, chunk_size
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ from planner_service.planning.planner import MAX_DECODE_CHUNK, _chunk_size
     ],
 )
 def test_about_two_chunks_per_thread_and_no_more_than_the_maximum(manifests: int, threads: int, size: int) -> None:
-    assert _chunk_size(manifests, threads) == size
+    assert chunk_size(manifests, threads) == size
     if manifests:
         chunks = -(-manifests // size)
         assert chunks <= max(2 * max(threads, 1), -(-manifests // MAX_DECODE_CHUNK))

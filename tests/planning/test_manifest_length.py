@@ -42,7 +42,7 @@ def test_a_manifest_shorter_than_recorded_is_corrupt(conformance: Conformance) -
     snapshot = table.metadata.current_snapshot
     assert snapshot is not None
     # the manifest of the most files: one read as its first entry only
-    manifests = planner._manifest_list(snapshot)
+    manifests = planner.manifests.manifest_list(snapshot)
     entries = {m.manifest_path: (m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests}
     target = max(entries, key=lambda p: entries[p])
     assert entries[target] > 1

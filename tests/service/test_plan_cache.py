@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from planner_service.api.error_kinds import error_kind
-from planner_service.api.wire import PlanRequest
+from planner_service.api.request_models import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.errors import OverloadedError
 from planner_service.io.fileio import FileIO

@@ -1,4 +1,4 @@
-"""Wire models of the native endpoints (kebab-case, as the Iceberg REST spec names fields) and of the
+"""Request models of the native endpoints (kebab-case, as the Iceberg REST spec names fields) and of the
 Iceberg REST scan planning requests. They are parsed into domain objects (ScanRequest, expressions) by
 the routes; nothing else sees them."""
 

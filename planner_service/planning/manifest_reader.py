@@ -1,0 +1,253 @@
+"""ManifestReader: a snapshot's manifest list and its manifests' live entries, read through three caches.
+
+Manifest lists are cached by location; each manifest's decoded live entries by what decoding them depends on
+(path, length, and what its entries inherit from the manifest list); and the index assembled from a list of
+manifests (a snapshot's, or those a filter may match) by that list. Manifests are read, inflated and decoded in
+chunks on a pool of threads (the decoder releases the GIL). A pruning plan whose manifests would not fit the
+cache decodes and prunes them a group at a time, holding only the rows it keeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
+
+import numpy as np
+
+from planner_service.allocator import release_free_memory
+from planner_service.cache import LruCache
+from planner_service.errors import CorruptMetadataError, MissingFileError
+from planner_service.io.fileio import FileIO, FileNotFound
+from planner_service.metadata.file_index import FileIndex
+from planner_service.metadata.manifest import ManifestBlocks, live_entries, live_statistics, read_manifest
+from planner_service.metadata.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
+from planner_service.metadata.table_metadata import Snapshot
+from planner_service.planning.admission import Cancellation
+
+T = TypeVar("T")
+Rows = np.ndarray[Any, np.dtype[np.int64]]
+MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
+RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the freed memory to the system
+# a live file's decoded entry in memory, about (what decides whether a pruning plan streams its manifests)
+INDEX_BYTES_PER_FILE, INDEX_BYTES_PER_FILE_WITH_STATS = 256, 512
+STREAM_GROUP_BYTES = 24 * 1024 * 1024  # decoded manifests a streaming plan holds at once, about
+
+
+class ManifestReader:
+    def __init__(self, io: FileIO, cache_bytes: int, threads: int) -> None:
+        self.io = io
+        self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
+        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, lambda index: index.nbytes)
+        # a snapshot's manifests (or those a filter may match) assembled: shares the manifests' buffers, adds row arrays
+        self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
+        self._threads = threads
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
+
+    def caches(self) -> dict[str, LruCache[Any]]:
+        """The caches by name, for metrics."""
+        return {"manifest-lists": self._manifest_lists, "manifests": self._manifests, "file-indexes": self._indexes}
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
+        """The snapshot's manifests, in its manifest list's order."""
+        location = snapshot.manifest_list
+        if location is None:
+            return [_v1_manifest(path, snapshot.snapshot_id) for path in snapshot.v1_manifests]
+        return self._manifest_lists.get_or_load(
+            location, lambda: read_manifest_list(self.read(location), location, self.io.max_inflated)
+        )
+
+    def appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
+        """The data manifests of the append snapshots that one of them added, each once (by path)."""
+        out: dict[str, ManifestFile] = {}
+        for snapshot in appends:
+            for m in self.manifest_list(snapshot):
+                if m.content == DATA_MANIFEST and m.added_snapshot_id in added_in:
+                    out.setdefault(m.manifest_path, m)
+        return list(out.values())
+
+    def index(self, manifests: list[ManifestFile], cancel: Cancellation, with_stats: bool = True) -> FileIndex:
+        """The live entries of `manifests`, in their order, as one index (cached for the same manifests);
+        with their column statistics or, when not `with_stats`, perhaps without."""
+        key = _index_key(manifests)
+        complete = self._indexes.get(f"{key}+stats")
+        if complete is not None:
+            return complete
+        if with_stats:  # the index without statistics goes: its manifests' frames are freed as they are replaced
+            self._indexes.discard(key)
+        return self._indexes.get_or_load(
+            f"{key}+stats" if with_stats else key,
+            lambda: _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel)),
+        )
+
+    def streams(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
+        """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
+        pruning plan then decodes and prunes them a group at a time (`pruned_index`), holding only what it keeps."""
+        if _estimated_bytes(manifests, with_stats) <= self._manifests.max_bytes:
+            return False
+        return self._indexes.get(f"{_index_key(manifests)}+stats") is None
+
+    def pruned_index(
+        self,
+        manifests: list[ManifestFile],
+        with_stats: bool,
+        matching_rows: Callable[[FileIndex], Rows],
+        cancel: Cancellation,
+    ) -> tuple[FileIndex, int]:
+        """(the rows of the manifests' live entries that `matching_rows` gives, as one index; how many rows there
+        were): groups of about STREAM_GROUP_BYTES of manifests decoded, pruned and let go in turn; the
+        manifest cache keeps what fits beside what it holds, evicting nothing."""
+        parts, considered = [], 0
+        for group in _groups(manifests, with_stats):
+            index = _of_their_content(group, self._live_entries(group, with_stats, cancel, evict=False))
+            cancel.check()
+            considered += len(index)
+            parts.append(index.take(matching_rows(index)))
+            del index
+        release_free_memory()
+        return FileIndex.concat(parts), considered
+
+    def read(self, location: str, length: int | None = None) -> bytes:
+        """A metadata file; one shorter than the length its manifest list records is corrupt (a manifest cut at
+        a block boundary would otherwise read as a valid file of fewer entries: a silently smaller plan)."""
+        try:
+            data = self.io.read(location, length)
+        except FileNotFound:
+            raise MissingFileError(f"Metadata file is missing: {location}") from None
+        if length is not None and len(data) < length:
+            raise CorruptMetadataError(
+                f"Manifest {location} is {len(data):,} bytes, shorter than the {length:,} its manifest list "
+                "records: it was cut short (rewrite the manifest, or restore the table's metadata)"
+            )
+        return data
+
+    def _live_entries(
+        self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation, evict: bool = True
+    ) -> list[FileIndex]:
+        """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
+        and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
+        manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
+        of its columns shared) and replaces itself in the cache. Without `evict`, the cache keeps what fits
+        beside what it holds."""
+        found = [self._manifests.get(_decoded_key(m)) for m in manifests]
+        missing = [i for i, index in enumerate(found) if index is None]
+        lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
+        for work, wanted in (
+            (partial(self._decode_chunk, with_stats=with_stats), missing),
+            (self._stats_chunk, lacking),
+        ):
+            size = chunk_size(len(wanted), self._threads)
+            chunks = [wanted[begin : begin + size] for begin in range(0, len(wanted), size)]
+            futures = [self._pool.submit(work, ([manifests[i] for i in c], [found[i] for i in c])) for c in chunks]
+            for chunk, future in zip(chunks, futures, strict=True):
+                if cancel.cancelled:  # the chunks not started are dropped, those running finish unkept
+                    for pending in futures:
+                        pending.cancel()
+                    cancel.check()
+                for i, index in zip(chunk, future.result(), strict=True):
+                    self._manifests.put(_decoded_key(manifests[i]), index, evict)
+                    found[i] = index
+        if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
+            release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
+        return [index for index in found if index is not None]
+
+    def _decode_chunk(
+        self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool
+    ) -> list[FileIndex]:
+        """The live entries of the manifests, read and decoded together (those of one shape in one call)."""
+        return self._by_shape(work[0], lambda read: live_entries(read, with_stats))
+
+    def _stats_chunk(self, work: tuple[list[ManifestFile], list[FileIndex | None]]) -> list[FileIndex]:
+        """The indexes of the manifests (decoded without statistics) with their statistics."""
+        stats = self._by_shape(work[0], live_statistics)
+        return [index.with_statistics(s) for index, s in zip(work[1], stats, strict=True) if index is not None]
+
+    def _by_shape(self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]]) -> list[T]:
+        """`decode` applied to the manifests read, those of one shape together, results in their order."""
+        read = [
+            read_manifest(self.read(m.manifest_path, m.manifest_length), m, m.manifest_path, self.io.max_inflated)
+            for m in manifests
+        ]
+        shapes: dict[tuple[int, str], list[int]] = {}
+        for i, blocks in enumerate(read):
+            shapes.setdefault(blocks.shape, []).append(i)
+        out: list[T | None] = [None] * len(read)
+        for members in shapes.values():
+            for i, result in zip(members, decode([read[i] for i in members]), strict=True):
+                out[i] = result
+        return [result for result in out if result is not None]
+
+
+def chunk_size(manifests: int, threads: int) -> int:
+    """Manifests per chunk: about two chunks per thread (fewer calls, each decoding more at once without
+    the GIL, and less of the per-chunk work that holds it), at most MAX_DECODE_CHUNK."""
+    return max(1, min(MAX_DECODE_CHUNK, -(-manifests // (2 * max(1, threads)))))
+
+
+def _index_key(manifests: list[ManifestFile]) -> str:
+    return hashlib.sha1("\n".join(f"{m.content}:{_decoded_key(m)}" for m in manifests).encode()).hexdigest()
+
+
+def _decoded_key(m: ManifestFile) -> str:
+    """A decoded manifest's cache key: its path, and what its entries inherit from the manifest list's record
+    (the same file listed with another sequence number or snapshot decodes to other entries), and its length
+    (what the file is checked against when read)."""
+    return f"{m.manifest_path}\0{m.manifest_length}\0{m.sequence_number}\0{m.added_snapshot_id}"
+
+
+def _files_in(m: ManifestFile) -> int:
+    """The live files a manifest lists by its manifest list's counts (an unknown count: a thousand)."""
+    counts = (m.added_files_count, m.existing_files_count)
+    return 1000 if any(c is None for c in counts) else sum(c or 0 for c in counts)
+
+
+def _estimated_bytes(manifests: list[ManifestFile], with_stats: bool) -> int:
+    per_file = INDEX_BYTES_PER_FILE_WITH_STATS if with_stats else INDEX_BYTES_PER_FILE
+    return per_file * sum(_files_in(m) for m in manifests)
+
+
+def _groups(manifests: list[ManifestFile], with_stats: bool) -> Iterator[list[ManifestFile]]:
+    """The manifests in order, in consecutive groups of about STREAM_GROUP_BYTES decoded."""
+    group: list[ManifestFile] = []
+    size = 0
+    for m in manifests:
+        group.append(m)
+        size += _estimated_bytes([m], with_stats)
+        if size >= STREAM_GROUP_BYTES:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def _of_their_content(manifests: list[ManifestFile], indexes: list[FileIndex]) -> FileIndex:
+    """The indexes as one, once each manifest is found to hold only what its manifest list says it holds:
+    data files in a data manifest, delete files in a delete manifest (Java plans a delete file listed in a
+    data manifest as data, and fails on a data file in a delete manifest)."""
+    index = FileIndex.concat(indexes)
+    sizes = np.fromiter((len(i) for i in indexes), np.int64, len(indexes))
+    data = np.repeat(np.fromiter((m.content == DATA_MANIFEST for m in manifests), bool, len(manifests)), sizes)
+    content = index.ints("content")
+    wrong = np.flatnonzero(np.where(data, content != 0, content == 0))
+    if len(wrong):
+        row = int(wrong[0])
+        which = int(np.searchsorted(np.cumsum(sizes), row, side="right"))
+        m, entry = manifests[which], row - int(sizes[:which].sum())
+        kind = "data" if m.content == DATA_MANIFEST else "delete"
+        raise CorruptMetadataError(
+            f"Invalid manifest {m.manifest_path}: live entry {entry} has content {int(content[row])}, "
+            f"which a {kind} manifest cannot hold"
+        )
+    return index
+
+
+def _v1_manifest(path: str, snapshot_id: int) -> ManifestFile:
+    """A manifest a v1 snapshot lists itself (`manifests`, no manifest list), as Java's BaseSnapshot makes it:
+    a data manifest of spec 0 and sequence number 0, added by the snapshot, without file counts or partition
+    summaries (so it may hold live files, and no filter rules it out); its length is the file's."""
+    return ManifestFile(path, 0, 0, DATA_MANIFEST, 0, 0, snapshot_id, None, None, None, None, None, None, None)
