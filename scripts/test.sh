@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Run every check: lint (ruff), types (mypy), then the whole test suite (pytest).
-# Installs what it needs first; the Iceberg Java reference tables are built once and cached
-# under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}.
+# Run every check: lint (ruff), types (mypy), then the test suite (pytest), in one of three tiers:
+#   bash scripts/test.sh           everything (what CI runs)
+#   bash scripts/test.sh --quick   all but the long tier (benchmark smoke tests, fuzzing at full budget)
+#   bash scripts/test.sh --unit    no JDK, Spark, services or long tier: every package's rules, in seconds
+# Other arguments go to pytest. Installs what it needs first; the Iceberg Java reference tables are built
+# once and cached under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=()
+case "${1:-}" in
+--quick) tier=(-m "not long"); shift ;;
+--unit) tier=(-m "not java and not spark and not services and not long"); shift ;;
+esac
 bash scripts/setup.sh
 echo "[test] ruff" >&2
 .venv/bin/ruff check .
@@ -11,4 +19,4 @@ echo "[test] ruff" >&2
 echo "[test] mypy" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "${tier[@]}" "$@"

@@ -3,11 +3,15 @@
 - `java`: Iceberg Java (the conformance tables, built once with a JVM and cached, or a JVM of its own);
 - `spark`: a SparkSession (pyspark 4 here, or pyspark 3.5 in a subprocess);
 - `services`: real services on loopback (the planner under uvicorn, moto, the GCS and Azure emulators,
-  PostgreSQL, a second planner as an upstream REST catalog), which take seconds to start and to fail.
+  PostgreSQL, a second planner as an upstream REST catalog), which take seconds to start and to fail;
+- `long`: long budgets, which CI runs and a quick local run leaves out: the benchmarks' smoke tests (by
+  module) and fuzzing at its full budget (marked where the budget is set, beside the small budget every
+  run has).
 
-`pytest -m "not java and not spark and not services"` is the unit suite: every package's rules, in seconds,
-with no JDK, no Spark and no server. Markers come from a test's fixtures (what they start, read from their
-source) and, for what starts a JVM by itself, from its module.
+`pytest -m "not java and not spark and not services and not long"` is the unit suite: every package's rules,
+in seconds, with no JDK, no Spark and no server; `pytest -m "not long"` is the quick run. Markers come from a
+test's fixtures (what they start, read from their source) and, for what starts a JVM by itself or runs long,
+from its module.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ SPARK_MODULES = {
     "test_spark_environments.py",
     "test_readme_pyspark.py",
 }
+LONG_MODULES = {"test_bench_smoke.py"}  # every benchmark end to end, at a tiny size: minutes
 STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")
 
 
@@ -41,6 +46,8 @@ def mark(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.java)
         if fixtures & SPARK_FIXTURES or module in SPARK_MODULES:
             item.add_marker(pytest.mark.spark)
+        if module in LONG_MODULES:
+            item.add_marker(pytest.mark.long)
         starters, service_fixtures = _starters(item.path)
         if fixtures & service_fixtures or _calls(_source(item), starters):
             item.add_marker(pytest.mark.services)

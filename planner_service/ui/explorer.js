@@ -117,7 +117,8 @@ function formFromRequest(body) {
   for (const name of ["split-size", "lookback", "file-open-cost"]) {
     $(name).value = body.options && name in body.options ? body.options[name] : "";
   }
-  $("grouping").value = ["partition", "sort-order"].includes(body.grouping) ? body.grouping : "none";
+  const groupings = [...$("grouping").options].map((option) => option.value);
+  $("grouping").value = groupings.includes(body.grouping) ? body.grouping : "none";
 }
 
 function requestFromUrl() {

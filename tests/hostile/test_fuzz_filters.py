@@ -8,14 +8,15 @@ load, excepted): a 4xx is the JSON error object with a message, a 200 is a plan.
 Then the explicit regression cases: filters at and past the nesting limits, huge literals and transform widths,
 names that are not names, and the inputs this fuzzing found answered with 500.
 
-Reproducible and bounded: derandomized, no example database, a fixed number of examples per test.
+Reproducible and bounded: derandomized, no example database, EXAMPLES examples per property on every run and
+LONG_EXAMPLES in the long tier (`pytest -m long`, which CI runs).
 """
 
 from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -76,8 +77,13 @@ ODD_COLUMNS = [
     "x" * 300,
 ]
 
+EXAMPLES = 40  # per property, on every run
+LONG_EXAMPLES = 400  # per property, in the long tier
+BUDGETS = [
+    pytest.param(EXAMPLES, id=f"{EXAMPLES}-examples"),
+    pytest.param(LONG_EXAMPLES, id=f"{LONG_EXAMPLES}-examples", marks=pytest.mark.long),
+]
 FUZZ = settings(
-    max_examples=400,
     derandomize=True,
     database=None,
     deadline=None,
@@ -85,6 +91,20 @@ FUZZ = settings(
     phases=[Phase.explicit, Phase.generate, Phase.target, Phase.shrink],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
+
+
+def fuzz(**strategies: st.SearchStrategy[Any]) -> Callable[[Callable[..., None]], Callable[[httpx.Client, int], None]]:
+    """The decorated property, `(client, **drawn)`, as a test at each of the BUDGETS on examples drawn from
+    `strategies`, the same ones every run (derandomized by the property's source)."""
+
+    def decorate(prop: Callable[..., None]) -> Callable[[httpx.Client, int], None]:
+        @pytest.mark.parametrize("examples", BUDGETS)
+        def test(client: httpx.Client, examples: int) -> None:
+            settings(FUZZ, max_examples=examples)(given(**strategies)(prop))(client=client)
+
+        return test
+
+    return decorate
 
 
 @pytest.fixture(scope="module")
@@ -299,14 +319,12 @@ def mutated(draw: st.DrawFn, base: st.SearchStrategy[str]) -> str:
     return text
 
 
-@FUZZ
-@given(text=any_text, table=st.sampled_from(TABLES))
+@fuzz(text=any_text, table=st.sampled_from(TABLES))
 def test_arbitrary_text_filters(client: httpx.Client, text: str, table: str) -> None:
     plan_filter(client, table, text)
 
 
-@FUZZ
-@given(text=st.one_of(sql_filter, mutated(sql_filter)), table=st.sampled_from(TABLES))
+@fuzz(text=st.one_of(sql_filter, mutated(sql_filter)), table=st.sampled_from(TABLES))
 def test_sqlish_filters(client: httpx.Client, text: str, table: str) -> None:
     plan_filter(client, table, text)
 
@@ -415,8 +433,7 @@ def typed_sql_filter(draw: st.DrawFn) -> tuple[str, str]:
     return table, draw(tree)
 
 
-@FUZZ
-@given(table_and_filter=typed_sql_filter())
+@fuzz(table_and_filter=typed_sql_filter())
 def test_typed_filters(client: httpx.Client, table_and_filter: tuple[str, str]) -> None:
     plan_filter(client, *table_and_filter)
 
@@ -581,14 +598,12 @@ def _nest_not(child: Any, depth: int) -> Any:
 json_expression = st.recursive(json_leaf, _json_combine, max_leaves=10)
 
 
-@FUZZ
-@given(expression=json_expression, table=st.sampled_from(TABLES), rest=st.booleans())
+@fuzz(expression=json_expression, table=st.sampled_from(TABLES), rest=st.booleans())
 def test_json_expressions(client: httpx.Client, expression: Any, table: str, rest: bool) -> None:
     plan_filter(client, table, expression, rest=rest)
 
 
-@FUZZ
-@given(
+@fuzz(
     expression=json_expression,
     fields=st.dictionaries(
         st.sampled_from(["snapshot-id", "select", "case-sensitive", "options", "ref", "explain", "inline-task-limit"]),
@@ -670,8 +685,7 @@ def typed_json_filter(draw: st.DrawFn) -> tuple[str, Any]:
     return table, draw(tree)
 
 
-@FUZZ
-@given(table_and_filter=typed_json_filter(), rest=st.booleans())
+@fuzz(table_and_filter=typed_json_filter(), rest=st.booleans())
 def test_typed_json_expressions(client: httpx.Client, table_and_filter: tuple[str, Any], rest: bool) -> None:
     plan_filter(client, *table_and_filter, rest=rest)
 

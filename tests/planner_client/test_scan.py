@@ -3,8 +3,10 @@ PlanRequest and AggregateRequest fields, kebab-case as the REST spec names them)
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from datetime import UTC, datetime
+from importlib import resources
 from typing import get_type_hints
 
 import pytest
@@ -96,3 +98,12 @@ def test_a_grouping_the_service_does_not_take_is_refused_before_a_request() -> N
         assert Scan("db.t", grouping=grouping).request().get("grouping", "none") == grouping
     with pytest.raises(ValueError, match="grouping must be one of none, partition, sort-order, not 'sort'"):
         Scan("db.t", grouping="sort")  # type: ignore[arg-type]
+
+
+def test_the_explorer_offers_the_service_groupings() -> None:
+    """The plan explorer's grouping choices (its page's one list, which its script reads) are the service's."""
+    page = (resources.files("planner_service.ui") / "index.html").read_text()
+    select = page[page.index('<select id="grouping">') : page.index("</select>", page.index('<select id="grouping">'))]
+    assert tuple(re.findall(r'<option value="([^"]+)"', select)) == SERVICE_GROUPINGS
+    script = (resources.files("planner_service.ui") / "explorer.js").read_text()
+    assert '"sort-order"' not in script and "'sort-order'" not in script
