@@ -82,7 +82,7 @@ def one_machine(files: int, cores: int, c: dict[str, float], selective: bool) ->
     decode = c["selective_decode_s_per_entry" if selective else "full_decode_s_per_entry"]
     kept = 1 if selective else files
     seconds = files * decode / used + kept * c["full_pack_s_per_file"]
-    # a full plan holds every file's index row; a selective one streams its manifests (planner.py: 24 MiB
+    # a full plan holds every file's index row; a selective one streams its manifests (manifest_reader.py: 24 MiB
     # groups, about twice that decoded) beside a 64 MiB cache
     memory = kept * c["index_bytes_per_file"] if not selective else 128 * 2**20
     return {"seconds": seconds, "driver_bytes": memory, "cores_used": used}

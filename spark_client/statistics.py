@@ -156,8 +156,9 @@ def _predicate(kind: str, expr: dict[str, Any], column: ColumnStats) -> int:
     if kind in ("is-null", "not-null"):
         is_null = (_TRUE if some_null else 0) | (_FALSE if not all_null else 0)
         return is_null if kind == "is-null" else _swap(is_null)
-    if kind in ("is-nan", "not-nan"):
-        return _TRUE | _FALSE  # never null (Spark's isnan of null is false); NaN is not in the bounds
+    if kind in ("is-nan", "not-nan"):  # never null: Spark's isnan of null is false; NaN is not in the bounds
+        is_nan = _FALSE if all_null else _TRUE | _FALSE
+        return is_nan if kind == "is-nan" else _swap(is_nan)
     if all_null:
         return _NULL  # every other predicate of a null is null
     null = _NULL if some_null else 0
@@ -220,6 +221,8 @@ def _is_decimal_or_fixed(typ: Any) -> bool:
 def _literal(value: Any, typ: Any) -> Any:
     if isinstance(value, dict) and value.get("type") == "literal":
         value = value["value"]
+    if typ in ("int", "long") and isinstance(value, int) and not isinstance(value, bool):
+        return value  # compared as numbers, as Spark widens the column to a wider literal's type
     return _comparable(to_scalar(value, typ).as_py())
 
 

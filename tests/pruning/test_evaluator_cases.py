@@ -79,8 +79,6 @@ class Case:
     java: bool
     spark: SparkAnswer
     why: str = ""  # why the two pruning decisions differ
-    java_gap: str = ""  # a suspected gap in our Java-side evaluator: its test is a strict xfail
-    spark_gap: str = ""  # the same for judge()
 
     @property
     def differs(self) -> bool:
@@ -116,8 +114,14 @@ CASES: tuple[Case, ...] = (
         x("eq", 2**40),
         False,
         CANNOT,  # Java: LongLiteral.to(int) is aboveMax, bound to alwaysFalse; Spark widens x to bigint
-        spark_gap="judge() cannot make the literal an int (ArrowInvalid, taken for bounds of another kind) and "
-        "answers might-match: sound, but no int equals 2**40; residual.py raises on the same literal",
+    ),
+    Case(
+        "lt int above its range",
+        Column("int", 10, 20),
+        x("lt", 2**40),
+        True,
+        ALL,
+        why="every int is below 2**40 (Spark widens x to bigint); Java binds it to alwaysTrue, and has no all-match",
     ),
     # -- a column of one value: Java never concludes from lower == upper ----------------------------------------
     Case("eq single value", SEVENS, x("eq", 7), True, ALL, why="lower == upper == 7 and no nulls: every row is 7"),
@@ -235,8 +239,14 @@ CASES: tuple[Case, ...] = (
         x("is-nan"),
         False,
         CANNOT,  # Spark's isnan(NULL) is false, not NULL: FALSE for every row
-        spark_gap="judge() answers is-nan with {TRUE, FALSE} whatever the null count: might-match, sound but "
-        "it misses that an all-null column makes isnan false on every row",
+    ),
+    Case(
+        "not-nan all null",
+        Column("double", nulls=10, nans=0),
+        x("not-nan"),
+        True,
+        ALL,
+        why="Spark's isnan(NULL) is false: NOT isnan is TRUE on every null row; Java has no all-match",
     ),
     Case(
         "lt below lower double",
@@ -336,19 +346,15 @@ def spark_verdict(case: Case) -> str:
     return judge(case.filter, lambda name: stats if name == COLUMN else None).value
 
 
-def _params(gap: Callable[[Case], str]) -> list[Any]:
-    return [
-        pytest.param(c, id=c.name, marks=[pytest.mark.xfail(strict=True, reason=gap(c))] if gap(c) else [])
-        for c in CASES
-    ]
+CASE_PARAMS = [pytest.param(c, id=c.name) for c in CASES]
 
 
-@pytest.mark.parametrize("case", _params(lambda c: c.java_gap))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_java_inclusive_metrics_evaluator(case: Case) -> None:
     assert java_might_match(case) is case.java
 
 
-@pytest.mark.parametrize("case", _params(lambda c: c.spark_gap))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_spark_row_group_judgement(case: Case) -> None:
     assert spark_verdict(case) == case.spark
 
