@@ -11,7 +11,7 @@ treeified (>= 8 colliding paths) are not modelled; they do not occur with real m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,11 +21,29 @@ _MASK = 0xFFFFFFFF
 
 def java_string_hash(text: str) -> int:
     """String.hashCode over UTF-16 code units, as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & _MASK
-    return h
+    return int(java_string_hashes([text])[0])
+
+
+def java_string_hashes(texts: Sequence[str]) -> np.ndarray[Any, np.dtype[np.uint32]]:
+    """String.hashCode of each text, all at once: the sum of each UTF-16 code unit times 31 to the power of the
+    units after it, in unsigned 32-bit arithmetic (which wraps as Java's int does)."""
+    encoded = "".join(texts).encode("utf-16-be")
+    if len(encoded) == 2 * sum(len(t) for t in texts):  # no text has a character above U+FFFF (two units)
+        lengths = np.fromiter((len(t) for t in texts), np.int64, len(texts))
+    else:
+        lengths = np.fromiter((len(t.encode("utf-16-be")) // 2 for t in texts), np.int64, len(texts))
+    if not len(encoded):
+        return np.zeros(len(texts), np.uint32)
+    flat = np.frombuffer(encoded, ">u2").astype(np.uint32)
+    ends = np.cumsum(lengths)
+    after = np.repeat(ends, lengths) - 1 - np.arange(len(flat))  # units after each unit in its text
+    powers = np.cumprod(np.full(int(lengths.max()), 31, np.uint32), dtype=np.uint32)
+    powers = np.concatenate(([np.uint32(1)], powers[:-1]))
+    terms = flat * powers[after]
+    out = np.zeros(len(texts), np.uint32)
+    filled = lengths > 0  # (reduceat would give an empty text its next unit)
+    out[filled] = np.add.reduceat(terms, (ends - lengths)[filled], dtype=np.uint32)
+    return out
 
 
 def _table_size_for(cap: int) -> int:
@@ -42,13 +60,10 @@ def hashset_capacity(n: int) -> int:
 
 def hashset_order(items: Sequence[T], path: Callable[[T], str]) -> list[T]:
     cap = hashset_capacity(len(items))  # HashSet(Collection) sizes itself by the collection, duplicates too
-    buckets: dict[int, list[T]] = {}
-    seen: set[str] = set()
-    for item in items:
-        key = path(item)
-        if key in seen:  # equal by path (GenericManifestFile.equals): the set keeps the first
-            continue
-        seen.add(key)
-        h = (31 + java_string_hash(key)) & _MASK
-        buckets.setdefault((h ^ (h >> 16)) & (cap - 1), []).append(item)
-    return [item for b in sorted(buckets) for item in buckets[b]]
+    first: dict[str, T] = {}
+    for item in items:  # equal by path (GenericManifestFile.equals): the set keeps the first
+        first.setdefault(path(item), item)
+    h = (java_string_hashes(list(first)) + np.uint32(31)).astype(np.uint32)
+    bucket = (h ^ (h >> np.uint32(16))) & np.uint32(cap - 1)
+    kept = list(first.values())
+    return [kept[i] for i in np.argsort(bucket, kind="stable").tolist()]

@@ -123,6 +123,14 @@ def _on_the_tiny_table(script: str, out: Path, *args: str) -> Any:
     return json.loads(out.read_text())
 
 
+def test_cold_stages_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    """bench/cold_stages.py: the cold plan, each stage alone and the inflate floor, on the tiny table."""
+    results = _on_the_tiny_table("cold_stages.py", tmp_path / "stages.json", "--repeat", "1")
+    assert results["plan"]["wall_s"] > 0 and "data_files" in results["plan"]["planner_stages_ms"]
+    assert {"read", "inflate", "decode", "assemble", "split_and_pack", "json_inline"} <= results["stages_s"].keys()
+    assert results["floor_s"]["floor_inflate_1_thread"] > 0
+
+
 def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
     args = ("--clients", "2", "--seconds", "3", "--burst", "2")
     results = _on_the_tiny_table("sturdy_bench.py", tmp_path / "sturdy.json", *args)

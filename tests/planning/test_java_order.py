@@ -20,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planner_service.metadata.snapshot_choice import SnapshotChoice
-from planner_service.planning.java_order import hashset_capacity, hashset_order, java_string_hash
+from planner_service.planning.java_order import hashset_capacity, hashset_order, java_string_hash, java_string_hashes
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
 from tests.planning.factories import DELETE_MANIFEST, POSITION_DELETES, FileEntry, MemoryIO, TableWriter
@@ -150,3 +152,18 @@ def test_delete_manifests_are_loaded_in_hashset_order(planner: ScanPlanner) -> N
     plan = planner.plan(writer.table(), ScanRequest(snapshot=SnapshotChoice(snapshot_id=1), combine=False))
     [task] = plan.file_tasks
     assert [d.path for d in task.deletes] == [f"s3://bucket/data/pos-{i}.parquet" for i in [2, 1, 0]]
+
+
+@given(st.lists(st.text(), max_size=40))
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+def test_hashes_of_many_texts_are_each_texts_hash(texts: list[str]) -> None:
+    """All at once as one at a time: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, mod 2^32 (the
+    String.hashCode javadoc), for any texts: empty, astral (two units), mixed in one list."""
+    expected = []
+    for text in texts:
+        units = text.encode("utf-16-be")
+        h = 0
+        for i in range(0, len(units), 2):
+            h = (h * 31 + int.from_bytes(units[i : i + 2], "big")) % 2**32
+        expected.append(h)
+    assert java_string_hashes(texts).tolist() == expected
