@@ -53,25 +53,31 @@ class FileTaskColumns:
         return sizes + int(content[self.delete_refs].sum())
 
     def columns(self) -> FileColumns:
-        """What splitting and packing need, one element per file."""
+        """What splitting and packing need, one element per file (an index's own columns when the plan holds
+        every row of it, no copies)."""
         index, rows = self.index, self.rows
+        every_row = len(rows) == len(index)  # (rows ascend and are unique: then they are 0..n-1)
+
+        def of_rows(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+            return values if every_row else values[rows]
+
         counts, flat = index.split_offsets(rows)
         n = len(rows)
         if self.delete_offsets is None or not len(self.delete_refs):
             delete_bytes = delete_counts = np.zeros(n, np.int64)
         else:
             content = np.fromiter((d.content_size for d in self.delete_files), np.int64, len(self.delete_files))
-            delete_counts = np.diff(self.delete_offsets)
+            delete_counts = np.diff(self.delete_offsets).astype(np.int64, copy=False)
             owner = np.repeat(np.arange(n), delete_counts)
-            delete_bytes = np.bincount(owner, weights=content[self.delete_refs], minlength=n)
+            delete_bytes = np.bincount(owner, weights=content[self.delete_refs], minlength=n).astype(np.int64)
         return FileColumns(
-            index.ints("file_size_in_bytes")[rows],
-            index.splittable[rows],
+            of_rows(index.ints("file_size_in_bytes")),
+            of_rows(index.splittable),
             counts,
             flat,
-            index.ints("record_count")[rows],
-            delete_bytes.astype(np.int64),
-            delete_counts.astype(np.int64),
+            of_rows(index.ints("record_count")),
+            delete_bytes,
+            delete_counts,
         )
 
     def to_objects(self, with_stats: bool = False) -> list[FileScanTask]:
