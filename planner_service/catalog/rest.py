@@ -25,10 +25,8 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpx
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import (
@@ -40,6 +38,9 @@ from planner_service.errors import (
 from planner_service.io.fileio import FileIO
 from planner_service.json_text import parse_json
 from planner_service.metadata.table_metadata import table_metadata_from_json
+
+if TYPE_CHECKING:  # imported when a REST catalog is made: httpx loads click, rich and pygments too (18 MB)
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class RestCatalog:
         self.io = io
         self.config = config
         self.uri = config.uri.rstrip("/")
+        import httpx
+
         self._http = httpx.Client(timeout=config.timeout_seconds, headers={"User-Agent": "scan-planner"})
         self._config_lock = threading.Lock()  # (never held while the token lock is wanted elsewhere first)
         self._token_lock = threading.Lock()
@@ -201,6 +204,8 @@ class RestCatalog:
         headers: dict[str, str],
         json_body: dict[str, Any] | None = None,
     ) -> httpx.Response:
+        import httpx
+
         try:
             return self._http.request(method, url, params=params, headers=headers, json=json_body)
         except httpx.TimeoutException:
@@ -265,6 +270,8 @@ class RestCatalog:
             "client_secret": secret,
             "scope": self.config.scope,
         }
+        import httpx
+
         try:
             response = self._http.post(endpoint, data=form)
         except httpx.HTTPError as exc:
