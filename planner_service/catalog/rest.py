@@ -39,7 +39,7 @@ from planner_service.io.fileio import FileIO
 from planner_service.json_text import parse_json
 from planner_service.metadata.table_metadata import table_metadata_from_json
 
-if TYPE_CHECKING:  # imported when a REST catalog is made: httpx loads click, rich and pygments too (18 MB)
+if TYPE_CHECKING:  # imported when a REST catalog is made: httpx loads click, rich and pygments too
     import httpx
 
 log = logging.getLogger(__name__)

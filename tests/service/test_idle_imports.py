@@ -1,6 +1,6 @@
 """What the service loads before its first plan: only what serving needs. httpx (with the CLI packages it
-imports when they are installed: click, rich, pygments; about 18 MB of a 200 MB idle service) loads when a
-REST catalog is configured, not otherwise."""
+imports when they are installed: click, rich, pygments) loads when a REST catalog is configured, not
+otherwise."""
 
 from __future__ import annotations
 
