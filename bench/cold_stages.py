@@ -89,6 +89,7 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
     from planner_service.metadata.manifest import ManifestBlocks, live_entries
     from planner_service.metadata.manifest_list import DATA_MANIFEST
     from planner_service.planning import manifest_reader
+    from planner_service.planning.options import resolve_split_options
     from planner_service.planning.planner import ScanPlanner
     from planner_service.planning.row_filter import RowFilter
     from planner_service.planning.scan_request import scan_request
@@ -127,7 +128,7 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
         return FileTaskColumns(index, rows, *row_filter.residuals(index, rows))
 
     files = timed("prune_and_residuals", prune)
-    options = planner.plan(table, scan_request(combine=False)).options
+    options = resolve_split_options(None, meta.properties)
     timed("split_and_pack", lambda: plan_tasks(files, options, GroupBy("none", meta.specs, meta.schema)))
     plan = planner.plan(table, scan_request())
     timed("json_inline", lambda: sum(len(chunk) for chunk in encode_plan(plan)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = ["ascending", "greatest", "key", "least"]
@@ -47,7 +47,7 @@ def greatest(values: Iterable[Any]) -> Any:
     return _extreme(values, lambda a, b: a > b)
 
 
-def _extreme(values: Iterable[Any], beats: Any) -> Any:
+def _extreme(values: Iterable[Any], beats: Callable[[Any, Any], bool]) -> Any:
     best, best_key = None, None
     for value in values:
         if value is None:

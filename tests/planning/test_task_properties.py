@@ -29,6 +29,7 @@ from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.splitting.combine import FileColumns, combine
+from tests.planning.conformance_plans import task_pieces
 from tests.planning.factories import Direction, FileEntry, MemoryIO, NullOrder, TableWriter
 
 PROPERTIES = settings(
@@ -158,16 +159,6 @@ def _plan(table: Table, grouping: Grouping, options: dict[str, int]) -> ScanPlan
         planner.close()
 
 
-def _tasks(plan: ScanPlan) -> list[list[Piece]]:
-    tasks, files = plan.combined, plan.files
-    assert tasks is not None and files is not None
-    paths = files.index.paths(files.rows)
-    return [
-        [(paths[int(tasks.file[p])], int(tasks.start[p]), int(tasks.length[p])) for p in tasks.pieces(t)]
-        for t in range(len(tasks))
-    ]
-
-
 def _files_of(task: list[Piece]) -> list[str]:
     """The task's files, each once, in the order of their first pieces."""
     return list(dict.fromkeys(path for path, _, _ in task))
@@ -197,7 +188,7 @@ def test_no_two_files_of_a_sort_order_task_overlap_on_the_key(table: Table, opti
     """Closed ranges overlap unless one ends before the other begins: files that share an end key are apart.
     A task's files come in key order, each after the one before; a file without a range is alone."""
     by_path = {f.path: f for f in table.files}
-    for t, task in enumerate(_tasks(_plan(table, "sort-order", options))):
+    for t, task in enumerate(task_pieces(_plan(table, "sort-order", options))):
         files = [by_path[p] for p in _files_of(task)]
         ranges = [table.key_range(f) for f in files]
         if None in ranges:
@@ -219,7 +210,7 @@ def test_sort_order_tasks_come_partition_by_partition_in_key_order_files_without
     key, each stated as its range; then the files without bounds, one a task."""
     plan = _plan(table, "sort-order", options)
     grouping = plan.grouping
-    tasks = _tasks(plan)
+    tasks = task_pieces(plan)
     assert grouping is not None and grouping.ranges is not None and len(grouping.task_key) == len(tasks)
     by_path = {f.path: f for f in table.files}
     used = sorted({table.partition(f) for f in table.files}, key=_ascending)
@@ -256,7 +247,7 @@ def test_sort_order_tasks_come_partition_by_partition_in_key_order_files_without
 def test_with_a_task_a_run_the_bounded_tasks_are_as_many_as_the_deepest_overlap(table: Table) -> None:
     """With a split size no run reaches, each run is one task: per partition, the runs are as few as interval
     partitioning allows, the most ranges that hold one key; each file without bounds is a task of its own."""
-    tasks = _tasks(_plan(table, "sort-order", ONE_TASK_A_RUN))
+    tasks = task_pieces(_plan(table, "sort-order", ONE_TASK_A_RUN))
     by_path = {f.path: f for f in table.files}
     bounded_tasks: dict[Any, int] = {}
     unbounded_tasks = 0
@@ -287,7 +278,7 @@ def test_each_files_bytes_are_in_the_tasks_exactly_once(
     assert plan.files is not None
     assert sorted(plan.files.index.paths(plan.files.rows)) == sorted(f.path for f in table.files)
     read: dict[str, list[tuple[int, int]]] = {}
-    for task in _tasks(plan):
+    for task in task_pieces(plan):
         assert task, "an empty task"
         for path, start, length in task:
             assert length > 0, f"{path}: an empty piece at {start}"
@@ -322,7 +313,7 @@ def test_partition_tasks_hold_one_value_ascending_each_packed_as_its_files_alone
     """Each partition value's tasks, in the plan's order, are combine()'s tasks of that value's files alone in
     planFiles() order (one manifest: its entries' order), with the scan's split size, lookback and open cost."""
     plan = _plan(table, "partition", options)
-    tasks = _tasks(plan)
+    tasks = task_pieces(plan)
     assert plan.files is not None
     assert plan.files.index.paths(plan.files.rows) == [f.path for f in table.files], "planFiles() order"
     if not table.files:
