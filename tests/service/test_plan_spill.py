@@ -5,6 +5,7 @@ trusted; the directory is bounded, cleaned at start and removed at close."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,9 +74,12 @@ def test_a_spilled_plan_answers_as_the_plan_made_in_memory(
     request = _request(
         conformance, planner, name, filter=("i > 2" if name == "all_types" else "id > 2") if filtered else None
     )
+    writing = threading.Event()
+    spill._writer.submit(writing.wait, 60)  # the one writer thread is busy until the check below: the plan waits
     made, fresh = results.plan(request, _table(planner, request))
     assert fresh
     assert results.by_id(request.plan_id, _load(planner)) is made  # served from memory while being written
+    writing.set()
     spill.flush()
     expected = _answers(made)
     planned = _count_plans(results)
