@@ -8,13 +8,19 @@
  * offsets into its items' columns; a union with an output slot records the branch it took (int32). A union writes nulls into the outputs of the branches it did not take,
  * so every column of a record stays aligned. Nothing outside the given blocks is read: a datum that runs
  * past its block, a bad union branch, a negative length or an overlong varint is an error, as is a block
- * whose datums do not end exactly at its end. */
+ * whose datums do not end exactly at its end.
+ *
+ * One more output reduces a map instead of listing it: an array of (int key, long value) records whose
+ * output is of kind K_MASK (its node's b: a width in 64-bit words) appends, per datum, a bitmap of the keys
+ * in [0, 64 b) whose entries all have the value 0 (a key given twice, once with another value, is not
+ * proven). Iceberg's null counts become "which columns this file proves null-free" without a list. */
 #include "kernels.h"
 
 enum { T_NULL, T_BOOL, T_INT, T_LONG, T_FLOAT, T_DOUBLE, T_BYTES, T_STRING, T_FIXED, T_RECORD, T_ARRAY, T_MAP,
        T_UNION, T_ENUM, T_COUNT };
-enum { K_U8, K_I32, K_I64, K_F32, K_F64, K_BIN, K_LIST, K_COUNT };
+enum { K_U8, K_I32, K_I64, K_F32, K_F64, K_BIN, K_LIST, K_MASK, K_COUNT };
 #define MAX_DEPTH 64
+#define MAX_MASK_WORDS 1024
 
 typedef struct {
     int kind;
@@ -22,6 +28,7 @@ typedef struct {
     Buf values;   /* fixed-width values, or the bytes of variable-length ones */
     Buf offsets;  /* K_BIN: byte offsets; K_LIST: item offsets (int64, length + 1 of them) */
     int64_t length, nulls, items;
+    int32_t words;  /* K_MASK: the bitmap's width in 64-bit words */
 } Column;
 
 typedef struct {
@@ -82,6 +89,19 @@ static int push_list_end(Decoder *d, Column *c, uint8_t present) {
     return push_valid(d, c, present);
 }
 
+/* A K_MASK column's next bitmap, zeroed, or NULL when out of memory. */
+static uint64_t *push_mask(Decoder *d, Column *c, uint8_t present) {
+    size_t size = (size_t)c->words * 8;
+    if (buf_reserve(&c->values, size) < 0) {
+        fail(d, "out of memory");
+        return NULL;
+    }
+    uint64_t *mask = (uint64_t *)(c->values.p + c->values.len);
+    memset(mask, 0, size);
+    c->values.len += size;
+    return push_valid(d, c, present) < 0 ? NULL : mask;
+}
+
 static const int32_t *node(Decoder *d, int32_t n) { return d->nodes + 4 * (Py_ssize_t)n; }
 
 /* The value of node n is absent (a union took another branch): a null in each of its outputs. */
@@ -107,6 +127,7 @@ static int append_null(Decoder *d, int32_t n, int depth) {
     Column *c = &d->columns[out];
     if (c->kind == K_BIN) return push_bytes(d, c, zeros, 0, 0);
     if (c->kind == K_LIST) return push_list_end(d, c, 0);
+    if (c->kind == K_MASK) return push_mask(d, c, 0) == NULL ? -1 : 0;
     return push_value(d, c, zeros, 0);
 }
 
@@ -307,6 +328,35 @@ static int decode_items(Decoder *d, const int32_t *nd, int depth) {
     return 0;
 }
 
+/* A map of (int key, long value) entries (an array of records, nd: the array) as the bitmap of its keys
+ * whose value is 0 (see the top of this file). */
+static int decode_zero_keys(Decoder *d, Column *c) {
+    uint64_t *mask = push_mask(d, c, 1), other[MAX_MASK_WORDS];  /* other: keys with a value that is not 0 */
+    int64_t count, key, value, keys = (int64_t)c->words * 64;
+    if (mask == NULL) return -1;
+    memset(other, 0, (size_t)c->words * 8);
+    for (;;) {
+        if (read_long(d, &count) < 0) return -1;
+        if (count == 0) {
+            for (int32_t w = 0; w < c->words; w++) mask[w] &= ~other[w];
+            return 0;
+        }
+        if (count < 0) {
+            int64_t size;
+            if (count == INT64_MIN) return fail(d, "a bad array block count");
+            count = -count;
+            if (read_long(d, &size) < 0) return -1;
+        }
+        if (count > d->end - d->p) return fail(d, "an array is longer than its block");
+        for (int64_t i = 0; i < count; i++) {
+            if (read_long(d, &key) < 0 || read_long(d, &value) < 0) return -1;
+            if (key < INT32_MIN || key > INT32_MAX) return fail(d, "an int is out of range");
+            if (key < 0 || key >= keys) continue;
+            (value == 0 ? mask : other)[key >> 6] |= 1ULL << (key & 63);
+        }
+    }
+}
+
 static int decode(Decoder *d, int32_t n, int depth) {
     const int32_t *nd = node(d, n);
     int32_t type = nd[0], out = nd[1], a = nd[2], b = nd[3];
@@ -361,6 +411,7 @@ static int decode(Decoder *d, int32_t n, int depth) {
             return 0;
         case T_ARRAY:
         case T_MAP:
+            if (c != NULL && c->kind == K_MASK) return decode_zero_keys(d, c);
             return decode_items(d, nd, depth);
         case T_UNION: {
             if (read_long(d, &v) < 0) return -1;
@@ -380,6 +431,8 @@ static int decode(Decoder *d, int32_t n, int depth) {
 
 /* Every node's fields in range, so that decoding never indexes outside the program. */
 static const char *check_program(Decoder *d, Py_ssize_t n_columns, const int32_t *kinds) {
+    for (Py_ssize_t i = 0; i < d->n_children; i++)
+        if (d->children[i] < 0 || d->children[i] >= d->n_nodes) return "a bad child node";
     for (Py_ssize_t n = 0; n < d->n_nodes; n++) {
         const int32_t *nd = node(d, (int32_t)n);
         int32_t type = nd[0], out = nd[1], a = nd[2], b = nd[3];
@@ -392,11 +445,20 @@ static const char *check_program(Decoder *d, Py_ssize_t n_columns, const int32_t
         if (out >= 0) {
             static const int kind_of[T_COUNT] = {-1, K_U8, K_I32, K_I64, K_F32, K_F64, K_BIN, K_BIN, K_BIN, -1,
                                                  K_LIST, K_LIST, K_I32, K_I32};
+            if (type == T_ARRAY && kinds[out] == K_MASK) {
+                const int32_t *item = node(d, a);
+                if (b < 1 || b > MAX_MASK_WORDS) return "a bad mask width";
+                if (item[0] != T_RECORD || item[3] != 2 || item[1] >= 0 || item[2] < 0 ||
+                    item[2] + 2 > d->n_children)
+                    return "a mask over an array that is not of (int, long) records";
+                const int32_t *key = node(d, d->children[item[2]]), *value = node(d, d->children[item[2] + 1]);
+                if (key[0] != T_INT || key[1] >= 0 || value[0] != T_LONG || value[1] >= 0)
+                    return "a mask over an array that is not of (int, long) records";
+                continue;
+            }
             if (kind_of[type] < 0 || kinds[out] != kind_of[type]) return "an output of the wrong kind";
         }
     }
-    for (Py_ssize_t i = 0; i < d->n_children; i++)
-        if (d->children[i] < 0 || d->children[i] >= d->n_nodes) return "a bad child node";
     return NULL;
 }
 
@@ -498,11 +560,16 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "decode_avro: a bad column kind");
             goto done;
         }
+        if (d.columns[i].kind == K_MASK) d.columns[i].words = 1;  /* (set from its node below) */
         int64_t zero = 0;
         if ((d.columns[i].kind == K_BIN || d.columns[i].kind == K_LIST) && buf_append(&d.columns[i].offsets, &zero, 8) < 0) {
             PyErr_NoMemory();
             goto done;
         }
+    }
+    for (Py_ssize_t n = 0; n < d.n_nodes; n++) {
+        const int32_t *nd = node(&d, (int32_t)n);
+        if (nd[1] >= 0 && d.columns[nd[1]].kind == K_MASK) d.columns[nd[1]].words = nd[3];
     }
     long long records = 0;
     for (; parsed < n_blocks; parsed++) {
@@ -512,6 +579,7 @@ PyObject *kernels_decode_avro(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n_columns; i++) {  /* room for one value per record: most columns need no more */
         Column *c = &d.columns[i];
         size_t width = c->kind == K_I32 || c->kind == K_F32 ? 4 : c->kind == K_U8 ? 1 : 8;
+        if (c->kind == K_MASK) width = 8 * (size_t)c->words;
         if (buf_reserve(&c->valid, (size_t)records) < 0 || buf_reserve(&c->offsets, (size_t)records * 8) < 0 ||
             (c->kind != K_LIST && buf_reserve(&c->values, (size_t)records * width) < 0)) {
             PyErr_NoMemory();

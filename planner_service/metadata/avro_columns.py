@@ -10,6 +10,10 @@ Selection is by a path of Iceberg field ids: `(2, 100)` is data_file.file_path o
 selected field comes out whole, in its Avro form: records as structs, arrays as lists, Iceberg's maps
 (arrays of key/value records) as lists of structs; int and long values stay the numbers they are
 (dates as days, timestamps as microseconds, Iceberg's internal form), decimals and fixed as binary.
+
+A map of int keys and long values can come out reduced instead (`zero_keys`): per record, a bitmap of the
+keys whose values are all 0, as fixed-size binary (little-endian 64-bit words). The null counts of a
+manifest entry become the columns its file proves null-free, without a list of entries.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ FieldPath = tuple[int, ...]
 
 # node types and column kinds, as planner_service/csrc/avro_columns.c numbers them
 _NULL, _BOOL, _INT, _LONG, _FLOAT, _DOUBLE, _BYTES, _STRING, _FIXED, _RECORD, _ARRAY, _MAP, _UNION, _ENUM = range(14)
-_U8, _I32, _I64, _F32, _F64, _BIN, _LIST = range(7)
+_U8, _I32, _I64, _F32, _F64, _BIN, _LIST, _MASK = range(8)
+_ZERO_KEYS = -1  # (a _Field's type: a map reduced to a bitmap of its keys with value 0)
+MAX_MASK_WORDS = 1024  # as the decoder allows: keys below 65,536
 _PRIMITIVES = {
     "null": _NULL,
     "boolean": _BOOL,
@@ -150,11 +156,19 @@ class _Field:
 
 
 @functools.lru_cache(maxsize=256)
-def compile_schema(schema_text: str, select: frozenset[FieldPath], fixed_as_bytes: bool = False) -> Program:
+def compile_schema(
+    schema_text: str,
+    select: frozenset[FieldPath],
+    fixed_as_bytes: bool = False,
+    zero_keys: tuple[FieldPath, int] | None = None,
+) -> Program:
     """Compile a record schema (its JSON text), outputting the fields at the `select` paths (those it has).
     `fixed_as_bytes`: read a fixed without a logical type as Avro bytes (a length, then the value), the way
-    Iceberg Java 1.10 writes and reads one. Kept per schema: a table's manifests share a handful of them."""
-    return _Compiler(select, fixed_as_bytes).compile(orjson.loads(schema_text))
+    Iceberg Java 1.10 writes and reads one. `zero_keys` (a selected path, a width in 64-bit words): that
+    field, a map of int keys to long values, comes out as a bitmap per record of the keys below 64 x width
+    whose values are all 0 (left out when the field is not such a map). Kept per schema: a table's
+    manifests share a handful of them."""
+    return _Compiler(select, fixed_as_bytes, zero_keys).compile(orjson.loads(schema_text))
 
 
 def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath, pa.Array]:
@@ -172,9 +186,12 @@ def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath,
 
 
 class _Compiler:
-    def __init__(self, select: frozenset[FieldPath], fixed_as_bytes: bool = False) -> None:
+    def __init__(
+        self, select: frozenset[FieldPath], fixed_as_bytes: bool = False, zero_keys: tuple[FieldPath, int] | None = None
+    ) -> None:
         self.select = select
         self.fixed_as_bytes = fixed_as_bytes
+        self.zero_keys = zero_keys
         self.plain_fixed = False
         self.nodes: list[tuple[int, int, int, int]] = []
         self.children: list[int] = []
@@ -250,7 +267,7 @@ class _Compiler:
                 self.named[f"{namespace}.{name}"] = schema
 
     def _output(self, typ: int) -> int:
-        self.kinds.append(_KIND[typ])
+        self.kinds.append(_KIND[typ] if typ != _ZERO_KEYS else _MASK)
         return len(self.kinds) - 1
 
     def _leaf(self, number: int, typ: int, output: bool, size: int = 0) -> _Field | None:
@@ -285,6 +302,8 @@ class _Compiler:
         self, number: int, schema: dict[str, Any], path: FieldPath, output: bool, depth: int
     ) -> _Field | None:
         mark = _MARK if output else None
+        if schema["type"] == "array" and output and self.zero_keys is not None and path == self.zero_keys[0]:
+            return self._zero_keys(number, schema, depth)
         if schema["type"] == "array":
             item, field = self._node(schema.get("items"), (), mark, depth + 1)
             column = self._output(_ARRAY) if output else -1
@@ -299,6 +318,21 @@ class _Compiler:
         entry = _Field(_RECORD, None, children=(("key", key_field), ("value", value_field)))
         return _Field(_MAP, column, children=(("entries", entry),))
 
+    def _zero_keys(self, number: int, schema: dict[str, Any], depth: int) -> _Field | None:
+        """An Iceberg map of int keys and long values (an array of key/value records) as its zero-keys
+        bitmap; any other shape is left out (it proves nothing)."""
+        assert self.zero_keys is not None
+        words = self.zero_keys[1]
+        item, _ = self._node(schema.get("items"), (), None, depth + 1)
+        typ, _, start, fields = self.nodes[item]
+        shape = [self.nodes[self.children[start + i]][:2] for i in range(fields)] if typ == _RECORD else []
+        if shape != [(_INT, -1), (_LONG, -1)] or not 0 < words <= MAX_MASK_WORDS:
+            self.nodes[number] = (_ARRAY, -1, item, 0)
+            return None
+        column = self._output(_ZERO_KEYS)
+        self.nodes[number] = (_ARRAY, column, item, words)
+        return _Field(_ZERO_KEYS, column, pa.binary(8 * words))
+
     def _union(self, number: int, branches: list[Any], path: FieldPath, output: bool, depth: int) -> _Field | None:
         compiled = [self._node(b, path, _MARK if output else None, depth + 1) for b in branches]
         nulls = [i for i, (node, _) in enumerate(compiled) if self.nodes[node][0] == _NULL]
@@ -307,6 +341,9 @@ class _Compiler:
         self.children.extend(node for node, _ in compiled)
         if not output:
             self.nodes[number] = (_UNION, -1, start, len(branches))
+            return None
+        if len(values) == 1 and values[0][1] is None and self.zero_keys and path == self.zero_keys[0]:
+            self.nodes[number] = (_UNION, -1, start, len(branches))  # not a map of zero keys: left out
             return None
         if len(values) != 1 or values[0][1] is None:
             raise AvroError("a selected field is a union of more than one non-null type")
@@ -346,6 +383,8 @@ def _assemble(f: _Field, columns: list[tuple[Any, Any, Any, int, int]], length: 
         item = _assemble(f.children[0][1], columns, items)
         typ = pa.large_list(pa.field(f.children[0][0], item.type))
         return pa.Array.from_buffers(typ, length, [validity, pa.py_buffer(offsets)], nulls, children=[item])
+    if f.type == _ZERO_KEYS:
+        return pa.Array.from_buffers(f.arrow, length, [validity, pa.py_buffer(values)], nulls)
     if f.type == _BOOL:
         flags = np.frombuffer(values or b"", dtype=np.bool_)
         return numpy_array(flags, None if valid is None else ~_unpack(valid, length))

@@ -38,7 +38,14 @@ from planner_service.metadata.entry_checks import entry_problem
 from planner_service.metadata.file_index import CANONICAL_SCHEMA, FileIndex, intern_partitions
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.manifest_schema import schema_problem
-from planner_service.metadata.null_free import NullFree, null_free_fields
+from planner_service.metadata.null_free import (
+    NullFree,
+    ZeroKeys,
+    mask_words,
+    null_free_fields,
+    zero_keys_from_counts,
+    zero_keys_of,
+)
 from planner_service.metadata.paths import split_paths
 
 EXISTING, ADDED, DELETED = 0, 1, 2
@@ -155,11 +162,17 @@ def live_entries(manifests: Sequence[ManifestBlocks], with_stats: bool = True) -
     first = manifests[0]
     assert all(m.shape == first.shape for m in manifests)
     try:
-        program, fields = _decoded(manifests, _SELECT if with_stats else _SELECT_WITHOUT_STATS)
+        words = max(mask_words(m.container.meta.get("schema")) for m in manifests)
+        if with_stats:
+            program, fields = _decoded(manifests, _SELECT)
+            zero_keys = zero_keys_from_counts(fields.get(_PATHS["null_value_counts"]), words)
+        else:
+            program, fields = _decoded(manifests, _SELECT_WITHOUT_STATS, (_PATHS["null_value_counts"], words))
+            zero_keys = zero_keys_of(fields.get(_PATHS["null_value_counts"]), len(fields[_PATHS["status"]]))
         missing = [name for name in _REQUIRED if _PATHS[name] not in program.fields]
         if missing:
             raise AvroError(f"no data_file field {missing[0]} (field id {_PATHS[missing[0]][-1]})")
-        frame, partition, manifest_of_row, paths, null_free = _live(manifests, fields, with_stats)
+        frame, partition, manifest_of_row, paths, null_free = _live(manifests, fields, with_stats, zero_keys)
     except (AvroError, pa.ArrowException, ValueError, TypeError) as exc:
         if len(manifests) > 1:  # name the manifest that fails
             for m in manifests:
@@ -228,9 +241,10 @@ def live_statistics(manifests: Sequence[ManifestBlocks]) -> list[pl.DataFrame]:
 
 
 def _decoded(
-    manifests: Sequence[ManifestBlocks], select: frozenset[FieldPath]
+    manifests: Sequence[ManifestBlocks], select: frozenset[FieldPath], zero_keys: tuple[FieldPath, int] | None = None
 ) -> tuple[Program, dict[FieldPath, pa.Array]]:
-    """The `select`ed fields of the manifests' entries (all of one shape), and the program that read them.
+    """The `select`ed fields of the manifests' entries (all of one shape), and the program that read them
+    (`zero_keys`: a map field read as its bitmaps of keys with value 0, avro_columns.compile_schema).
 
     A partition value of Iceberg's fixed type is an Avro fixed without a logical type. Iceberg Java 1.10
     writes one as Avro bytes, its length first (ValueWriters.FixedByteBufferWriter calls writeBytes;
@@ -238,13 +252,13 @@ def _decoded(
     the spec's way (a block's datums must end exactly at its end) are decoded Java's way."""
     schema_text = manifests[0].container.schema_text
     blocks = [block for m in manifests for block in m.container.blocks]
-    program = compile_schema(schema_text, select)
+    program = compile_schema(schema_text, select, False, zero_keys)
     try:
         return program, decode(program, blocks)
     except AvroError:
         if not program.plain_fixed:
             raise
-    program = compile_schema(schema_text, select, fixed_as_bytes=True)
+    program = compile_schema(schema_text, select, True, zero_keys)
     return program, decode(program, blocks)
 
 
@@ -263,7 +277,10 @@ class Paths:
 
 
 def _live(
-    manifests: Sequence[ManifestBlocks], fields: dict[FieldPath, pa.Array], with_stats: bool
+    manifests: Sequence[ManifestBlocks],
+    fields: dict[FieldPath, pa.Array],
+    with_stats: bool,
+    zero_keys: ZeroKeys | None,
 ) -> tuple[pl.DataFrame, pl.Series, np.ndarray[Any, np.dtype[np.int64]], Paths, list[NullFree]]:
     """The live entries' columns (INDEX_SCHEMA), their partition structs, manifest numbers and directories,
     and per manifest the fields its live entries' null counts prove null-free (metadata/null_free.py)."""
@@ -315,7 +332,7 @@ def _live(
     )
     partition = columns["partition"]
     live = status_of != DELETED
-    null_free = null_free_fields(fields.get(_PATHS["null_value_counts"]), live, manifest_of_row, len(manifests))
+    null_free = null_free_fields(zero_keys, live, manifest_of_row, len(manifests))
     if not live.all():
         mask = numpy_array(live)
         table, partition, manifest_of_row = table.filter(mask), partition.filter(mask), manifest_of_row[live]

@@ -2,41 +2,61 @@
 entry gives a null count of 0 (null_value_counts, field 110).
 
 A file that gives no count for a field (metrics mode none, a column added after the file was written, a
-writer that kept no metrics) says nothing about it, so one such file leaves the field unproven. Decoded
-with each manifest and kept as one small set per manifest, not per file: the sets of the manifests a plan
-reads, intersected, prove a column for every file of the plan (a superset of its files; what a filter drops
-can only make the proof stronger than needed, never wrong).
+writer that kept no metrics) says nothing about it, so one such file leaves the field unproven; so does a
+map that gives a field twice, once with another count. Each entry's proof is a bitmap of field ids
+(`ZeroKeys`: 64-bit words, bit k of word k // 64 for field k), made by the decoder as it reads the entry
+(metadata/avro_columns.py) or from the decoded counts when the plan reads all statistics anyway; the
+bitmaps of a manifest's live entries, ANDed, are its proof, kept as one small set per manifest, not per
+file. The sets of the manifests a plan reads, intersected, prove a column for every file of the plan (a
+superset of its files; what a filter drops can only make the proof stronger than needed, never wrong).
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from planner_service.metadata.avro_columns import numpy_of
+from planner_service.metadata.avro_columns import MAX_MASK_WORDS, numpy_of
 
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
-# Field ids are counted in a dense table up to this id (ids are small: schemas number their fields from 1);
-# a manifest with larger ones proves nothing for them.
-MAX_DENSE_ID = 1 << 16
-
+ZeroKeys = np.ndarray[Any, np.dtype[np.uint64]]  # (entries, words): each entry's proven field ids as bits
 NullFree = frozenset[int] | None  # None: no file at all, so no constraint (the identity of `intersect`)
 
+# Without the table schema in a manifest's header, ids below 1,024 are proven.
+DEFAULT_WORDS = 16
+_FIELD_ID = re.compile(rb'"(?:id|element-id|key-id|value-id)"\s*:\s*(\d+)')
 
-def null_free_fields(
-    counts: pa.Array | None, live: BoolArray, manifest_of_row: Int64Array, manifests: int
-) -> list[NullFree]:
-    """Per manifest, the field ids whose null count is present and 0 in every live row (`counts`: the
-    entries' null_value_counts as list<struct<key, value>>, None when the manifests' schema lacks it;
-    `live`: which rows are live; `manifest_of_row`: each row's manifest, ascending)."""
-    live_rows = np.bincount(manifest_of_row[live], minlength=manifests)
-    out: list[NullFree] = [None if n == 0 else frozenset() for n in live_rows.tolist()]
-    if counts is None or not live.any() or pa.types.is_null(counts.type):
-        return out
+
+@functools.lru_cache(maxsize=64)
+def mask_words(table_schema: str | None) -> int:
+    """How many 64-bit words hold a bit for every field id of `table_schema` (the JSON a manifest's header
+    keeps under "schema"), at most MAX_MASK_WORDS (ids past 65,535 are never proven)."""
+    if not table_schema:
+        return DEFAULT_WORDS
+    ids = [int(m) for m in _FIELD_ID.findall(table_schema.encode())]
+    return min(MAX_MASK_WORDS, max(ids, default=0) // 64 + 1)
+
+
+def zero_keys_of(masks: pa.Array | None, length: int) -> ZeroKeys | None:
+    """The decoder's bitmaps (fixed-size binary, one per entry; None: the manifests have no null counts
+    that can be read so) as an (entries, words) array, without a copy."""
+    if masks is None or pa.types.is_null(masks.type):
+        return None
+    assert isinstance(masks.type, pa.FixedSizeBinaryType) and masks.offset == 0
+    words = masks.type.byte_width // 8
+    return np.frombuffer(masks.buffers()[1], dtype=np.uint64, count=length * words).reshape(length, words)
+
+
+def zero_keys_from_counts(counts: pa.Array | None, words: int) -> ZeroKeys | None:
+    """The same bitmaps from decoded null counts (list<struct<key, value>>), for plans that decode them."""
+    if counts is None or pa.types.is_null(counts.type):
+        return None
     if isinstance(counts, pa.ChunkedArray):
         counts = counts.combine_chunks()
     offsets = np.asarray(counts.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
@@ -46,21 +66,38 @@ def null_free_fields(
         lengths = np.where(np.asarray(counts.is_null().to_numpy(zero_copy_only=False), dtype=bool), 0, lengths)
     keys, missing_key = numpy_of(entries.field("key").cast(pa.int64()))
     values, missing_value = numpy_of(entries.field("value").cast(pa.int64()))
-    zero = values == 0
+    row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    usable = (keys >= 0) & (keys < 64 * words)
     if missing_key is not None:
-        zero &= ~missing_key
+        usable &= ~missing_key
+    zero = usable & (values == 0)
     if missing_value is not None:
         zero &= ~missing_value
-    entry_row = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    zero &= live[entry_row] & (keys >= 0) & (keys < MAX_DENSE_ID)
-    if not zero.any():
+    proven, other = np.zeros(len(lengths) * words, np.uint64), np.zeros(len(lengths) * words, np.uint64)
+    bits = np.left_shift(np.uint64(1), (keys & 63).astype(np.uint64))
+    word = row * words + (keys >> 6)
+    np.bitwise_or.at(proven, word[zero], bits[zero])
+    np.bitwise_or.at(other, word[usable & ~zero], bits[usable & ~zero])
+    return (proven & ~other).reshape(len(lengths), words)
+
+
+def null_free_fields(
+    zero_keys: ZeroKeys | None, live: BoolArray, manifest_of_row: Int64Array, manifests: int
+) -> list[NullFree]:
+    """Per manifest, the field ids that every live row proves (`zero_keys`: each row's bitmap, None when
+    the manifests have no null counts; `live`: which rows are live; `manifest_of_row`: each row's manifest,
+    ascending)."""
+    live_rows = np.bincount(manifest_of_row[live], minlength=manifests)
+    out: list[NullFree] = [None if n == 0 else frozenset() for n in live_rows.tolist()]
+    if zero_keys is None or not live.any():
         return out
-    keys, manifest = keys[zero], manifest_of_row[entry_row[zero]]
-    width = int(keys.max()) + 1
-    proven = np.bincount(manifest * width + keys, minlength=manifests * width).reshape(manifests, width)
-    for m, n in enumerate(live_rows.tolist()):
-        if n:
-            out[m] = frozenset(np.flatnonzero(proven[m] == n).tolist())
+    rows = zero_keys[live] if not live.all() else zero_keys
+    present = np.flatnonzero(live_rows)  # manifests with live rows: their rows are contiguous, in order
+    starts = np.searchsorted(manifest_of_row[live], present)
+    proven = np.bitwise_and.reduceat(rows, starts, axis=0)
+    bits = np.unpackbits(proven.view(np.uint8), axis=1, bitorder="little")
+    for m, fields in zip(present.tolist(), bits, strict=True):
+        out[m] = frozenset(np.flatnonzero(fields).tolist())
     return out
 
 
