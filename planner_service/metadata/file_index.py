@@ -341,9 +341,11 @@ def intern_partitions(
         interner = _Interner()
         ids = interner.ids([(spec_id, values) for values in rows])
         return tuple(interner.partitions), ids
-    firsts, inverse = np.unique(first_row, return_inverse=True)
+    is_first = first_row == np.arange(n)  # a group's first row points at itself: numbered in row order
+    firsts = np.flatnonzero(is_first)
+    inverse = (np.cumsum(is_first, dtype=np.int32) - 1)[first_row]
     tuples = zip(*_values(partition.gather(firsts), convert), strict=True)
-    return tuple((spec_id, t) for t in tuples), inverse.astype(np.int32)
+    return tuple((spec_id, t) for t in tuples), inverse
 
 
 def _values(partition: pl.Series, convert: Sequence[Callable[[Any], Any] | None]) -> list[list[Any]]:

@@ -205,7 +205,14 @@ def _per_manifest(
     """Ids shared by the rows of many manifests made each manifest's own: (each row's number among its
     manifest's ids, each manifest's ids ascending), for all manifests at once."""
     width = max(1, distinct)
-    keys, local = np.unique(manifest_of_row * width + ids, return_inverse=True)
+    pairs = manifest_of_row * width + ids
+    if manifests * width <= 4 * len(pairs) + 1024:  # a dense table of (manifest, id) pairs: no sort
+        present = np.zeros(manifests * width, dtype=bool)
+        present[pairs] = True
+        keys = np.flatnonzero(present)
+        local = (np.cumsum(present, dtype=np.int64) - 1)[pairs]
+    else:
+        keys, local = np.unique(pairs, return_inverse=True)
     key_bounds = np.searchsorted(keys // width, np.arange(manifests + 1))
     local = (local.reshape(-1) - key_bounds[manifest_of_row]).astype(np.int32)
     used = (keys % width).tolist()
