@@ -15,6 +15,7 @@ service serves the embedded demo warehouse (created on first start).
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import tomllib
 from contextvars import ContextVar
@@ -123,7 +124,9 @@ class Settings(BaseSettings):
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After
     plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
     max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
-    manifest_threads: int = 4
+    # threads reading and decoding manifests: one per core this process may run on, at most 4 (more threads
+    # than cores only contend for the GIL: bench/cold_stages.py, docs/benchmarks.md)
+    manifest_threads: int = Field(default_factory=lambda: min(4, len(os.sched_getaffinity(0))), gt=0)
     # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
     worker_threads: int = Field(default=8, gt=0)
     # how long a thread holds the GIL before another may take it (None: Python's 5 ms). 1 ms lets the event
