@@ -34,6 +34,11 @@ from planner_service.io.roots import absolute
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
+def default_manifest_threads() -> int:
+    """Threads reading and decoding manifests: one per core this process may run on, at most 4."""
+    return min(4, len(os.sched_getaffinity(0)))
+
+
 class Settings(BaseSettings):
     # hide_input_in_errors: a setting of the wrong shape is named, never echoed (it may be a key or a token)
     model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid", hide_input_in_errors=True)
@@ -126,7 +131,7 @@ class Settings(BaseSettings):
     max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
     # threads reading and decoding manifests: one per core this process may run on, at most 4 (more threads
     # than cores only contend for the GIL: bench/cold_stages.py, docs/benchmarks.md)
-    manifest_threads: int = Field(default_factory=lambda: min(4, len(os.sched_getaffinity(0))), gt=0)
+    manifest_threads: int = Field(default_factory=lambda: default_manifest_threads(), gt=0)
     # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
     worker_threads: int = Field(default=8, gt=0)
     # how long a thread holds the GIL before another may take it (None: Python's 5 ms). 1 ms lets the event

@@ -47,6 +47,7 @@ from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.planning.tasks import GroupBy, plan_tasks
+from planner_service.settings import default_manifest_threads
 from planner_service.splitting.combine import CombinedTasks
 
 Rows = np.ndarray[Any, np.dtype[np.int64]]
@@ -126,9 +127,9 @@ class PlanContext:
 
 
 class ScanPlanner:
-    def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int = 4) -> None:
+    def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int | None = None) -> None:
         self.io = io
-        self.manifests = ManifestReader(io, cache_bytes, threads)
+        self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads())
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """The planner's caches by name, for metrics."""
