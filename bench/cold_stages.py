@@ -112,7 +112,7 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
         out[name] = time.perf_counter() - start
         return result
 
-    data = timed("read", lambda: [planner.manifests.read(m.manifest_path, m.manifest_length) for m in manifests])
+    data = timed("read", lambda: [planner.io.read(m.manifest_path, m.manifest_length) for m in manifests])
     containers = timed("inflate", lambda: [read_container(d, io.max_inflated) for d in data])
     blocks = [ManifestBlocks(m, m.manifest_path, c) for m, c in zip(manifests, containers, strict=True)]
     size = manifest_reader.chunk_size(len(blocks), 4)

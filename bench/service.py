@@ -77,7 +77,7 @@ def served(args: Sequence[str], src: Path, env: dict[str, str] | None = None, ti
     port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("SCAN_PLANNER_")}
     path = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH")) if p)
-    environment = {**base, "PYTHONPATH": path, **(env or {})}
+    environment = {**base, "PYTHONPATH": path, "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0", **(env or {})}
     log = Path(tempfile.NamedTemporaryFile(prefix="bench-service-", suffix=".log", delete=False).name)  # noqa: SIM115
     cmd = [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     with open(log, "wb") as out:

@@ -20,6 +20,7 @@ from planner_service.api.body_limit import BodySizeLimit
 from planner_service.api.cross_site import CrossSiteGuard
 from planner_service.api.errors import install_error_handlers
 from planner_service.api.request_observer import RequestObserver
+from planner_service.service.lifecycle import drain_on_sigterm
 from planner_service.service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
 
@@ -41,6 +42,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # collection otherwise walks them about once a second under load, a 30-50 ms pause of every request
         gc.collect()
         gc.freeze()
+        drain_on_sigterm(runtime.lifecycle, settings.shutdown_drain_seconds)
         log.info("ready", extra={"catalog-sources": len(runtime.catalog.sources), "demo": settings.serves_demo})
         try:
             yield

@@ -175,6 +175,7 @@ def _serve(args: argparse.Namespace) -> int:
             workers=settings.workers,
             log_config=None,
             timeout_keep_alive=settings.keep_alive_seconds,
+            timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
         )
     else:
         from planner_service.app import create_app
@@ -185,6 +186,7 @@ def _serve(args: argparse.Namespace) -> int:
             port=settings.port,
             log_config=None,
             timeout_keep_alive=settings.keep_alive_seconds,
+            timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
         )
     return 0
 

@@ -72,6 +72,10 @@ class OverloadedError(PlannerError):
     """Too many plans are being made at once; trying again later may succeed (`retry_in_seconds`)."""
 
 
+class PlanTimeoutError(PlannerError):
+    """A plan ran past plan_timeout_seconds (its storage slow or failing, most often): worth trying again."""
+
+
 class PlanCancelledError(PlannerError):
     """The plan was stopped: its client went away, or a REST plan was cancelled (nobody reads the answer)."""
 

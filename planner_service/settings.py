@@ -127,6 +127,12 @@ class Settings(BaseSettings):
     inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
     max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
     plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After
+    # a plan still being made after this long (storage slow or failing) stops: 503 + Retry-After; None: no limit
+    plan_timeout_seconds: float | None = Field(default=300.0, gt=0)
+    # on SIGTERM: /health answers 503 "draining" while the service still serves, this long (longer than the
+    # balancer takes to notice), then it stops taking connections and finishes what it has (service/lifecycle.py)
+    shutdown_drain_seconds: float = Field(default=5.0, ge=0)
+    shutdown_grace_seconds: float = Field(default=60.0, gt=0)  # requests still running then are cut off
     plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
     max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
     # threads reading and decoding manifests: one per core this process may run on, at most 4 (more threads

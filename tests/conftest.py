@@ -31,7 +31,8 @@ def running_service(*args: str, env: dict[str, str] | None = None, log_path: Pat
         log = open(log_path, "wb")  # noqa: SIM115
     else:
         log = tempfile.NamedTemporaryFile(prefix="scan-planner-", suffix=".log", delete=False)  # noqa: SIM115
-    environment = {**os.environ, **(env or {})}
+    # stopped at once (the drain a balancer needs, service/lifecycle.py, is tested where it is asked for)
+    environment = {"SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0", **os.environ, **(env or {})}
     proc = subprocess.Popen(
         [str(cli), "serve", "--host", "127.0.0.1", "--port", str(port), *args],
         stdout=log,

@@ -26,6 +26,7 @@ from planner_service.errors import (
     OverloadedError,
     PlanCancelledError,
     PlannerError,
+    PlanTimeoutError,
     StorageError,
     UpstreamCatalogError,
 )
@@ -59,6 +60,7 @@ ERROR_KINDS: dict[type[PlannerError], ErrorKind] = {
     UpstreamCatalogError: ErrorKind(502, "BadGatewayException"),
     OverloadedError: ErrorKind(503, "ServiceUnavailableException", retry_after=5),
     PlanCancelledError: ErrorKind(499, "PlanCancelledException"),  # nobody reads it
+    PlanTimeoutError: ErrorKind(503, "ServiceUnavailableException", retry_after=5),
 }
 
 

@@ -31,8 +31,9 @@ class RequestObserver:
         runtime: Runtime | None = getattr(scope["app"].state, "runtime", None)
         if scope["path"] == "/health" and scope["method"] in ("GET", "HEAD") and runtime is not None:
             # the liveness probe skips routing and the other middleware: the least of the event loop
-            await native.health_response(runtime)(scope, receive, send)
-            self._observed(scope, runtime, "/health", 200, started)
+            answer = native.health_response(runtime)
+            await answer(scope, receive, send)
+            self._observed(scope, runtime, "/health", answer.status_code, started)
             return
         status = [500]
         sent = [False]

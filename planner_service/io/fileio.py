@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -28,6 +29,10 @@ class UnreadableFile(CorruptMetadataError):
     """Not a regular file (a directory, a FIFO, a device), or longer than a read may be."""
 
 
+class _ShortRead(Exception):
+    """The store sent fewer bytes than the object has (it says how many)."""
+
+
 T = TypeVar("T")
 PARSED_CACHE_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings: max_file_bytes)
@@ -36,6 +41,9 @@ MAX_FILE_BYTES = 512 * 1024 * 1024  # the default ceiling of one read (settings:
 # inflated, so 256 MiB leaves room for six times that; a compression bomb is stopped there.
 MAX_INFLATED_BYTES = 256 * 1024 * 1024
 MAX_SCOPED_PREFIXES = 1024  # storage configurations kept by prefix
+TAIL_BYTES = 16  # read again alone to tell a store's cut-short body from a corrupt file (read_checked)
+SHORT_READ_ATTEMPTS = 3  # reads of a file whose body the store cut short, in all
+SHORT_READ_BACKOFF_SECONDS = 0.1  # before the second attempt; doubled before each next one
 
 
 class FileIO:
@@ -68,32 +76,84 @@ class FileIO:
         key = f"{kind}\0{location}"
         hit = self.parsed.get(key)
         if hit is None:
-            data = self.read(location)
-            hit = (parse(data), 8 * len(data) + 1024)
+            hit = self.read_checked(location, lambda data: (parse(data), 8 * len(data) + 1024))
             self.parsed.put(key, hit)
         value: T = hit[0]
         return value
 
     def read(self, location: str, length: int | None = None) -> bytes:
         """The whole file: a regular file (never a directory, FIFO or device), of at most `max_bytes`, and
-        at most `length` bytes when the caller knows its length (a manifest list records each manifest's)."""
+        at most `length` bytes when the caller knows its length (a manifest list records each manifest's).
+
+        The store's transient faults (throttling, 5xx, resets, timeouts) are retried by its client (the AWS
+        SDK's standard strategy: 3 attempts with backoff); a read that ends before the size the store gives
+        for the object, or that pyarrow filled out with zeros (a body cut short behind a matching
+        Content-Length: ZERO_TAIL), is read again, at most SHORT_READ_ATTEMPTS times in all, then fails as a
+        StorageError: a fault of the store, never taken for a corrupt file."""
+        return self.read_checked(location, lambda data: data, length)
+
+    def read_checked(self, location: str, parse: Callable[[bytes], T], length: int | None = None) -> T:
+        """`parse` of the file's bytes (as `read` reads them), where a parse that fails (CorruptMetadataError)
+        on bytes the store did not hold is a read cut short: read again.
+
+        pyarrow's S3 reads return the length asked for even when the store sends less (a body cut short
+        behind a Content-Length that matches it): the rest is whatever the buffer held. So when a file from
+        an object store does not parse, its last TAIL_BYTES are read again on their own: if they are not
+        what the whole read ended with, the store cut that read short (read again, at most
+        SHORT_READ_ATTEMPTS times in all, then a StorageError); if they are, the store holds these bytes and
+        the file is corrupt (the error stands)."""
+        for attempt in range(1, SHORT_READ_ATTEMPTS + 1):
+            try:
+                data = self.read_once(location, length)
+                try:
+                    return parse(data)
+                except CorruptMetadataError as corrupt:
+                    if self._holds_tail(location, data):
+                        raise
+                    raise _ShortRead(f"its last {TAIL_BYTES} bytes read alone differ") from corrupt
+            except _ShortRead as short:
+                if attempt == SHORT_READ_ATTEMPTS:
+                    raise StorageError(
+                        f"Cannot read {location}: the store cut the read short ({short}) {attempt} times; retry later"
+                    ) from None
+                time.sleep(SHORT_READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    def _holds_tail(self, location: str, data: bytes) -> bool:
+        """Whether the store's file ends as `data` does (always, for a local file: nothing pads its reads)."""
+        loc = self.roots.check(location)
+        if loc.scheme == "file" or len(data) < TAIL_BYTES:
+            return True
+        try:
+            fs, path = self._fs(loc)
+            with fs.open_input_file(path) as stream:
+                tail = stream.read_at(TAIL_BYTES, len(data) - TAIL_BYTES)
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
+        return bytes(tail) == data[-TAIL_BYTES:]
+
+    def read_once(self, location: str, length: int | None = None) -> bytes:
+        """The whole file, read once (`read` without its retries of reads the store cut short)."""
         loc = self.roots.check(location)
         cap = self.max_bytes if length is None or length <= 0 else min(length, self.max_bytes)
         try:
             fs, path = self._fs(loc)
             if loc.scheme == "file" and not stat.S_ISREG(os.stat(loc.path).st_mode):  # (follows symlinks)
                 raise UnreadableFile(f"Cannot read {location}: not a regular file")
-            with fs.open_input_stream(path) as stream:
-                data = stream.read(cap + 1)
+            with fs.open_input_file(path) as stream:
+                size = stream.size()  # (the store's, from its HEAD answer)
+                data = stream.read(min(size, cap + 1))
         except FileNotFoundError:
             raise FileNotFound(f"File not found: {location}") from None
         except (OSError, ValueError) as exc:
             if "not found" in str(exc).lower() or "NoSuchKey" in str(exc):
                 raise FileNotFound(f"File not found: {location}") from None
             raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
-        if len(data) > cap:
+        if size > cap:
             what = "its recorded length" if cap == length else "the max_file_bytes setting"
             raise UnreadableFile(f"Cannot read {location}: longer than {cap:,} bytes ({what})")
+        if len(data) < size:
+            raise _ShortRead(f"{len(data):,} of its {size:,} bytes")
         return bytes(data)
 
     def exists(self, location: str) -> bool:

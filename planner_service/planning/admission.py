@@ -14,23 +14,39 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from planner_service.errors import OverloadedError, PlanCancelledError
+from planner_service.errors import OverloadedError, PlanCancelledError, PlanTimeoutError
 
 BYTES_PER_FILE = 1024  # a planned data file's share of a plan's peak: its index rows, tasks and encoded body
 WAIT_STEP_SECONDS = 0.25  # how often a waiting plan looks at its cancellation
 
 
 class Cancellation:
-    """Set once when the plan is no longer wanted; `check()` raises PlanCancelledError from then on."""
+    """Set once when the plan is no longer wanted; `check()` raises PlanCancelledError from then on. With a
+    time limit (`limit`), the plan is also stopped once it has run that long: PlanTimeoutError."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
+        self._deadline: float | None = None
+        self._seconds = 0.0
+
+    def limit(self, seconds: float | None) -> None:
+        """Stop the plan `seconds` from now (None: no limit); the earliest limit set holds."""
+        if seconds is None:
+            return
+        deadline = time.monotonic() + seconds
+        with self._lock:
+            if self._deadline is None or deadline < self._deadline:
+                self._deadline, self._seconds = deadline, seconds
+
+    @property
+    def expired(self) -> bool:
+        return self._deadline is not None and time.monotonic() > self._deadline
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or self.expired
 
     def cancel(self) -> None:
         with self._lock:
@@ -51,6 +67,11 @@ class Cancellation:
     def check(self) -> None:
         if self._event.is_set():
             raise PlanCancelledError("The plan was cancelled: its client went away or cancelled it")
+        if self.expired:
+            raise PlanTimeoutError(
+                f"The plan did not finish within {self._seconds:g} s (plan_timeout_seconds): its storage is slow "
+                "or failing; retry later"
+            )
 
 
 class SharedCancellation:

@@ -59,7 +59,8 @@ class ManifestReader:
         if location is None:
             return [_v1_manifest(path, snapshot.snapshot_id) for path in snapshot.v1_manifests]
         return self._manifest_lists.get_or_load(
-            location, lambda: read_manifest_list(self.read(location), location, self.io.max_inflated)
+            location,
+            lambda: self.read(location, None, lambda data: read_manifest_list(data, location, self.io.max_inflated)),
         )
 
     def appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
@@ -112,19 +113,23 @@ class ManifestReader:
         release_free_memory()
         return FileIndex.concat(parts), considered
 
-    def read(self, location: str, length: int | None = None) -> bytes:
-        """A metadata file; one shorter than the length its manifest list records is corrupt (a manifest cut at
-        a block boundary would otherwise read as a valid file of fewer entries: a silently smaller plan)."""
+    def read(self, location: str, length: int | None, parse: Callable[[bytes], T]) -> T:
+        """A metadata file, parsed (a parse that fails on a read the store cut short reads it again:
+        FileIO.read_checked); one shorter than the length its manifest list records is corrupt (a manifest
+        cut at a block boundary would otherwise read as a valid file of fewer entries: a smaller plan)."""
+
+        def checked(data: bytes) -> T:
+            if length is not None and len(data) < length:
+                raise CorruptMetadataError(
+                    f"Manifest {location} is {len(data):,} bytes, shorter than the {length:,} its manifest list "
+                    "records: it was cut short (rewrite the manifest, or restore the table's metadata)"
+                )
+            return parse(data)
+
         try:
-            data = self.io.read(location, length)
+            return self.io.read_checked(location, checked, length)
         except FileNotFound:
             raise MissingFileError(f"Metadata file is missing: {location}") from None
-        if length is not None and len(data) < length:
-            raise CorruptMetadataError(
-                f"Manifest {location} is {len(data):,} bytes, shorter than the {length:,} its manifest list "
-                "records: it was cut short (rewrite the manifest, or restore the table's metadata)"
-            )
-        return data
 
     def _live_entries(
         self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation, evict: bool = True
@@ -138,8 +143,8 @@ class ManifestReader:
         missing = [i for i, index in enumerate(found) if index is None]
         lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
         for work, wanted in (
-            (partial(self._decode_chunk, with_stats=with_stats), missing),
-            (self._stats_chunk, lacking),
+            (partial(self._decode_chunk, with_stats=with_stats, cancel=cancel), missing),
+            (partial(self._stats_chunk, cancel=cancel), lacking),
         ):
             size = chunk_size(len(wanted), self._threads)
             chunks = [wanted[begin : begin + size] for begin in range(0, len(wanted), size)]
@@ -157,22 +162,27 @@ class ManifestReader:
         return [index for index in found if index is not None]
 
     def _decode_chunk(
-        self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool
+        self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool, cancel: Cancellation
     ) -> list[FileIndex]:
         """The live entries of the manifests, read and decoded together (those of one shape in one call)."""
-        return self._by_shape(work[0], lambda read: live_entries(read, with_stats))
+        return self._by_shape(work[0], lambda read: live_entries(read, with_stats), cancel)
 
-    def _stats_chunk(self, work: tuple[list[ManifestFile], list[FileIndex | None]]) -> list[FileIndex]:
+    def _stats_chunk(
+        self, work: tuple[list[ManifestFile], list[FileIndex | None]], cancel: Cancellation
+    ) -> list[FileIndex]:
         """The indexes of the manifests (decoded without statistics) with their statistics."""
-        stats = self._by_shape(work[0], live_statistics)
+        stats = self._by_shape(work[0], live_statistics, cancel)
         return [index.with_statistics(s) for index, s in zip(work[1], stats, strict=True) if index is not None]
 
-    def _by_shape(self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]]) -> list[T]:
-        """`decode` applied to the manifests read, those of one shape together, results in their order."""
-        read = [
-            read_manifest(self.read(m.manifest_path, m.manifest_length), m, m.manifest_path, self.io.max_inflated)
-            for m in manifests
-        ]
+    def _by_shape(
+        self, manifests: list[ManifestFile], decode: Callable[[list[ManifestBlocks]], list[T]], cancel: Cancellation
+    ) -> list[T]:
+        """`decode` applied to the manifests read, those of one shape together, results in their order (the
+        reads stop once the plan is cancelled or out of time)."""
+        read: list[ManifestBlocks] = []
+        for m in manifests:
+            cancel.check()
+            read.append(self.read(m.manifest_path, m.manifest_length, partial(self._blocks, m)))
         shapes: dict[tuple[int, str], list[int]] = {}
         for i, blocks in enumerate(read):
             shapes.setdefault(blocks.shape, []).append(i)
@@ -181,6 +191,9 @@ class ManifestReader:
             for i, result in zip(members, decode([read[i] for i in members]), strict=True):
                 out[i] = result
         return [result for result in out if result is not None]
+
+    def _blocks(self, m: ManifestFile, data: bytes) -> ManifestBlocks:
+        return read_manifest(data, m, m.manifest_path, self.io.max_inflated)
 
 
 def chunk_size(manifests: int, threads: int) -> int:

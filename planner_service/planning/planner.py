@@ -127,8 +127,16 @@ class PlanContext:
 
 
 class ScanPlanner:
-    def __init__(self, io: FileIO, cache_bytes: int = 512 * 1024 * 1024, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        io: FileIO,
+        cache_bytes: int = 512 * 1024 * 1024,
+        threads: int | None = None,
+        timeout_seconds: float | None = None,
+    ) -> None:
+        """`timeout_seconds`: how long a plan may run before it stops (PlanTimeoutError); None: no limit."""
         self.io = io
+        self.timeout_seconds = timeout_seconds
         self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads())
 
     def caches(self) -> dict[str, LruCache[Any]]:
@@ -139,8 +147,11 @@ class ScanPlanner:
         self.manifests.close()
 
     def plan(self, table: LoadedTable, request: ScanRequest, cancel: Cancellation | None = None) -> ScanPlan:
-        """The plan of `request`; stopped (PlanCancelledError) at its next stage once `cancel` is set."""
-        context = PlanContext.of(table, request, cancel or Cancellation())
+        """The plan of `request`; stopped (PlanCancelledError) at its next stage once `cancel` is set, or
+        (PlanTimeoutError) once it has run for the planner's timeout."""
+        cancel = cancel or Cancellation()
+        cancel.limit(self.timeout_seconds)
+        context = PlanContext.of(table, request, cancel)
         if context.chosen.snapshot is None:
             return context.answer(None)
         data_manifests, delete_manifests = self._manifests(context, context.chosen.snapshot)

@@ -25,6 +25,7 @@ from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.cached_plan import CachedPlan
+from planner_service.service.lifecycle import Lifecycle
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_spill import PlanSpill
 from planner_service.service.scan_reports import ScanReports
@@ -46,6 +47,7 @@ class Runtime:
     # explained plans (the plan explorer's) by plan id, within a quarter of the plan cache's bytes: paging
     # through one plans it once
     explained: LruCache[CachedPlan] = field(default_factory=lambda: explained_plans(512 * 1024 * 1024))
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)  # draining before a stop (service/lifecycle.py)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
@@ -61,7 +63,12 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
-        planner = ScanPlanner(io, cache_bytes=settings.cache_bytes, threads=settings.manifest_threads)
+        planner = ScanPlanner(
+            io,
+            cache_bytes=settings.cache_bytes,
+            threads=settings.manifest_threads,
+            timeout_seconds=settings.plan_timeout_seconds,
+        )
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(
             settings.max_concurrent_plans,

@@ -40,6 +40,7 @@ WIRE: dict[type[PlannerError], tuple[int, str, int | None]] = {
     errors.UpstreamCatalogError: (502, "BadGatewayException", None),
     errors.OverloadedError: (503, "ServiceUnavailableException", 5),
     errors.PlanCancelledError: (499, "PlanCancelledException", None),
+    errors.PlanTimeoutError: (503, "ServiceUnavailableException", 5),
 }
 
 

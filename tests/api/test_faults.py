@@ -6,11 +6,10 @@ store heals, the same request plans the same files as before (nothing wrong was 
 
 from __future__ import annotations
 
-import http.client
-import http.server
 import json
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,92 +21,10 @@ from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from tests.conftest import running_service
+from tests.faulty_store import FaultyStore
 
 KEY, SECRET, REGION = "testing", "testing", "us-east-1"
 EXPECTED_FILES: list[str] = []  # PyIceberg's plan of the table (the store fixture fills it)
-S3_ERROR = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>{code}</Code><Message>{message}</Message></Error>'
-
-
-class FaultyStore:
-    """An HTTP proxy to a moto server; `faults` maps a key fragment to what requests for it get instead:
-    ("status", http status, S3 error code), ("cut", bytes sent before the connection closes), ("hang", seconds)."""
-
-    def __init__(self, target: str) -> None:
-        self.target = target
-        self.faults: dict[str, tuple[Any, ...]] = {}
-        self.hits: dict[str, int] = {}
-        store = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                fault = next((f for key, f in list(store.faults.items()) if key in self.path), None)
-                if fault is not None:
-                    store.hits[self.path] = store.hits.get(self.path, 0) + 1
-                    if fault[0] == "status":
-                        self._answer(fault[1], S3_ERROR.format(code=fault[2], message=fault[2]).encode())
-                        return
-                    if fault[0] == "hang":
-                        time.sleep(fault[1])
-                        self.close_connection = True
-                        return
-                status, headers, data = store.forward(self.command, self.path, self.headers, body)
-                if fault is not None and fault[0] == "cut" and self.command == "GET":
-                    self.send_response(status)
-                    for name, value in headers:
-                        if name.lower() not in ("transfer-encoding", "connection"):
-                            self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data[: fault[1]])
-                    self.close_connection = True
-                    return
-                self.send_response(status)
-                dropped = ("transfer-encoding", "connection") + (() if self.command == "HEAD" else ("content-length",))
-                for name, value in headers:  # (a HEAD's Content-Length is the object's, kept)
-                    if name.lower() not in dropped:
-                        self.send_header(name, value)
-                if self.command != "HEAD":
-                    self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-
-            def _answer(self, status: int, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/xml")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(body)
-
-            do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = _any
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def forward(self, method: str, path: str, headers: Any, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
-        host, port = self.target.rsplit(":", 1)
-        connection = http.client.HTTPConnection(host, int(port), timeout=30)
-        try:
-            connection.request(method, path, body=body or None, headers=dict(headers.items()))
-            response = connection.getresponse()
-            return response.status, response.getheaders(), response.read()
-        finally:
-            connection.close()
-
-    def __enter__(self) -> FaultyStore:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -168,9 +85,10 @@ def _files(response: httpx.Response) -> list[str]:
         (("status", 500, "InternalError"), 503, "the store failed (HTTP 500); retry later"),
         (("status", 403, "AccessDenied"), 503, "the store denied access (403): check the service's S3 credentials"),
         (("cut", 100), 503, "the store cut the read short"),
+        (("short", 100), 503, "the store cut the read short (its last 16 bytes read alone differ) 3 times"),
         (("hang", 30), 503, "the store did not answer within the S3 timeouts"),
     ],
-    ids=["throttled", "internal-error", "access-denied", "cut-mid-body", "not-answering"],
+    ids=["throttled", "internal-error", "access-denied", "cut-mid-body", "short-body", "not-answering"],
 )
 def test_a_broken_store_is_a_clear_503_and_nothing_wrong_is_kept(
     faulty: tuple[str, FaultyStore, str], fault: tuple[Any, ...], status: int, says: str
@@ -224,3 +142,63 @@ def test_an_object_truncated_in_the_store_is_422(faulty: tuple[str, FaultyStore,
             assert key in response.json()["error"]["message"]
     finally:
         s3.put_object(Bucket="faulty", Key=key, Body=whole)
+
+
+PLANS_UNDER_CHAOS = 30
+CHAOS_SHARE = 0.2
+
+
+@pytest.fixture
+def uncached(store: tuple[Path, FaultyStore, str]) -> Iterator[tuple[str, FaultyStore]]:
+    """A fresh service over the store that keeps nothing between plans (every plan reads the manifest list
+    and the manifests again), with a 20 s plan timeout."""
+    config, proxy, _ = store
+    settings = json.loads(config.read_text()) | {"cache_bytes": 0, "plan_cache_bytes": 0, "plan_timeout_seconds": 20}
+    path = config.with_name("uncached.json")
+    path.write_text(json.dumps(settings))
+    proxy.faults.clear()
+    with running_service("--config", str(path), "--log-level", "warning") as url:
+        yield url, proxy
+    proxy.chaos(0)
+
+
+def test_transient_faults_are_retried_and_no_plan_is_wrong(uncached: tuple[str, FaultyStore]) -> None:
+    """A fifth of the store's answers faulted at random (throttling, 500s, resets, bodies cut short behind a
+    matching length, slow answers): plans are retried through them; a plan that still fails is a 503 with
+    Retry-After, never a 422 for a store's fault, never a plan of other files; each within its timeout."""
+    url, store = uncached
+    body = {"table": DEMO_TABLE, "inline-task-limit": 10**6}
+    outcomes: Counter[str] = Counter()
+    slowest = 0.0
+    with httpx.Client(base_url=url, timeout=120) as client:
+        started = time.monotonic()
+        clean = client.post("/plan", json=body)
+        clean_seconds = time.monotonic() - started
+        assert clean.status_code == 200 and _files(clean) == EXPECTED_FILES
+        store.counts.clear()
+        store.chaos(CHAOS_SHARE, seed=36)
+        for _ in range(PLANS_UNDER_CHAOS):
+            started = time.monotonic()
+            response = client.post("/plan", json=body)
+            slowest = max(slowest, time.monotonic() - started)
+            if response.status_code == 200:
+                assert _files(response) == EXPECTED_FILES
+                outcomes["planned, the same files"] += 1
+                continue
+            assert response.status_code == 503, response.text[:500]
+            assert "Retry-After" in response.headers
+            error = response.json()["error"]
+            assert error["type"] in ("StorageException", "ServiceUnavailableException"), error
+            outcomes["503 with Retry-After"] += 1
+        store.chaos(0)
+    injected = {kind: n for kind, n in store.counts.items() if kind != "requests"}
+    print(
+        json.dumps(
+            {"store requests": store.counts["requests"], "faults injected": injected, "plans": dict(outcomes)}
+            | {"clean plan s": round(clean_seconds, 3), "slowest plan s": round(slowest, 3)}
+        )
+    )
+    assert {"status SlowDown", "status InternalError", "reset", "short", "slow"} <= set(injected), injected
+    assert sum(injected.values()) >= 0.1 * store.counts["requests"]
+    assert outcomes["planned, the same files"] >= 0.8 * PLANS_UNDER_CHAOS, outcomes
+    assert slowest < 25, f"a plan took {slowest:.1f}s: plan_timeout_seconds (20) bounds it"

@@ -35,7 +35,7 @@ class MemoryIO(FileIO):
         self.reads: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def read(self, location: str, length: int | None = None) -> bytes:
+    def read_once(self, location: str, length: int | None = None) -> bytes:
         with self._lock:
             self.reads[location] += 1
         if location not in self.files:

@@ -25,8 +25,8 @@ class CutFileIO(FileIO):
         super().__init__()
         self.cut = cut
 
-    def read(self, location: str, length: int | None = None) -> bytes:
-        data = super().read(location, length)
+    def read_once(self, location: str, length: int | None = None) -> bytes:
+        data = super().read_once(location, length)
         if location != self.cut:
             return data
         sync = data[-16:]  # every block ends with the file's sync marker, and so does the header
