@@ -23,6 +23,9 @@ __all__ = ["DEFAULT_SERVICE_URL", "TOKEN_VARIABLE", "PlannerClient", "PlannerSer
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"
 TOKEN_VARIABLE = "SCAN_PLANNER_TOKEN"  # the bearer token when none is given (a service with authentication on)
 RETRY_STATUSES = frozenset({503})
+# a balancer's own answers for a replica that went away mid-request (HAProxy: 502, 504); the service's own
+# 502 (a JSON error: an upstream catalog refused it) is not retried
+PROXY_RETRY_STATUSES = frozenset({502, 504})
 # Errors on the way to the service that a later attempt may not meet; a read timeout is not one of them:
 # the service is planning (and would plan again), so waiting longer is the caller's decision (timeout=).
 RETRY_EXCEPTIONS: tuple[type[Exception], ...] = (
@@ -141,7 +144,7 @@ class PlannerClient:
             else:
                 if response.is_success:
                     return _json(response, url)
-                if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
+                if not _retried(response) or attempt >= self.retries:
                     raise _error_of(response, url, attempt + 1)
                 self._sleep(self._delay(attempt, response.headers.get("retry-after")))
             attempt += 1
@@ -178,3 +181,12 @@ def _error_of(response: httpx.Response, url: str, attempts: int) -> PlannerServi
     if attempts > 1:
         message = f"{message} (after {attempts} attempts)"
     return PlannerServiceError(response.status_code, error_type, message, url)
+
+
+def _retried(response: httpx.Response) -> bool:
+    """Whether an error answer is worth another attempt: the service's 503s (overloaded, storage failing,
+    draining), and a balancer's 502 or 504 (not the service's JSON)."""
+    if response.status_code in RETRY_STATUSES:
+        return True
+    json = response.headers.get("content-type", "").startswith("application/json")
+    return response.status_code in PROXY_RETRY_STATUSES and not json

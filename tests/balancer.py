@@ -28,6 +28,11 @@ defaults
     timeout server 600s
     timeout http-keep-alive 60s
     default-server init-addr last,libc,none
+    # a request whose replica refused the connection, or closed it without answering (stopped or killed),
+    # goes to another replica: every request of the service is safe to send again (plans only read)
+    retries 3
+    option redispatch 1
+    retry-on conn-failure empty-response
 
 frontend planners
     bind {bind}

@@ -61,6 +61,28 @@ def test_503_is_retried_with_exponential_backoff() -> None:
     assert slept == [0.25, 0.5]
 
 
+def test_a_balancers_502_and_504_are_retried_but_not_the_services_own_502() -> None:
+    """HAProxy answers 502 (HTML) for a replica that died mid-request, 504 for one that stopped answering:
+    another replica will answer; the service's 502 (JSON: an upstream catalog refused it) stays an error."""
+    answers = iter(
+        [
+            httpx.Response(502, html="<html><body><h1>502 Bad Gateway</h1></body></html>"),
+            httpx.Response(504, html="<html><body><h1>504 Gateway Time-out</h1></body></html>"),
+            httpx.Response(200, json=PLAN),
+        ]
+    )
+    client, slept = mock_client(lambda request: next(answers), retries=3, backoff=0.25)
+    assert client.plan({"table": "db.t"}) == PLAN
+    assert slept == [0.25, 0.5]
+    refused = {
+        "error": {"message": "the catalog refused the service's token", "type": "BadGatewayException", "code": 502}
+    }
+    client, slept = mock_client(lambda request: httpx.Response(502, json=refused), retries=3)
+    with pytest.raises(PlannerServiceError) as info:
+        client.plan({"table": "db.t"})
+    assert info.value.status == 502 and slept == []
+
+
 def test_retries_are_bounded_and_the_last_error_is_raised() -> None:
     calls = 0
 
@@ -140,7 +162,7 @@ def test_read_timeouts_are_not_retried() -> None:
             "BadRequestException",
             "Invalid filter",
         ),
-        (httpx.Response(502, text="<html>Bad Gateway</html>"), 502, "HTTPError", "<html>Bad Gateway</html>"),
+        (httpx.Response(500, text="<html>Server Error</html>"), 500, "HTTPError", "<html>Server Error</html>"),
         (httpx.Response(500, json={"detail": "?"}), 500, "HTTPError", '{"detail":"?"}'),
     ],
 )
