@@ -217,6 +217,11 @@ async def metrics(runtime: RuntimeDep) -> Response:
             ("plans", "Plans spilled to disk so far", spill.spilled),
             ("bytes", "Bytes of spilled plans on disk", spill.bytes),
             ("evictions", "Spilled plans removed to stay within plan_spill_bytes", spill.evicted),
+            (
+                "failures",
+                "Plans that could not be written to disk (full, unwritable): planned again if wanted",
+                spill.failed,
+            ),
         ):
             gauges.append((f"scan_planner_plan_spill_{field}", help_text, float(value), {}))
     gauges.append(

@@ -46,6 +46,24 @@ LOADED_PLANS = 8  # spilled plans kept open (their Python objects; their columns
 _ALIGN = 64
 
 
+def plan_spill(root: Path, max_bytes: int) -> PlanSpill | None:
+    """The spill under `root`, or None (logged, saying why and what to do) when the directory cannot be made
+    or written: the service then plans again what it would have read back."""
+    try:
+        spill = PlanSpill(root, max_bytes)
+        probe = spill.directory / ".probe"
+        probe.write_bytes(b"0")
+        probe.unlink()
+    except OSError as exc:
+        log.warning(
+            "plan_spill_directory cannot be used: plans answered by id are planned again when their tasks are "
+            'fetched (give it a writable directory, or "" to turn spilling off)',
+            extra={"directory": str(root), "error": f"{type(exc).__name__}: {exc}"},
+        )
+        return None
+    return spill
+
+
 class PlanSpill:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root, self.max_bytes = root, max_bytes
@@ -60,7 +78,8 @@ class PlanSpill:
         self._pending: dict[str, CachedPlan] = {}  # being written: served from memory meanwhile
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill", initializer=_lowest_priority)
         self.bytes = 0
-        self.spilled = self.evicted = 0
+        self.spilled = self.evicted = self.failed = 0
+        self._failing = False  # the last write failed: logged once until one succeeds again
 
     def put_later(self, key: str, result: CachedPlan) -> None:
         """Write `result` to disk in the background; until then get() answers it from memory."""
@@ -92,10 +111,21 @@ class PlanSpill:
         try:
             size = self._write(stem, result)
         except (OSError, pickle.PicklingError) as exc:
-            log.warning("cannot spill a plan to disk", extra={"directory": str(self.directory), "error": str(exc)})
-            self._remove(stem)
+            self._remove(stem)  # (nothing half-written stays: and none is read, each file is checked by its key)
+            with self._lock:
+                self.failed += 1
+                first, self._failing = not self._failing, True
+            if first:  # once per run of failures: a full disk would otherwise log every plan
+                log.warning(
+                    "cannot spill plans to disk: plans answered by id are planned again when their tasks are "
+                    "fetched, until a write succeeds (free space there, or set plan_spill_directory)",
+                    extra={"directory": str(self.directory), "error": str(exc)},
+                )
             return None
         with self._lock:
+            if self._failing:
+                log.info("spilling plans to disk again", extra={"directory": str(self.directory)})
+            self._failing = False
             self._files[stem] = size
             self.bytes += size
             self.spilled += 1

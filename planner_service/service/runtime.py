@@ -27,7 +27,7 @@ from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
 from planner_service.service.plan_cache import PlanCache
-from planner_service.service.plan_spill import PlanSpill
+from planner_service.service.plan_spill import plan_spill
 from planner_service.service.scan_reports import ScanReports
 from planner_service.settings import Settings
 
@@ -77,7 +77,7 @@ class Runtime:
             settings.max_waiting_plans,
         )
         spill = (
-            PlanSpill(Path(settings.plan_spill_directory), settings.plan_spill_bytes)
+            plan_spill(Path(settings.plan_spill_directory), settings.plan_spill_bytes)
             if settings.plan_spill_directory and settings.plan_spill_bytes
             else None
         )
