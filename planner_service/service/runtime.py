@@ -26,6 +26,7 @@ from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
+from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_memory
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_spill import plan_spill
 from planner_service.service.scan_reports import ScanReports
@@ -51,6 +52,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Runtime:
+        settings = fit_to_memory(settings, cgroup_memory_limit())  # a container's limit: budgets under it
         io = file_io(settings, service_roots(settings))
         catalog = CatalogRouter.of(
             io,
