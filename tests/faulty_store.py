@@ -44,7 +44,7 @@ class FaultyStore:
         self.faults: dict[str, tuple[Any, ...]] = {}
         self.hits: dict[str, int] = {}
         self.counts: Counter[str] = Counter()
-        self._share, self._kinds, self._rng = 0.0, CHAOS_KINDS, random.Random(0)
+        self._share, self._kinds, self._rng, self._only = 0.0, CHAOS_KINDS, random.Random(0), ""
         self._lock = threading.Lock()
         store = self
 
@@ -108,10 +108,13 @@ class FaultyStore:
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def chaos(self, share: float, kinds: tuple[tuple[Any, ...], ...] = CHAOS_KINDS, seed: int = 0) -> None:
-        """From now on, a `share` of object reads (GET, HEAD) get one of `kinds` at random (0: none)."""
+    def chaos(
+        self, share: float, kinds: tuple[tuple[Any, ...], ...] = CHAOS_KINDS, seed: int = 0, only: str = ""
+    ) -> None:
+        """From now on, a `share` of object reads (GET, HEAD) get one of `kinds` at random (0: none); with
+        `only`, just the reads of keys that hold it (".parquet": the data files)."""
         with self._lock:
-            self._share, self._kinds, self._rng = share, kinds, random.Random(seed)
+            self._share, self._kinds, self._rng, self._only = share, kinds, random.Random(seed), only
 
     def _fault_for(self, method: str, path: str) -> tuple[Any, ...] | None:
         with self._lock:
@@ -119,7 +122,7 @@ class FaultyStore:
             fault = next((f for key, f in list(self.faults.items()) if key in path), None)
             if fault is not None:
                 self.hits[path] = self.hits.get(path, 0) + 1
-            elif method in ("GET", "HEAD") and self._share and self._rng.random() < self._share:
+            elif method in ("GET", "HEAD") and self._only in path and self._share and self._rng.random() < self._share:
                 fault = self._rng.choice(self._kinds)
                 if method == "HEAD" and fault[0] == "short":
                     fault = None  # (a HEAD has no body to cut)
