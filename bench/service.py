@@ -72,8 +72,15 @@ def _wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float) -> No
 
 
 @contextlib.contextmanager
-def served(args: Sequence[str], src: Path, env: dict[str, str] | None = None, timeout: float = 60) -> Iterator[Service]:
-    """`scan-planner serve --host 127.0.0.1 --port <free> ARGS`, healthy; stopped (SIGTERM, then SIGKILL) at exit."""
+def served(
+    args: Sequence[str],
+    src: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    cgroup: Path | None = None,
+) -> Iterator[Service]:
+    """`scan-planner serve --host 127.0.0.1 --port <free> ARGS`, healthy; stopped (SIGTERM, then SIGKILL) at exit.
+    With `cgroup` (a cgroup directory), the service starts inside it."""
     port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("SCAN_PLANNER_")}
     path = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH")) if p)
@@ -81,7 +88,8 @@ def served(args: Sequence[str], src: Path, env: dict[str, str] | None = None, ti
     log = Path(tempfile.NamedTemporaryFile(prefix="bench-service-", suffix=".log", delete=False).name)  # noqa: SIM115
     cmd = [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=environment)
+        enter = None if cgroup is None else lambda: (cgroup / "cgroup.procs").write_text(str(os.getpid()))
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=environment, preexec_fn=enter)
     url = f"http://127.0.0.1:{port}"
     try:
         try:

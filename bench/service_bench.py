@@ -139,13 +139,15 @@ def demo_service(src: Path) -> Iterator[Service]:
 
 
 @contextlib.contextmanager
-def bench_service(src: Path, metadata_location: str, env: dict[str, str] | None = None) -> Iterator[Service]:
+def bench_service(
+    src: Path, metadata_location: str, env: dict[str, str] | None = None, cgroup: Path | None = None
+) -> Iterator[Service]:
     """The service with one configured table, bench.t, at the bench table's metadata location (`env`: more
-    SCAN_PLANNER_* settings)."""
+    SCAN_PLANNER_* settings; `cgroup`: started inside it)."""
     with tempfile.TemporaryDirectory(prefix="bench-service-") as directory:
         config = Path(directory) / "service.toml"
         config.write_text(f"tables = {{{json.dumps(BENCH_TABLE)} = {json.dumps(metadata_location)}}}\n")
-        with served(["--config", str(config)], src, env) as service:
+        with served(["--config", str(config)], src, env, cgroup=cgroup) as service:
             yield service
 
 

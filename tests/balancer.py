@@ -1,13 +1,17 @@
 """HAProxy (Debian's `haproxy` package) in front of scan-planner replicas on loopback: HTTP mode, round robin
 per request, each replica health-checked on /health. Used by the replica tests and bench/replica_bench.py;
 docker-compose.yml's `balancer` service runs the same configuration (deploy/haproxy.cfg). A replica's name
-that does not resolve yet (a container still starting) leaves it down until it does, not HAProxy."""
+that does not resolve yet (a container still starting) leaves it down until it does, not HAProxy. `Replica`
+is a service on a fixed port that a test stops, kills and starts again behind it."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -80,3 +84,33 @@ def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
             raise RuntimeError(f"haproxy: {exc}:\n{log.read_text()[-2000:]}") from None
         finally:
             stop(proc)
+
+
+class Replica:
+    """`scan-planner serve` on a fixed loopback port, started and stopped (or killed) by the test."""
+
+    def __init__(self, warehouse: str, drain_seconds: float = 3) -> None:
+        self.port, self.warehouse, self.drain_seconds = free_port(), warehouse, drain_seconds
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = tempfile.NamedTemporaryFile(prefix="replica-", suffix=".log", delete=False)  # noqa: SIM115
+
+    def start(self) -> None:
+        cli = Path(sys.executable).with_name("scan-planner")
+        env = {**os.environ, "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": str(self.drain_seconds)}
+        args = [str(cli), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--warehouse", self.warehouse]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        wait_for_port(self.port, self.proc, 60)
+
+    def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 60) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout)
+        self.proc = None
+        return code
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()

@@ -7,25 +7,19 @@ answer, the client retries a balancer's 502/504). Each request's answer is check
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from planner_client import PlannerClient, PlannerServiceError
-from tests.balancer import balanced, haproxy_path
+from tests.balancer import Replica, balanced, haproxy_path
 from tests.conformance.reference import Conformance
-from tests.processes import free_port, wait_for_port
 
 pytestmark = pytest.mark.skipif(haproxy_path() is None, reason="haproxy is not installed (scripts/setup.sh)")
 
@@ -34,40 +28,10 @@ DRAIN_SECONDS = 3  # longer than HAProxy takes to see /health fail (inter 1s, fa
 CLIENTS = 4
 
 
-class Replica:
-    """`scan-planner serve` on a fixed loopback port, started and stopped (or killed) by the test."""
-
-    def __init__(self, warehouse: str) -> None:
-        self.port, self.warehouse = free_port(), warehouse
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.log = tempfile.NamedTemporaryFile(prefix="replica-", suffix=".log", delete=False)  # noqa: SIM115
-
-    def start(self) -> None:
-        cli = Path(sys.executable).with_name("scan-planner")
-        env = {**os.environ, "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": str(DRAIN_SECONDS)}
-        args = [str(cli), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--warehouse", self.warehouse]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        wait_for_port(self.port, self.proc, 60)
-
-    def stop(self, sig: signal.Signals = signal.SIGTERM, timeout: float = 60) -> int:
-        assert self.proc is not None
-        self.proc.send_signal(sig)
-        code = self.proc.wait(timeout)
-        self.proc = None
-        return code
-
-    def close(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
 @pytest.fixture
 def replicas(conformance: Conformance) -> Iterator[tuple[list[Replica], str]]:
     warehouse = str(conformance.dir / "warehouse")
-    pair = [Replica(warehouse), Replica(warehouse)]
+    pair = [Replica(warehouse, DRAIN_SECONDS), Replica(warehouse, DRAIN_SECONDS)]
     try:
         for replica in pair:
             replica.start()

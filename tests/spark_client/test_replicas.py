@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+import signal
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from spark_client import plan_and_read
-from tests.balancer import balanced, haproxy_path
+from tests.balancer import Replica, balanced, haproxy_path
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
 from tests.spark_client.compare import assert_spark_read_matches, read_arguments
@@ -94,3 +97,36 @@ def test_a_replica_that_did_not_make_a_plan_serves_its_tasks(conformance: Confor
         there = httpx.get(f"{second}/plans/{plan['plan-id']}/tasks/{index}", timeout=60).json()
         assert there == here
     assert _gauge(second, "scan_planner_plans_made") - made == 1  # rebuilt once from the id, then kept
+
+
+def test_a_spark_job_survives_a_replica_killed_while_it_reads(spark: Any, conformance: Conformance) -> None:
+    """Two replicas on fixed ports behind HAProxy; while a Spark job's executors fetch its tasks by id through
+    the balancer, one replica is killed (SIGKILL): the balancer and the client send its requests to the other,
+    and the job reads exactly Spark + Iceberg Java's rows."""
+    case = conformance.read("row_groups/full")
+    arguments = read_arguments(case)
+    arguments["options"] = {**SMALL_SPLITS, **(arguments["options"] or {})}
+    warehouse = str(conformance.dir / "warehouse")
+    pair = [Replica(warehouse), Replica(warehouse)]
+    try:
+        for replica in pair:
+            replica.start()
+        with balanced([r.url for r in pair]) as url:
+            df = plan_and_read(spark, f"db.{case['table']}", service_url=url, inline_task_limit=0, **arguments)
+            assert df.rdd.getNumPartitions() >= 8
+            killed: list[float] = []
+
+            def kill() -> None:
+                pair[0].stop(signal.SIGKILL)
+                killed.append(time.monotonic())
+
+            killer = threading.Timer(0.3, kill)
+            killer.start()
+            actual = df.toArrow()
+            finished = time.monotonic()
+            killer.join()
+        assert killed and killed[0] < finished, "the replica died while the job read"
+        assert_spark_read_matches(case, df.schema, actual, pq.read_table(conformance.dir / case["path"]))
+    finally:
+        for replica in pair:
+            replica.close()
