@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, location: str, env: dict[str, str]) -> dict[st
             for client in clients:
                 client.join()
             seconds = time.monotonic() - started
-            alive = httpx.get(f"{service.url}/health", timeout=5).status_code == 200 if _alive(service.pid) else False
+            alive = _answers(service.url)
         return {
             "answers": dict(answers),
             "seconds": round(seconds, 1),
@@ -86,8 +86,12 @@ def run(args: argparse.Namespace, location: str, env: dict[str, str]) -> dict[st
         remove_cgroup(group)
 
 
-def _alive(pid: int) -> bool:
-    return Path(f"/proc/{pid}").exists()
+def _answers(url: str) -> bool:
+    """Whether the service still answers its health check (a killed one refuses the connection)."""
+    try:
+        return httpx.get(f"{url}/health", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
 
 
 def make_cgroup(limit: int) -> Path:
