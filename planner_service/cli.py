@@ -161,7 +161,17 @@ def _serve(args: argparse.Namespace) -> int:
     if settings.serves_demo:
         from planner_service.demo import ensure_demo_warehouse
 
-        directory = ensure_demo_warehouse(Path(settings.demo_dir) if settings.demo_dir else None)
+        wanted = Path(settings.demo_dir) if settings.demo_dir else None
+        try:
+            directory = ensure_demo_warehouse(wanted)
+        except OSError as exc:
+            print(
+                f"scan-planner: cannot create the demo warehouse ({exc.strerror or exc}: {exc.filename}). Set "
+                "SCAN_PLANNER_HOME (or demo_dir) to a directory the service may write, or serve your own tables "
+                "(--warehouse, --catalog-uri, --rest-catalog-uri).",
+                file=sys.stderr,
+            )
+            return 2
         print(f"serving the demo warehouse {directory} (table demo.events)", file=sys.stderr)
     print(f"scan-planner on http://{settings.host}:{settings.port} (docs at /docs)", file=sys.stderr)
     if settings.workers > 1:

@@ -5,6 +5,7 @@ exits 1 with a JSON error on stderr."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -215,3 +216,17 @@ def test_aggregate_errors(conformance: Conformance, capsys: pytest.CaptureFixtur
     assert "Invalid aggregate 'avg(id)'" in json.loads(err)["error"]["message"]
     code, _, err = _run(capsys, "aggregate", "max(nope)", "--metadata-location", location)
     assert code == 1 and "cannot find field 'nope'" in json.loads(err)["error"]["message"]
+
+
+def test_serve_says_what_to_do_when_the_demo_warehouse_cannot_be_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A home that cannot hold the demo warehouse (here: under a regular file) stops `serve` at once, with the
+    reason and the settings that fix it, not a traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("SCAN_PLANNER_HOME", str(blocker / "home"))
+    assert main(["serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot create the demo warehouse (Not a directory" in err and "SCAN_PLANNER_HOME" in err
+    assert "Traceback" not in err
