@@ -11,7 +11,6 @@ none: the process killed), the cgroup's peak usage and OOM kills.
 from __future__ import annotations
 
 import argparse
-import secrets
 import sys
 import threading
 import time
@@ -22,6 +21,9 @@ from typing import Any
 import httpx
 from common import BENCH, REPO, progress, write_json
 from service_bench import bench_service, bench_table
+
+sys.path.insert(0, str(REPO))
+from tests.processes import memory_cgroup  # (the tests' cgroup, made and removed alike)
 
 MIB = 1024 * 1024
 UNFITTED = {  # an unlimited machine's defaults, given explicitly (so not fitted)
@@ -52,8 +54,7 @@ def main() -> int:
 
 
 def run(args: argparse.Namespace, location: str, env: dict[str, str]) -> dict[str, Any]:
-    group = make_cgroup(args.limit_mib * MIB)
-    try:
+    with memory_cgroup(args.limit_mib * MIB) as group:
         answers: Counter[str] = Counter()
         with bench_service(args.src, location, env | {"SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0"}, group) as service:
 
@@ -82,8 +83,6 @@ def run(args: argparse.Namespace, location: str, env: dict[str, str]) -> dict[st
             "peak MiB": peak_bytes(group) // MIB,
             "oom kills": oom_kills(group),
         }
-    finally:
-        remove_cgroup(group)
 
 
 def _answers(url: str) -> bool:
@@ -92,15 +91,6 @@ def _answers(url: str) -> bool:
         return httpx.get(f"{url}/health", timeout=5).status_code == 200
     except httpx.HTTPError:
         return False
-
-
-def make_cgroup(limit: int) -> Path:
-    v1 = Path("/sys/fs/cgroup/memory")
-    root = v1 if v1.is_dir() else Path("/sys/fs/cgroup")
-    group = root / f"scan-planner-bench-{secrets.token_hex(4)}"
-    group.mkdir()
-    (group / ("memory.limit_in_bytes" if v1.is_dir() else "memory.max")).write_text(str(limit))
-    return group
 
 
 def peak_bytes(group: Path) -> int:
@@ -117,12 +107,6 @@ def oom_kills(group: Path) -> int:
                 if line.startswith(key + " "):
                     return int(line.split()[1])
     return 0
-
-
-def remove_cgroup(group: Path) -> None:
-    for pid in (group / "cgroup.procs").read_text().split():
-        (group.parent / "cgroup.procs").write_text(pid)
-    group.rmdir()
 
 
 if __name__ == "__main__":

@@ -137,7 +137,7 @@ class Settings(BaseSettings):
     max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
     # threads reading and decoding manifests: one per core this process may run on, at most 4 (more threads
     # than cores only contend for the GIL: bench/cold_stages.py, docs/benchmarks.md)
-    manifest_threads: int = Field(default_factory=lambda: default_manifest_threads(), gt=0)
+    manifest_threads: int = Field(default_factory=default_manifest_threads, gt=0)
     # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
     worker_threads: int = Field(default=8, gt=0)
     # how long a thread holds the GIL before another may take it (None: Python's 5 ms). 1 ms lets the event

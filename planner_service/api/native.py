@@ -186,12 +186,14 @@ async def health(runtime: RuntimeDep) -> Response:
 
 def health_response(runtime: Runtime) -> Response:
     """200 `ok` while the service takes work; 503 `draining` once it is stopping (service/lifecycle.py)."""
-    if runtime.lifecycle.draining:
-        response = json_response({"status": "draining", "catalog-sources": len(runtime.catalog.sources)})
+    draining = runtime.lifecycle.draining
+    response = json_response(
+        {"status": "draining" if draining else "ok", "catalog-sources": len(runtime.catalog.sources)}
+    )
+    if draining:
         response.status_code = 503
         response.headers["Retry-After"] = "1"
-        return response
-    return json_response({"status": "ok", "catalog-sources": len(runtime.catalog.sources)})
+    return response
 
 
 @router.get("/metrics", tags=["operations"], response_class=PlainTextResponse)

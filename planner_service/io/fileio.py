@@ -87,9 +87,9 @@ class FileIO:
 
         The store's transient faults (throttling, 5xx, resets, timeouts) are retried by its client (the AWS
         SDK's standard strategy: 3 attempts with backoff); a read that ends before the size the store gives
-        for the object, or that pyarrow filled out with zeros (a body cut short behind a matching
-        Content-Length: ZERO_TAIL), is read again, at most SHORT_READ_ATTEMPTS times in all, then fails as a
-        StorageError: a fault of the store, never taken for a corrupt file."""
+        for the object is read again, at most SHORT_READ_ATTEMPTS times in all, then fails as a StorageError:
+        a fault of the store, never taken for a corrupt file (read_checked also catches a body cut short
+        behind a matching Content-Length, once a parse fails)."""
         return self.read_checked(location, lambda data: data, length)
 
     def read_checked(self, location: str, parse: Callable[[bytes], T], length: int | None = None) -> T:

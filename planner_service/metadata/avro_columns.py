@@ -61,6 +61,7 @@ _KIND = {
     _ARRAY: _LIST,
     _MAP: _LIST,
     _UNION: _I32,
+    _ZERO_KEYS: _MASK,
 }
 _ARROW = {
     _BOOL: pa.bool_(),
@@ -267,7 +268,7 @@ class _Compiler:
                 self.named[f"{namespace}.{name}"] = schema
 
     def _output(self, typ: int) -> int:
-        self.kinds.append(_KIND[typ] if typ != _ZERO_KEYS else _MASK)
+        self.kinds.append(_KIND[typ])
         return len(self.kinds) - 1
 
     def _leaf(self, number: int, typ: int, output: bool, size: int = 0) -> _Field | None:

@@ -14,7 +14,6 @@ import logging
 import signal
 import threading
 from types import FrameType
-from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +49,6 @@ def drain_on_sigterm(lifecycle: Lifecycle, seconds: float) -> None:
             return
         lifecycle.drain()
         log.info("draining", extra={"seconds": seconds, "then": "stopping: no new connections, requests finished"})
-        loop.call_soon_threadsafe(_later, loop, seconds, stop, signum)
+        loop.call_soon_threadsafe(loop.call_later, seconds, stop, signum, None)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-
-
-def _later(loop: asyncio.AbstractEventLoop, seconds: float, stop: Any, signum: int) -> None:
-    loop.call_later(seconds, stop, signum, None)

@@ -5,7 +5,6 @@ that reads them), which must agree."""
 
 from __future__ import annotations
 
-import copy
 import io
 from collections.abc import Callable
 from typing import Any
@@ -26,47 +25,31 @@ from planner_service.metadata.null_free import (
     zero_keys_from_counts,
     zero_keys_of,
 )
+from tests.planning.factories import map_type
 
 Rows = tuple[dict[int, int] | list[tuple[int, int]] | None, ...]
 COUNTS = pa.large_list(pa.struct([("key", pa.int32()), ("value", pa.int64())]))
 PATH = (2, 110)
-# data_file.null_value_counts as Iceberg writes it: an optional array of (key 121, value 122) records
-SCHEMA: dict[str, Any] = {
-    "type": "record",
-    "name": "manifest_entry",
-    "fields": [
-        {
-            "name": "data_file",
-            "field-id": 2,
-            "type": {
-                "type": "record",
-                "name": "r2",
-                "fields": [
-                    {
-                        "name": "null_value_counts",
-                        "field-id": 110,
-                        "default": None,
-                        "type": [
-                            "null",
-                            {
-                                "type": "array",
-                                "logicalType": "map",
-                                "items": {
-                                    "type": "record",
-                                    "name": "k121_v122",
-                                    "fields": [
-                                        {"name": "key", "type": "int", "field-id": 121},
-                                        {"name": "value", "type": "long", "field-id": 122},
-                                    ],
-                                },
-                            },
-                        ],
-                    }
-                ],
-            },
-        }
-    ],
-}
+
+
+def _schema(value: Any = "long") -> dict[str, Any]:
+    """A manifest entry holding only data_file.null_value_counts, its values of Avro type `value` (Iceberg
+    writes long)."""
+    counts = {
+        "name": "null_value_counts",
+        "field-id": 110,
+        "default": None,
+        "type": map_type("k121_v122", 121, 122, value),
+    }
+    data_file = {"type": "record", "name": "r2", "fields": [counts]}
+    return {
+        "type": "record",
+        "name": "manifest_entry",
+        "fields": [{"name": "data_file", "field-id": 2, "type": data_file}],
+    }
+
+
+SCHEMA = _schema()
 
 
 def _pairs(row: dict[int, int] | list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -148,10 +131,7 @@ def test_no_counts_at_all() -> None:
 
 def test_a_map_of_another_shape_is_left_out_not_misread() -> None:
     """Values that may be null (a union) are not the map the decoder reduces: no output, no proof."""
-    schema = copy.deepcopy(SCHEMA)
-    entry = schema["fields"][0]["type"]["fields"][0]["type"][1]["items"]
-    entry["fields"][1]["type"] = ["null", "long"]
-    program = compile_schema(orjson.dumps(schema).decode(), frozenset({PATH}), False, (PATH, 1))
+    program = compile_schema(orjson.dumps(_schema(["null", "long"])).decode(), frozenset({PATH}), False, (PATH, 1))
     assert PATH not in program.fields
 
 

@@ -46,7 +46,8 @@ class MemoryIO(FileIO):
         return [self.reads[location] for location in locations]
 
 
-def _map_type(name: str, key_id: int, value_id: int, value: str) -> list[Any]:
+def map_type(name: str, key_id: int, value_id: int, value: Any) -> list[Any]:
+    """An optional Iceberg map of int keys as Avro writes it: an array of key/value records."""
     item = {
         "type": "record",
         "name": name,
@@ -67,15 +68,15 @@ def _data_file_schema(partition: list[dict[str, Any]], split_offsets: bool) -> d
         {"name": "partition", "type": {"type": "record", "name": "r102", "fields": partition}, "field-id": 102},
         {"name": "record_count", "type": "long", "field-id": 103},
         {"name": "file_size_in_bytes", "type": "long", "field-id": 104},
-        {"name": "value_counts", "type": _map_type("k117_v118", 119, 120, "long"), "default": None, "field-id": 109},
+        {"name": "value_counts", "type": map_type("k117_v118", 119, 120, "long"), "default": None, "field-id": 109},
         {
             "name": "null_value_counts",
-            "type": _map_type("k121_v122", 121, 122, "long"),
+            "type": map_type("k121_v122", 121, 122, "long"),
             "default": None,
             "field-id": 110,
         },
-        {"name": "lower_bounds", "type": _map_type("k126_v127", 126, 127, "bytes"), "default": None, "field-id": 125},
-        {"name": "upper_bounds", "type": _map_type("k129_v130", 129, 130, "bytes"), "default": None, "field-id": 128},
+        {"name": "lower_bounds", "type": map_type("k126_v127", 126, 127, "bytes"), "default": None, "field-id": 125},
+        {"name": "upper_bounds", "type": map_type("k129_v130", 129, 130, "bytes"), "default": None, "field-id": 128},
     ]
     if split_offsets:
         offsets = {"type": "array", "items": "long", "element-id": 133}

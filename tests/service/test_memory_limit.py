@@ -5,9 +5,9 @@ killed. The reading of the cgroup files is also checked against both hierarchies
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -21,7 +21,7 @@ import pytest
 
 from planner_service.service.memory_limit import RESERVED_BYTES, cgroup_memory_limit
 from tests.conformance.reference import Conformance
-from tests.processes import free_port, stop, wait_for_port
+from tests.processes import free_port, memory_cgroup, stop, wait_for_port
 
 LIMIT = 1024 * 1024 * 1024
 MIB = 1024 * 1024
@@ -45,23 +45,14 @@ def test_the_limit_is_read_from_either_hierarchy(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def memory_cgroup() -> Iterator[Path]:
-    """A new memory cgroup limited to LIMIT bytes (its cgroup.procs takes a process)."""
-    v1 = Path("/sys/fs/cgroup/memory")
-    root = v1 if v1.is_dir() else Path("/sys/fs/cgroup")
-    group = root / f"scan-planner-test-{secrets.token_hex(4)}"
-    limit_file = "memory.limit_in_bytes" if v1.is_dir() else "memory.max"
-    try:
-        group.mkdir()
-        (group / limit_file).write_text(str(LIMIT))
-    except OSError as exc:
-        pytest.skip(f"cannot make a memory cgroup here: {exc}")
-    try:
+def limited() -> Iterator[Path]:
+    """A new memory cgroup limited to LIMIT bytes."""
+    with contextlib.ExitStack() as stack:
+        try:
+            group = stack.enter_context(memory_cgroup(LIMIT))
+        except OSError as exc:
+            pytest.skip(f"cannot make a memory cgroup here: {exc}")
         yield group
-    finally:
-        for pid in (group / "cgroup.procs").read_text().split():  # (any left: back to the root, to remove it)
-            (root / "cgroup.procs").write_text(pid)
-        group.rmdir()
 
 
 def _serve(group: Path, warehouse: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, Path]:
@@ -88,11 +79,9 @@ def _fitted(log: Path) -> dict[str, int]:
     return next((line for line in lines if line["msg"] == "memory budgets fitted to the cgroup's limit"), {})
 
 
-def test_a_service_in_a_memory_cgroup_fits_its_budgets_and_stays_up(
-    conformance: Conformance, memory_cgroup: Path
-) -> None:
+def test_a_service_in_a_memory_cgroup_fits_its_budgets_and_stays_up(conformance: Conformance, limited: Path) -> None:
     warehouse = str(conformance.dir / "warehouse")
-    proc, url, log = _serve(memory_cgroup, warehouse, {"SCAN_PLANNER_PLAN_CACHE_BYTES": str(300 * MIB)})
+    proc, url, log = _serve(limited, warehouse, {"SCAN_PLANNER_PLAN_CACHE_BYTES": str(300 * MIB)})
     try:
         usable = LIMIT - RESERVED_BYTES
         fitted = _fitted(log)
