@@ -64,7 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         "/v1/oauth/tokens",
         token_endpoint,
         methods=["POST"],
-        tags=["Iceberg REST catalog"],
+        tags=["iceberg-rest-catalog"],
         summary="An access token: OAuth2 client credentials (form or Basic) or a token exchange",
     )
     app.include_router(native.router)

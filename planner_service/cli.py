@@ -26,7 +26,7 @@ from planner_service.planning.scan_request import scan_request, snapshot_fields
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -34,15 +34,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.run(args)
         return result
+    except BrokenPipeError:  # `scan-planner plan | head`: the reader left; say nothing more
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except PlannerError as exc:
         kind = error_kind(exc)
         print(json.dumps({"error": {"type": kind.type, "message": exc.message, "code": kind.status}}), file=sys.stderr)
         return 1
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line, every flag with its help (docs/reference/cli.md is generated from it)."""
     parser = argparse.ArgumentParser(prog="scan-planner", description="Scan planning for Apache Iceberg tables")
-    sub = parser.add_subparsers(dest="command")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     plan = sub.add_parser("plan", help="plan a scan and print the plan (no table given: the demo table)")
     _scan_arguments(plan)
@@ -117,8 +121,13 @@ def _scan_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
     parser.add_argument("--catalog-name", default="default", help="catalog_name in the SQL catalog")
     snap = parser.add_mutually_exclusive_group()
-    snap.add_argument("--snapshot-id", type=int)
-    snap.add_argument("--as-of-timestamp-ms", type=int)
+    snap.add_argument("--snapshot-id", type=int, help="plan this snapshot (default: the current one)")
+    snap.add_argument(
+        "--as-of-timestamp-ms",
+        type=int,
+        metavar="MS",
+        help="plan the snapshot that was current at this time (milliseconds since the epoch)",
+    )
     snap.add_argument("--ref", help="a branch or tag name")
     parser.add_argument(
         "--start-snapshot-id",

@@ -40,125 +40,202 @@ def default_manifest_threads() -> int:
 
 
 class Settings(BaseSettings):
+    """Every setting of the service. Each field's docstring is its meaning in the generated reference
+    (docs/reference/settings.md); a field without one fails tests/docs/test_reference.py."""
+
     # hide_input_in_errors: a setting of the wrong shape is named, never echoed (it may be a key or a token)
-    model_config = SettingsConfigDict(env_prefix="SCAN_PLANNER_", extra="forbid", hide_input_in_errors=True)
+    model_config = SettingsConfigDict(
+        env_prefix="SCAN_PLANNER_", extra="forbid", hide_input_in_errors=True, use_attribute_docstrings=True
+    )
 
     # where tables come from (any combination; explicit tables first, then the SQL catalog, then the warehouse)
     warehouse: str | None = None
+    """A directory (or object-store prefix) of Hadoop-style tables: table `ns.name` is `WAREHOUSE/ns/name`."""
     catalog_uri: str | None = None
+    """A SQL catalog (Iceberg's JDBC/SQL catalog layout, table `iceberg_tables`): a SQLite path, or a
+    SQLAlchemy URL such as `postgresql+psycopg://user@host/db`."""
     catalog_name: str = "default"
+    """The `catalog_name` column the SQL catalog's rows are read under."""
     tables: dict[str, str] = Field(default_factory=dict)
-    # an upstream Iceberg REST catalog (catalog/rest.py): its base URI (without /v1), warehouse, prefix, and
-    # either OAuth2 client credentials ("client_id:client_secret") or a bearer token
+    """Explicit tables: name to metadata.json location, e.g. `{"db.events": "s3://b/t/metadata/v3.metadata.json"}`;
+    looked up before any catalog."""
     rest_catalog_uri: str | None = None
+    """An upstream Iceberg REST catalog (Polaris, Gravitino, Lakekeeper, Nessie, Unity, Glue): its base URI,
+    without `/v1`. Tables are loaded from it and planned here."""
     rest_catalog_warehouse: str | None = None
+    """The `warehouse` sent to the upstream REST catalog's `/v1/config`."""
     rest_catalog_prefix: str | None = None
+    """The upstream REST catalog's path prefix; beats the prefix in `/v1/config`'s defaults, not in its
+    overrides."""
     rest_catalog_credential: str | None = Field(default=None, repr=False)
+    """OAuth2 client credentials for the upstream REST catalog, as `client_id:client_secret`."""
     rest_catalog_token: str | None = Field(default=None, repr=False)
-    rest_catalog_oauth2_server_uri: str | None = None  # default {rest_catalog_uri}/v1/oauth/tokens
+    """A bearer token for the upstream REST catalog (instead of `rest_catalog_credential`)."""
+    rest_catalog_oauth2_server_uri: str | None = None
+    """Where client credentials are exchanged for a token (default `{rest_catalog_uri}/v1/oauth/tokens`)."""
     rest_catalog_scope: str = "catalog"
+    """The OAuth2 scope asked for with the client credentials."""
     rest_catalog_timeout_seconds: float = Field(default=30.0, gt=0)
-    rest_catalog_report_metrics: bool = False  # POST each plan's ScanReport to the catalog's metrics endpoint
-    demo: bool | None = None  # None: serve the demo warehouse when no catalog is configured
+    """How long one request to the upstream REST catalog may take before it fails (503)."""
+    rest_catalog_report_metrics: bool = False
+    """POST each plan's ScanReport to the upstream catalog's metrics endpoint."""
+    demo: bool | None = None
+    """Serve the embedded demo warehouse (table `demo.events`); unset: only when no catalog is configured."""
     demo_dir: str | None = None
+    """Where the demo warehouse is created (default `$SCAN_PLANNER_HOME/demo-warehouse`, the home being
+    `~/.local/share/scan-planner`)."""
 
     # storage
     allowed_roots: list[str] = Field(default_factory=list)
-    max_file_bytes: int = MAX_FILE_BYTES  # the most one read of a metadata file, manifest list or manifest takes
-    max_inflated_bytes: int = Field(default=MAX_INFLATED_BYTES, gt=0)  # ... and the most its Avro blocks inflate to
+    """The only locations read (directories, `s3://bucket/prefix`, ...); a table or file outside is refused
+    with 403. Unset: what the service was configured to serve (the warehouse, each explicit table's
+    directory, the demo warehouse, every table its catalogs name)."""
+    max_file_bytes: int = MAX_FILE_BYTES
+    """The most one read of a metadata file, manifest list or manifest may take (bytes); a bigger file is 422."""
+    max_inflated_bytes: int = Field(default=MAX_INFLATED_BYTES, gt=0)
+    """The most one file's Avro blocks may inflate to (bytes): a decompression bomb is 422."""
     s3_endpoint: str | None = None
+    """An S3-compatible endpoint (MinIO, moto, Ceph), e.g. `http://127.0.0.1:9000`; unset: AWS."""
     s3_region: str | None = None
+    """The S3 region."""
     s3_access_key_id: str | None = None
+    """The S3 access key id; unset: the AWS SDK's default chain (environment, profile, instance role)."""
     s3_secret_access_key: str | None = Field(default=None, repr=False)
+    """The S3 secret access key."""
     s3_session_token: str | None = Field(default=None, repr=False)
+    """An S3 session token, with temporary keys."""
     s3_path_style: bool = True
-    # Google Cloud Storage (gs://) and Azure (abfs[s]://, wasb[s]://), in the style of S3's settings; an
-    # emulator is gcs_endpoint = "http://127.0.0.1:4443" or adls_blob_storage_authority = "127.0.0.1:10000"
+    """Address buckets by path (`endpoint/bucket/key`) rather than by virtual host."""
     gcs_endpoint: str | None = None
+    """A Google Cloud Storage endpoint (`gs://`), e.g. an emulator at `http://127.0.0.1:4443`."""
     gcs_project_id: str | None = None
+    """The Google Cloud project."""
     gcs_oauth2_token: str | None = Field(default=None, repr=False)
+    """An OAuth2 access token for Google Cloud Storage; unset: the default credentials."""
     gcs_anonymous: bool = False
-    adls_account_name: str | None = None  # for locations that name no account (abfs://container/path)
+    """Read Google Cloud Storage without credentials (public buckets, emulators)."""
+    adls_account_name: str | None = None
+    """The Azure storage account, for locations that name none (`abfs://container/path`)."""
     adls_account_key: str | None = Field(default=None, repr=False)
+    """The Azure storage account key."""
     adls_sas_token: str | None = Field(default=None, repr=False)
+    """An Azure SAS token (instead of the account key)."""
     adls_blob_storage_authority: str | None = None
+    """The Azure blob endpoint's host and port, e.g. `127.0.0.1:10000` for Azurite."""
     adls_dfs_storage_authority: str | None = None
-    adls_storage_scheme: str | None = None  # http for an emulator
-    # vended credentials (io/vending.py): "static" hands out vended_storage_properties, "sts" short-lived
-    # keys from STS AssumeRole of sts_role_arn scoped to the table's location; with tables and plans
+    """The Azure Data Lake (dfs) endpoint's host and port."""
+    adls_storage_scheme: str | None = None
+    """`http` for an emulator; unset: `https`."""
     vend_credentials: Literal["off", "static", "sts"] = "off"
+    """Hand storage credentials to clients with tables and plans (Iceberg's vended credentials): `static`
+    hands out `vended_storage_properties`; `sts` short-lived keys from STS AssumeRole of `sts_role_arn`,
+    scoped to the table's location."""
     vended_storage_properties: dict[str, str] = Field(default_factory=dict, repr=False)
+    """The storage properties `static` vending hands out, e.g. `{"s3.access-key-id": "...", ...}`."""
     sts_role_arn: str | None = None
-    sts_endpoint: str | None = None  # default: AWS's
-    sts_region: str | None = None  # default: s3_region
+    """The role STS vending assumes."""
+    sts_endpoint: str | None = None
+    """The STS endpoint; unset: AWS's."""
+    sts_region: str | None = None
+    """The STS region; unset: `s3_region`."""
     sts_duration_seconds: int = Field(default=3600, ge=900, le=43200)
-    s3_connect_timeout_seconds: float = Field(default=5.0, gt=0)  # a store that does not answer: 503 after these
+    """How long vended STS keys last; more than `plan_ttl_seconds`, so that a kept plan's keys last."""
+    s3_connect_timeout_seconds: float = Field(default=5.0, gt=0)
+    """A store that does not accept a connection within this is answered 503."""
     s3_request_timeout_seconds: float = Field(default=30.0, gt=0)
+    """A store request that does not finish within this is answered 503."""
 
     # serving
     host: str = "127.0.0.1"
+    """The address to bind. Another host than loopback needs authentication (or `allow_anonymous`)."""
     port: int = 8181
+    """The port to bind."""
     workers: int = 1
+    """Worker processes (uvicorn's); each has its own caches."""
     log_level: str = "info"
-    # FastAPI's native OpenTelemetry (spans, metrics, logs to the globally configured providers); off, its
-    # per-request check (environment lookups) is skipped as well
+    """`debug`, `info`, `warning` or `error`; logs are JSON lines on standard error."""
     opentelemetry: bool = False
+    """FastAPI's native OpenTelemetry (spans, metrics, logs to the globally configured providers); off, its
+    per-request check is skipped as well."""
     max_body_bytes: int = 1024 * 1024
-    cors_allowed_origins: list[str] = Field(default_factory=list)  # web pages allowed to call (CORS); none
-    body_timeout_seconds: float = 30.0  # a request body that stops arriving for this long is answered 408
-    # how long an idle keep-alive connection stays open: longer than clients keep theirs in their pools
-    # (a server closing one first races with its reuse: Java's HTTP client then fails "failed to respond")
+    """The largest request body taken (bytes); a bigger one is 413."""
+    cors_allowed_origins: list[str] = Field(default_factory=list)
+    """Web pages allowed to call the service from a browser (CORS); none by default."""
+    body_timeout_seconds: float = 30.0
+    """A request body that stops arriving for this long is answered 408."""
     keep_alive_seconds: int = Field(default=75, gt=0)
+    """How long an idle keep-alive connection stays open: longer than clients keep theirs in their pools (a
+    server closing one first races with its reuse)."""
     cache_bytes: int = 512 * 1024 * 1024
+    """Manifests and manifest lists, decoded, kept across requests (bytes)."""
 
     # authentication (on when any token or client is configured): bearer tokens on every route but /health
-    auth_tokens: list[str] = Field(default_factory=list, repr=False)  # static bearer tokens
-    oauth_clients: dict[str, str] = Field(
-        default_factory=dict, repr=False
-    )  # client id -> secret (POST /v1/oauth/tokens)
-    token_signing_key: str | None = Field(default=None, repr=False)  # signs issued tokens (default: random per start)
+    auth_tokens: list[str] = Field(default_factory=list, repr=False)
+    """Static bearer tokens; any one set turns authentication on (every route but `/health`)."""
+    oauth_clients: dict[str, str] = Field(default_factory=dict, repr=False)
+    """OAuth2 clients, client id to secret, exchanged for tokens at `POST /v1/oauth/tokens`; any one set turns
+    authentication on."""
+    token_signing_key: str | None = Field(default=None, repr=False)
+    """The key that signs issued tokens (default: random at each start, so tokens end with the process; set
+    it to share tokens between replicas)."""
     token_ttl_seconds: int = Field(default=3600, gt=0)
-    allow_anonymous: bool = False  # serve without authentication on a non-loopback host
-    plan_cache_bytes: int = 512 * 1024 * 1024  # finished plans and encoded /plan bodies, by canonical request
-    # finished plans too big for the plan cache, kept on local disk (memory-mapped) so that fetching their tasks
-    # by id does not plan them again; "" turns it off. Each process uses its own subdirectory, removed at exit
+    """How long an issued token is valid."""
+    allow_anonymous: bool = False
+    """Serve without authentication on a host other than loopback."""
+    plan_cache_bytes: int = 512 * 1024 * 1024
+    """Finished plans and encoded `/plan` bodies, by canonical request (bytes)."""
     plan_spill_directory: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "scan-planner-plans"))
-    plan_spill_bytes: int = Field(default=16 * 1024**3, ge=0)  # the most the spilled plans take on disk
-    inline_task_limit: int = 10_000  # /plan answers larger plans with their id (tasks: GET /plans/{id}/tasks)
-    max_concurrent_plans: int = 2  # plans made at once (each holds its plan's columns); others queue
-    plan_queue_seconds: float = 30.0  # a plan that waits longer for its turn is answered 503 + Retry-After
-    # a plan still being made after this long (storage slow or failing) stops: 503 + Retry-After; None: no limit
+    """Where finished plans too big for the plan cache are kept (memory-mapped), so that fetching their tasks
+    by id does not plan them again; `""` turns it off. Each process uses its own subdirectory, removed at exit.
+    Default: `scan-planner-plans` in the system's temporary directory."""
+    plan_spill_bytes: int = Field(default=16 * 1024**3, ge=0)
+    """The most the spilled plans take on disk (bytes); the oldest go first."""
+    inline_task_limit: int = 10_000
+    """`/plan` answers a plan with more tasks than this with its id; its tasks are fetched from
+    `GET /plans/{id}/tasks`."""
+    max_concurrent_plans: int = 2
+    """Plans made at once (each holds its plan's columns); the others queue."""
+    plan_queue_seconds: float = 30.0
+    """A plan that waits longer for its turn is answered 503 with Retry-After."""
     plan_timeout_seconds: float | None = Field(default=300.0, gt=0)
-    # on SIGTERM: /health answers 503 "draining" while the service still serves, this long (longer than the
-    # balancer takes to notice), then it stops taking connections and finishes what it has (service/lifecycle.py)
+    """A plan still being made after this long (storage slow or failing) stops: 503 with Retry-After; unset:
+    no limit."""
     shutdown_drain_seconds: float = Field(default=5.0, ge=0)
-    shutdown_grace_seconds: float = Field(default=60.0, gt=0)  # requests still running then are cut off
-    plan_memory_bytes: int = 1024 * 1024 * 1024  # estimated memory of the plans made at once (a bigger one: alone)
-    max_waiting_plans: int = 2  # plans waiting for their turn; more are answered 503 + Retry-After at once
-    # threads reading and decoding manifests: one per core this process may run on, at most 4 (more threads
-    # than cores only contend for the GIL: bench/cold_stages.py, docs/benchmarks.md)
+    """On SIGTERM, `/health` answers 503 "draining" this long while the service still serves (longer than
+    the balancer takes to notice); then it stops taking connections and finishes what it has."""
+    shutdown_grace_seconds: float = Field(default=60.0, gt=0)
+    """After draining, requests still running this long are cut off."""
+    plan_memory_bytes: int = 1024 * 1024 * 1024
+    """Estimated memory of the plans made at once; a bigger plan runs alone."""
+    max_waiting_plans: int = 2
+    """Plans waiting for their turn; more are answered 503 with Retry-After at once."""
     manifest_threads: int = Field(default_factory=default_manifest_threads, gt=0)
-    # threads for blocking work (planning, storage, plans waiting their turn); /health and /metrics need none
+    """Threads reading and decoding manifests. Default: one per core this process may run on, at most 4 (more
+    threads than cores only contend for the GIL)."""
     worker_threads: int = Field(default=8, gt=0)
-    # how long a thread holds the GIL before another may take it (None: Python's 5 ms). 1 ms lets the event
-    # loop (/health) in sooner under load; cold full plans take no longer since manifest framing moved to C
-    # (bench/sturdy_bench.py, scale_bench.py; README "Under load")
+    """Threads for blocking work (planning, storage, plans waiting their turn); at least
+    `max_concurrent_plans + max_waiting_plans + 4`. `/health` and `/metrics` need none."""
     gil_switch_seconds: float | None = Field(default=0.001, gt=0)
+    """How long a thread holds the GIL before another may take it (unset: Python's 5 ms); 1 ms lets `/health`
+    in sooner under load."""
 
-    # REST scan planning: plans with more file scan tasks than this are paged through plan-tasks
+    # REST scan planning
     plan_task_page_size: int = 1000
-    # plan-task tokens a page's answer lists: 0 lists every further page on the first answer (fetched in
-    # parallel); N > 0 nests them, each answer listing at most N more (the spec's nested plan tasks)
+    """REST scan planning: a plan with more file scan tasks than this is paged through plan-task tokens."""
     plan_task_fanout: int = Field(default=0, ge=0)
-    # a REST plan not made within `rest_plan_wait_seconds` is answered `submitted` (planning goes on; clients
-    # poll); one of a snapshot with more data files than `async_plan_min_files` (None: no such size) at once
+    """Plan-task tokens a page's answer lists: 0 lists every further page on the first answer (fetched in
+    parallel); N > 0 nests them, each answer listing at most N more (the spec's nested plan tasks)."""
     rest_plan_wait_seconds: float = Field(default=10.0, gt=0)
+    """A REST plan not made within this is answered `submitted` (planning goes on; clients poll)."""
     async_plan_min_files: int | None = Field(default=None, ge=0)
+    """A REST plan of a snapshot with more data files than this is answered `submitted` at once; unset: no
+    such size."""
     plan_ttl_seconds: int = 600
-    # which REST clients /v1/config tells to plan here (its defaults carry scan-planning-mode=server): "auto",
-    # the clients known to plan every table correctly through the service (Iceberg Java 1.11+, by the
-    # X-Client-Version it sends); "all", every client; "off", none. A client's own setting wins either way.
+    """How long a plan id (and a REST plan's tasks) stays fetchable after it was made."""
     advertise_server_planning: Literal["auto", "all", "off"] = "auto"
+    """Which REST clients `/v1/config` tells to plan here (`scan-planning-mode=server` in its defaults):
+    `auto`, the clients known to plan every table correctly through the service (Iceberg Java 1.11+, by the
+    `X-Client-Version` it sends); `all`, every client; `off`, none. A client's own setting wins either way."""
 
     @field_validator("advertise_server_planning", mode="before")
     @classmethod

@@ -100,7 +100,8 @@ _PUSHDOWN_WORKER = "data_source_pushdown_filters.py"  # pyspark/sql/worker/, the
 
 
 class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
-    """Read an Iceberg table planned by the scan planner (see OPTIONS)."""
+    """`spark.read.format("scan-planner")`: an Iceberg table planned by the scan planner, one Spark partition
+    per task (pyspark 4; its read options are OPTIONS)."""
 
     @classmethod
     def name(cls) -> str:

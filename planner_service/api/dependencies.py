@@ -1,4 +1,4 @@
-"""The routes' FastAPI dependencies: the runtime and the `pretty` query parameter.
+"""The routes' FastAPI dependencies: the runtime, the `pretty` query parameter and the path parameters.
 
 Dependencies are coroutines: FastAPI runs a plain function dependency in the worker-thread pool, where it
 would wait behind every blocked or busy thread (slow storage, big plans) and stall even /health."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 
 from planner_service.service.runtime import Runtime
 
@@ -25,3 +25,10 @@ async def is_pretty(
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 PrettyDep = Annotated[bool, Depends(is_pretty)]
+
+# path parameters, described once for every route that takes them
+PlanIdPath = Annotated[str, Path(description="a plan id, as the plan's answer gave it")]
+TaskIndexPath = Annotated[int, Path(description="a task's position in the plan, from 0")]
+TableNamePath = Annotated[str, Path(description="a table name, `namespace.name`")]
+NamespacePath = Annotated[str, Path(description="a namespace; nested levels joined by the unit separator (%1F)")]
+RestTablePath = Annotated[str, Path(description="a table's name within the namespace")]

@@ -13,13 +13,28 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
-from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, TableNamePath, TaskIndexPath
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
 from planner_service.api.request_models import PlanRequest, parse_body
 from planner_service.api.response_models import DeferredPlan, PlanResponse, described, json_route
 from planner_service.api.responses import json_bytes, json_response
 from planner_service.catalog.base import LoadedTable
+from planner_service.metrics import (
+    CACHE_BYTES,
+    CACHE_ENTRIES,
+    CACHE_EVICTIONS,
+    CACHE_HITS,
+    CACHE_MISSES,
+    GC_COLLECTIONS,
+    GC_FROZEN,
+    PLANS_MADE,
+    SPILL_BYTES,
+    SPILL_EVICTIONS,
+    SPILL_FAILURES,
+    SPILL_PLANS,
+    Gauge,
+)
 from planner_service.planning.admission import Cancellation
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
@@ -148,7 +163,7 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     summary="A plan by id: reader context and per-task estimates",
     responses=described(DeferredPlan, "The plan's reader context and per-task estimates"),
 )
-async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     def answer(cancel: Cancellation) -> dict[str, Any]:
         result = runtime.plan_by_id(plan_id, cancel)
         return deferred_body(result, runtime.storage_credentials(result.plan.table))
@@ -158,7 +173,7 @@ async def plan_by_id(plan_id: str, request: Request, runtime: RuntimeDep, pretty
 
 @router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")
 async def plan_tasks(
-    plan_id: str,
+    plan_id: PlanIdPath,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     start: Annotated[int, Query(ge=0, description="the first task")] = 0,
@@ -171,7 +186,7 @@ async def plan_tasks(
 
 
 @router.get("/plans/{plan_id}/tasks/{index}", tags=["planning"], summary="Task `index` of a plan, self-contained")
-async def plan_task(plan_id: str, index: int, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def plan_task(plan_id: PlanIdPath, index: TaskIndexPath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     def work() -> dict[str, Any]:
         return _tasks(runtime.plan_by_id(plan_id), index, None)
 
@@ -198,51 +213,30 @@ def health_response(runtime: Runtime) -> Response:
 
 @router.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
 async def metrics(runtime: RuntimeDep) -> Response:
-    gauges = []
+    gauges: list[Gauge] = []
     for name, cache in runtime.caches().items():
         stats = cache.stats
-        for field, help_text in (
-            ("hits", "Cache hits"),
-            ("misses", "Cache misses"),
-            ("entries", "Cached entries"),
-            ("bytes", "Estimated cached bytes"),
-            ("evictions", "Evictions"),
+        for metric, value in (
+            (CACHE_HITS, stats.hits),
+            (CACHE_MISSES, stats.misses),
+            (CACHE_ENTRIES, stats.entries),
+            (CACHE_BYTES, stats.bytes),
+            (CACHE_EVICTIONS, stats.evictions),
         ):
-            gauges.append((f"scan_planner_cache_{field}", help_text, float(getattr(stats, field)), {"cache": name}))
+            gauges.append((metric, float(value), {"cache": name}))
     plans = runtime.plans
-    gauges.append(
-        ("scan_planner_plans_made", "Plans made (fresh, explained, or rebuilt from a plan id)", float(plans.made), {})
-    )
-    if plans.spill is not None:
-        spill = plans.spill
-        for field, help_text, value in (
-            ("plans", "Plans spilled to disk so far", spill.spilled),
-            ("bytes", "Bytes of spilled plans on disk", spill.bytes),
-            ("evictions", "Spilled plans removed to stay within plan_spill_bytes", spill.evicted),
-            (
-                "failures",
-                "Plans that could not be written to disk (full, unwritable): planned again if wanted",
-                spill.failed,
-            ),
+    gauges.append((PLANS_MADE, float(plans.made), {}))
+    if (spill := plans.spill) is not None:
+        for metric, value in (
+            (SPILL_PLANS, spill.spilled),
+            (SPILL_BYTES, spill.bytes),
+            (SPILL_EVICTIONS, spill.evicted),
+            (SPILL_FAILURES, spill.failed),
         ):
-            gauges.append((f"scan_planner_plan_spill_{field}", help_text, float(value), {}))
-    gauges.append(
-        (
-            "python_gc_frozen_objects",
-            "Objects out of the cycle collector's reach (gc.freeze at startup)",
-            float(gc.get_freeze_count()),
-            {},
-        )
-    )
+            gauges.append((metric, float(value), {}))
+    gauges.append((GC_FROZEN, float(gc.get_freeze_count()), {}))
     for generation, collector in enumerate(gc.get_stats()):
-        gauges.append(
-            (
-                "python_gc_collections",
-                "Cycle collections so far, by generation",
-                float(collector["collections"]),
-                {"generation": str(generation)},
-            )
-        )
+        gauges.append((GC_COLLECTIONS, float(collector["collections"]), {"generation": str(generation)}))
     text = runtime.metrics.render(gauges)
     return Response(text, media_type="text/plain; version=0.0.4")
 
@@ -255,7 +249,7 @@ def _table(runtime: Runtime, name: str) -> LoadedTable:
 
 
 @router.get("/tables/{name}/snapshots", tags=["debugging"], summary="A table's snapshots, oldest first")
-async def snapshots(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def snapshots(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name)
     meta = table.metadata
     body = {
@@ -268,14 +262,14 @@ async def snapshots(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Respon
 
 
 @router.get("/tables/{name}/refs", tags=["debugging"], summary="A table's branches and tags")
-async def refs(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def refs(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name)
     body = {"table": table.name, "refs": {n: r.to_json() for n, r in sorted(table.metadata.refs.items())}}
     return json_response(body, pretty=pretty)
 
 
 @router.get("/tables/{name}/history", tags=["debugging"], summary="The main branch's snapshot log")
-async def history(name: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def history(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name)
     meta = table.metadata
     entries = []

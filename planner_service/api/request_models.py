@@ -32,7 +32,7 @@ class ScanSelection(WireModel):
 
     table: str | None = Field(None, description="namespace.name, resolved through the configured catalog")
     metadata_location: str | None = Field(None, description="a metadata.json location instead of a name")
-    snapshot_id: int | None = None
+    snapshot_id: int | None = Field(None, description="the snapshot to scan; default: the current one")
     as_of_timestamp_ms: int | None = Field(None, description="the last snapshot committed at or before this time")
     ref: str | None = Field(None, description="a branch or tag")
     start_snapshot_id: int | None = Field(
@@ -42,7 +42,7 @@ class ScanSelection(WireModel):
         None, description="an incremental append scan: up to this snapshot (inclusive; default: the current one)"
     )
     filter: Any = Field(None, description="a filter string or a REST JSON expression")
-    case_sensitive: bool = True
+    case_sensitive: bool = Field(True, description="false: the filter's and select's column names ignore case")
 
     def to_scan(self, **planning: Any) -> ScanRequest:
         """The scan this selection asks for (a 400 for a bad filter or snapshot choice), with `planning`'s
@@ -125,7 +125,9 @@ class ReportMetricsRequest(BaseModel):
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
-    report_type: Literal["scan-report", "commit-report"] = Field(alias="report-type")
+    report_type: Literal["scan-report", "commit-report"] = Field(
+        alias="report-type", description="scan-report or commit-report"
+    )
 
 
 class RestWireModel(WireModel):
@@ -139,7 +141,7 @@ class PlanTableScanRequest(RestWireModel):  # POST .../tables/{table}/plan (no d
     snapshot_id: int | None = Field(None, description="the snapshot to scan; default: the current one")
     select: list[str] | None = Field(None, description="column names; checked, they do not change the files")
     filter: Any = Field(None, description="a REST JSON expression")
-    case_sensitive: bool = True
+    case_sensitive: bool = Field(True, description="false: the filter's and select's column names ignore case")
     use_snapshot_schema: bool = Field(False, description="accepted; the filter binds to the current schema")
     start_snapshot_id: int | None = Field(None, description="an incremental append scan: after this snapshot")
     end_snapshot_id: int | None = Field(None, description="an incremental append scan: up to this snapshot")

@@ -10,6 +10,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planner_service.api import native
 from planner_service.api.errors import unexpected_error_response
+from planner_service.metrics import REQUEST_SECONDS, REQUESTS
 from planner_service.service.runtime import Runtime
 
 log = logging.getLogger("planner_service.requests")
@@ -57,12 +58,8 @@ class RequestObserver:
     def _observed(scope: Scope, runtime: Runtime | None, route: str, status: int, started: float) -> None:
         elapsed = time.perf_counter() - started
         if runtime is not None:
-            runtime.metrics.inc(
-                "scan_planner_requests_total", "HTTP requests", method=scope["method"], route=route, status=str(status)
-            )
-            runtime.metrics.observe(
-                "scan_planner_request_seconds", "HTTP request latency", elapsed, method=scope["method"], route=route
-            )
+            runtime.metrics.inc(REQUESTS, method=scope["method"], route=route, status=str(status))
+            runtime.metrics.observe(REQUEST_SECONDS, elapsed, method=scope["method"], route=route)
         log.info(
             "request",
             extra={"method": scope["method"], "path": scope["path"], "status": status, "ms": round(elapsed * 1000, 2)},

@@ -17,13 +17,14 @@ from fastapi import APIRouter, Header, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.dependencies import NamespacePath, PrettyDep, RestTablePath, RuntimeDep
 from planner_service.api.request_models import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import NoSuchNamespaceError, NotFoundError
+from planner_service.metrics import METRICS_REPORTS
 from planner_service.service.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -106,14 +107,14 @@ async def list_namespaces(
 
 
 @routes.route("GET", "/namespaces/{namespace}", summary="Load a namespace (it has no properties)")
-async def load_namespace(namespace: str, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def load_namespace(namespace: NamespacePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     levels = parse_namespace(namespace)
     await run_in_threadpool(_require_namespace, runtime, levels)
     return json_response({"namespace": list(levels), "properties": {}}, pretty=pretty)
 
 
 @routes.route("HEAD", "/namespaces/{namespace}", summary="Whether a namespace exists: 204 or 404")
-async def namespace_exists(namespace: str, runtime: RuntimeDep) -> Response:
+async def namespace_exists(namespace: NamespacePath, runtime: RuntimeDep) -> Response:
     levels = parse_namespace(namespace)
     return await _exists_response(_require_namespace, runtime, levels)
 
@@ -131,7 +132,7 @@ def _list_tables(runtime: Runtime, namespace: tuple[str, ...]) -> list[TableIden
 
 @routes.route("GET", "/namespaces/{namespace}/tables", summary="List the tables of a namespace")
 async def list_tables(
-    namespace: str,
+    namespace: NamespacePath,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     page_token: Annotated[str | None, Query(alias="pageToken", description="ignored: one page")] = None,
@@ -167,8 +168,8 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
     responses=described(LoadTableResult, "The table's metadata and client config (and vended credentials)"),
 )
 async def load_table(
-    namespace: str,
-    table: str,
+    namespace: NamespacePath,
+    table: RestTablePath,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     snapshots: Annotated[str | None, Query(description="all | refs: ignored, every snapshot is returned")] = None,
@@ -184,7 +185,7 @@ async def load_table(
 
 
 @routes.route("HEAD", "/namespaces/{namespace}/tables/{table}", summary="Whether a table exists: 204 or 404")
-async def table_exists(namespace: str, table: str, runtime: RuntimeDep) -> Response:
+async def table_exists(namespace: NamespacePath, table: RestTablePath, runtime: RuntimeDep) -> Response:
     return await _exists_response(runtime.catalog.load_table, table_identifier(namespace, table))
 
 
@@ -207,9 +208,11 @@ async def _exists_response(check: Callable[..., object], *args: Any) -> Response
     status_code=204,
     openapi_extra=json_body_schema(ReportMetricsRequest),
 )
-async def report_metrics(namespace: str, table: str, request: Request, runtime: RuntimeDep) -> Response:
+async def report_metrics(
+    namespace: NamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
+) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, ReportMetricsRequest)
-    runtime.metrics.inc("scan_planner_metrics_reports_total", "Metrics reports received", report_type=body.report_type)
+    runtime.metrics.inc(METRICS_REPORTS, report_type=body.report_type)
     log.info("metrics report received", extra={"table": str(identifier), "report": body.model_dump(by_alias=True)})
     return Response(status_code=204)

@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.api.auth import client_of
-from planner_service.api.dependencies import PrettyDep, RuntimeDep
+from planner_service.api.dependencies import NamespacePath, PlanIdPath, PrettyDep, RestTablePath, RuntimeDep
 from planner_service.api.disconnect import cancelled_on_disconnect
 from planner_service.api.errors import planner_error_body
 from planner_service.api.request_models import FetchScanTasksRequest, PlanTableScanRequest, json_body_schema, parse_body
@@ -32,6 +32,7 @@ from planner_service.api.response_models import RestPlanningResult, described, j
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
 from planner_service.errors import PlannerError
+from planner_service.metrics import REST_PLAN_FIELDS
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages
 from planner_service.service.rest_plans import RestPlans, prepare_scan, rest_plans
@@ -85,9 +86,7 @@ def _count_fields(runtime: Runtime, body: PlanTableScanRequest) -> None:
     """Count the request's fields by their wire names: what clients push (a LIMIT as min-rows-requested)."""
     for name in sorted(body.model_fields_set):
         wire_name = PlanTableScanRequest.model_fields[name].alias or name
-        runtime.metrics.inc(
-            "scan_planner_rest_plan_fields_total", "REST plan requests carrying each field", field=wire_name
-        )
+        runtime.metrics.inc(REST_PLAN_FIELDS, field=wire_name)
 
 
 # --- FastAPI glue -----------------------------------------------------------------------------------------
@@ -128,7 +127,12 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
     ),
 )
 async def plan_table_scan(
-    namespace: str, table: str, request: Request, runtime: RuntimeDep, plans: PlansDep, pretty: PrettyDep
+    namespace: NamespacePath,
+    table: RestTablePath,
+    request: Request,
+    runtime: RuntimeDep,
+    plans: PlansDep,
+    pretty: PrettyDep,
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, PlanTableScanRequest)
@@ -156,7 +160,12 @@ async def plan_table_scan(
     ),
 )
 async def fetch_planning_result(
-    namespace: str, table: str, plan_id: str, request: Request, plans: PlansDep, pretty: PrettyDep
+    namespace: NamespacePath,
+    table: RestTablePath,
+    plan_id: PlanIdPath,
+    request: Request,
+    plans: PlansDep,
+    pretty: PrettyDep,
 ) -> Response:
     record = plans.store.get(plan_id, table_identifier(namespace, table), client_of(request))
     if record.status is PlanStatus.COMPLETED:
@@ -166,7 +175,9 @@ async def fetch_planning_result(
 
 
 @routes.route("DELETE", f"{_TABLE}/plan/{{plan_id}}", summary="Cancel a plan and drop its tasks", status_code=204)
-async def cancel_planning(namespace: str, table: str, plan_id: str, request: Request, plans: PlansDep) -> Response:
+async def cancel_planning(
+    namespace: NamespacePath, table: RestTablePath, plan_id: PlanIdPath, request: Request, plans: PlansDep
+) -> Response:
     plans.cancel(plan_id, table_identifier(namespace, table), client_of(request))
     return Response(status_code=204)
 
@@ -178,7 +189,7 @@ async def cancel_planning(namespace: str, table: str, plan_id: str, request: Req
     openapi_extra=json_body_schema(FetchScanTasksRequest),
 )
 async def fetch_scan_tasks(
-    namespace: str, table: str, request: Request, plans: PlansDep, pretty: PrettyDep
+    namespace: NamespacePath, table: RestTablePath, request: Request, plans: PlansDep, pretty: PrettyDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, FetchScanTasksRequest)

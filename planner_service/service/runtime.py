@@ -20,7 +20,7 @@ from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_root
 from planner_service.io.vending import CredentialVendor, StaticVendor, StorageCredentials, StsVendor
 from planner_service.metadata.manifest import warm_up
-from planner_service.metrics import MetricsRegistry
+from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
@@ -96,12 +96,12 @@ class Runtime:
             self.scan_reports.publish(plan)
         m, registry = plan.metrics, self.metrics
         for stage, ms in m.stage_ms.items():
-            registry.observe("scan_planner_stage_seconds", "Planning time per stage", ms / 1000, stage=stage)
-        registry.inc("scan_planner_data_files_total", "Data files planned", m.scanned_data_files, outcome="planned")
-        registry.inc("scan_planner_data_files_total", "Data files planned", m.skipped_data_files, outcome="skipped")
+            registry.observe(STAGE_SECONDS, ms / 1000, stage=stage)
+        registry.inc(DATA_FILES, m.scanned_data_files, outcome="planned")
+        registry.inc(DATA_FILES, m.skipped_data_files, outcome="skipped")
         read = m.total_data_manifests - m.skipped_data_manifests
-        registry.inc("scan_planner_manifests_total", "Data manifests", read, outcome="read")
-        registry.inc("scan_planner_manifests_total", "Data manifests", m.skipped_data_manifests, outcome="skipped")
+        registry.inc(MANIFESTS, read, outcome="read")
+        registry.inc(MANIFESTS, m.skipped_data_manifests, outcome="skipped")
 
     def storage_credentials(self, table: LoadedTable) -> StorageCredentials | None:
         """What a client reads the table's files with, when the service vends credentials (else None)."""

@@ -13,12 +13,12 @@ from typing import Any
 from planner_service.catalog.base import TableIdentifier
 from planner_service.catalog.rest import RestCatalog
 from planner_service.errors import PlannerError
+from planner_service.metrics import SCAN_REPORTS
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_report import REPORT_TYPE, scan_report
 
 log = logging.getLogger(__name__)
 MAX_PENDING = 100
-SENT = ("scan_planner_scan_reports_total", "Scan reports sent to the REST catalog, by outcome")
 
 
 class ScanReports:
@@ -42,9 +42,7 @@ class ScanReports:
         if identifier not in self.catalog.loaded:
             return
         if not self._pending.acquire(blocking=False):
-            self.metrics.inc(
-                "scan_planner_scan_reports_total", "Scan reports sent to the REST catalog", outcome="dropped"
-            )
+            self.metrics.inc(SCAN_REPORTS, outcome="dropped")
             return
         self._pool.submit(self._send, identifier, {"report-type": REPORT_TYPE, **report})
 
@@ -58,7 +56,7 @@ class ScanReports:
             outcome = "failed"
         finally:
             self._pending.release()
-        self.metrics.inc(*SENT, outcome=outcome)
+        self.metrics.inc(SCAN_REPORTS, outcome=outcome)
 
     def close(self) -> None:
         if self._pool is not None:
