@@ -2,11 +2,14 @@
 (the partition summary, the partition value, or the column bound), for `explain` on /plan.
 
 Reasons are computed with the same evaluators that pruned, one conjunct of the filter at a time, so the
-explanation names the predicate that ruled a file out and the statistics it was ruled out by.
+explanation names the predicate that ruled a file out and the statistics it was ruled out by. They are
+words for people, with filters and values written as filter strings (`column statistics cannot match
+id < 5: id: 33..57, 10 values, 0 nulls`); the rule codes and the JSON filter are what programs read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -14,13 +17,14 @@ import numpy as np
 
 from planner_service.expressions.expression import Expression, Op
 from planner_service.expressions.expression_json import expression_to_json
+from planner_service.expressions.filter_text import filter_text, name_text, value_text
 from planner_service.expressions.visitor import bound_predicates
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import from_bytes
 from planner_service.metadata.file_index import FileIndex
-from planner_service.metadata.json_values import to_json_value
-from planner_service.metadata.manifest_list import DATA_MANIFEST, ManifestFile
+from planner_service.metadata.manifest_list import DATA_MANIFEST, FieldSummary, ManifestFile
 from planner_service.metadata.stats_columns import StatsColumns
+from planner_service.metadata.types import IcebergType, NestedField, StructType
 from planner_service.planning.row_filter import RowFilter
 from planner_service.pruning.metrics_evaluator import LOWER, NAN_COUNTS, NULL_COUNTS, UPPER, VALUE_COUNTS
 
@@ -169,24 +173,45 @@ def _metrics_rule(conjunct: Expression) -> str:
 
 
 def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str, str]:
-    """(kept, rule, why) for one manifest, in ManifestGroup's order of checks."""
+    """(kept, rule, why) for one manifest, in ManifestGroup's order of checks; the filter is the inclusive
+    projection bound to the spec's partition fields, as a filter string."""
     if not m.has_added_or_existing_files:
         return False, "no-live-files", "no added or existing files (only deleted entries)"
     if row_filter.is_true:
         return True, "no-filter", "no filter"
     bound, partition_type = row_filter.partition_filter(m.partition_spec_id)
     if row_filter.manifest_might_match(m):
-        return True, "might-match", f"partition summaries might match {bound}"
-    summaries = []
-    for fld, summary in zip(partition_type.fields, m.partitions or (), strict=False):
-        lower = to_json_value(fld.type, from_bytes(fld.type, summary.lower_bound))
-        upper = to_json_value(fld.type, from_bytes(fld.type, summary.upper_bound))
-        summaries.append(f"{fld.name} in [{lower}, {upper}] contains_null={summary.contains_null}")
-    return False, "partition-summaries", f"partition summaries ({'; '.join(summaries)}) cannot match {bound}"
+        return True, "might-match", f"partition summaries might match {filter_text(bound)}"
+    summaries = "; ".join(
+        _summary_text(fld, summary) for fld, summary in zip(partition_type.fields, m.partitions or (), strict=False)
+    )
+    return (
+        False,
+        "partition-summaries",
+        f"partition summaries ({summaries or 'none'}) cannot match {filter_text(bound)}",
+    )
+
+
+def _summary_text(fld: NestedField, summary: FieldSummary) -> str:
+    """One partition field's summary: `category: 'a'..'c', may hold nulls` (or `no bounds`, `no nulls`)."""
+    lower = None if summary.lower_bound is None else from_bytes(fld.type, summary.lower_bound)
+    upper = None if summary.upper_bound is None else from_bytes(fld.type, summary.upper_bound)
+    parts = [_range_text(fld.type, lower, upper), "may hold nulls" if summary.contains_null else "no nulls"]
+    if summary.contains_nan:
+        parts.append("may hold NaNs")
+    return f"{name_text(fld.name)}: {', '.join(parts)}"
+
+
+def _range_text(typ: IcebergType, lower: Any, upper: Any) -> str:
+    """`lower..upper` as filter values; a missing side left empty, `no bounds` when both are."""
+    if lower is None and upper is None:
+        return "no bounds"
+    return "..".join("" if v is None else value_text(typ, v) for v in (lower, upper))
 
 
 def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilter) -> list[tuple[bool, str]]:
-    """(kept, why) for each file of `index` (`files` = index.content_files())."""
+    """(kept, why) for each file of `index` (`files` = index.content_files()), filters and values written as
+    filter strings."""
     if row_filter.is_true:
         return [(True, "no filter")] * len(files)
     partition_ok = row_filter.partition_mask(index)
@@ -199,38 +224,47 @@ def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilt
     for i, f in enumerate(files):
         if not partition_ok[i]:
             bound, partition_type = row_filter.partition_filter(f.spec_id)
-            values = {
-                fld.name: to_json_value(fld.type, v) for fld, v in zip(partition_type.fields, f.partition, strict=False)
-            }
-            out.append((False, f"partition {values} cannot match {bound}"))
+            values = _partition_text(partition_type, f.partition)
+            out.append((False, f"partition {values} cannot match {filter_text(bound)}"))
         elif records[i] == 0:
             out.append((False, "record_count is 0 (a filtered scan drops empty files)"))
         elif records[i] > 0 and (failed := next((c for c, mask in conjuncts if not mask[i]), None)):
-            out.append((False, f"column metrics cannot match {failed}: {_stats_text(stats, failed, i)}"))
+            out.append(
+                (False, f"column statistics cannot match {filter_text(failed)}: {_stats_text(stats, failed, i)}")
+            )
         else:
-            out.append((True, f"might match; residual {_json_text(row_filter.residual(f))}"))
+            out.append((True, f"might match; residual {filter_text(row_filter.residual(f))}"))
     return out
 
 
+def _partition_text(partition_type: StructType, values: Sequence[Any]) -> str:
+    """A partition tuple as `(category = 'a', ts_day = DATE '2024-01-02')`, null as `null`."""
+    fields = zip(partition_type.fields, values, strict=False)
+    return "(" + ", ".join(f"{name_text(fld.name)} = {value_text(fld.type, v)}" for fld, v in fields) + ")"
+
+
 def _stats_text(stats: StatsColumns, expr: Expression, row: int) -> str:
-    """The statistics of the columns a (bound) conjunct reads, for one file."""
+    """The statistics of the columns a (bound) conjunct reads, for one file: `id: 33..57, 10 values, 0 nulls`
+    (and `, N NaNs` where counted; `no bounds` without bounds), a column at a time."""
     parts = []
     for pred in bound_predicates(expr):
         fid, typ = pred.term.field_id, pred.term.ref.type
-        text = [f"{pred.term.ref.name}:"]
-        for label, column in (("lower", LOWER), ("upper", UPPER)):
-            entries_of_row = stats.frame.get_column(column).slice(row, 1).to_list()[0] or ()
-            raw = next((e["value"] for e in entries_of_row if e["key"] == fid), None)
-            if raw is not None:
-                text.append(f"{label}={to_json_value(typ, from_bytes(typ, raw))}")
-        for label, name in (("values", VALUE_COUNTS), ("nulls", NULL_COUNTS), ("nans", NAN_COUNTS)):
+        lower, upper = (_bound_of(stats, column, fid, typ, row) for column in (LOWER, UPPER))
+        text = [_range_text(typ, lower, upper)]
+        for word, name in (("value", VALUE_COUNTS), ("null", NULL_COUNTS), ("NaN", NAN_COUNTS)):
             counts, present = stats.counts(name, fid)
             if present[row]:
-                text.append(f"{label}={int(counts[row])}")
-        parts.append(" ".join(text))
+                text.append(_count_text(int(counts[row]), word))
+        parts.append(f"{name_text(pred.term.ref.name)}: {', '.join(text)}")
     return "; ".join(dict.fromkeys(parts)) or "no statistics"
 
 
-def _json_text(expr: Expression) -> str:
-    value = expression_to_json(expr)
-    return "true" if value is True else ("false" if value is False else str(value))
+def _bound_of(stats: StatsColumns, column: str, field_id: int, typ: IcebergType, row: int) -> Any:
+    """One file's lower or upper bound of a column, decoded; None when it has none."""
+    entries_of_row = stats.frame.get_column(column).slice(row, 1).to_list()[0] or ()
+    raw = next((e["value"] for e in entries_of_row if e["key"] == field_id), None)
+    return None if raw is None else from_bytes(typ, raw)
+
+
+def _count_text(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"

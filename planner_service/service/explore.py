@@ -13,6 +13,7 @@ import numpy as np
 
 from planner_service.catalog.base import LoadedTable
 from planner_service.expressions.expression_json import expression_to_json
+from planner_service.expressions.filter_text import filter_text
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain
 from planner_service.planning.scan_plan import ScanPlan
@@ -108,13 +109,22 @@ def _files(explain: Explain, page: Page) -> dict[str, Any]:
 
 
 def _residuals(plan: ScanPlan) -> list[dict[str, Any]]:
-    """Each distinct residual with how many kept files read it, most files first."""
+    """Each distinct residual (as REST JSON, and as the filter string people read) with how many kept files
+    read it, most files first."""
     files = plan.files
     if files is None or not len(files.residuals):
         return []
     counts = np.bincount(files.residual_id, minlength=len(files.residuals))
     order = np.argsort(-counts, kind="stable")
-    return [{"residual": expression_to_json(files.residuals[r]), "files": int(counts[r])} for r in order if counts[r]]
+    return [
+        {
+            "residual": expression_to_json(files.residuals[r]),
+            "residual-text": filter_text(files.residuals[r]),
+            "files": int(counts[r]),
+        }
+        for r in order
+        if counts[r]
+    ]
 
 
 def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:

@@ -318,8 +318,7 @@ function render(answer) {
   renderManifests(answer.manifests);
   renderFiles(answer.files);
   $("residuals").tBodies[0].replaceChildren(
-    ...(answer.residuals.length ? answer.residuals.map((r) => row([toJson(r.residual), number(r.files)], [1]))
-      : [row(["(no files planned)", ""])]));
+    ...(answer.residuals.length ? answer.residuals.map(residualRow) : [row(["(no files planned)", ""])]));
   $("deletes").tBodies[0].replaceChildren(
     ...(answer["delete-files"].length
       ? answer["delete-files"].map((d) => {
@@ -347,6 +346,22 @@ function row(cells, numeric, paths) {
   return tr;
 }
 
+// A residual as the filter string people write, its REST JSON (what a reader is sent) in the title.
+function residualRow(r) {
+  const tr = el("tr");
+  tr.append(el("td", r["residual-text"], { class: "filter", title: toJson(r.residual) }),
+    el("td", number(r.files), { class: "num" }));
+  return tr;
+}
+
+function ruleCell(rule) {
+  return el("td", rule, { class: "rule" });
+}
+
+function reasonCell(reason) {
+  return el("td", reason, { class: "reason" });
+}
+
 function keptCell(kept) {
   return el("td", kept ? "kept" : "skipped", { class: kept ? "kept" : "skipped" });
 }
@@ -356,7 +371,7 @@ function renderManifests(manifests) {
   $("manifest-rules").textContent = `${number(manifests.kept)} of ${number(manifests.total)} kept. ${counts.join(", ")}`;
   $("manifests").tBodies[0].replaceChildren(...manifests.items.map((item) => {
     const tr = el("tr");
-    tr.append(pathCell(item["manifest-path"]), el("td", item.content), keptCell(item.kept), el("td", item.rule), el("td", item.reason));
+    tr.append(pathCell(item["manifest-path"]), el("td", item.content), keptCell(item.kept), ruleCell(item.rule), reasonCell(item.reason));
     return tr;
   }));
   pager("manifests-pager", manifests.offset, manifests.total, (offset) => { state.page.manifests = offset; explore(); });
@@ -387,7 +402,7 @@ function renderFiles(files) {
   group.replaceChildren(...buttons);
   $("files").tBodies[0].replaceChildren(...files.items.map((f) => {
     const tr = el("tr");
-    tr.append(pathCell(f["file-path"]), keptCell(f.kept), el("td", f.rule), el("td", f.reason),
+    tr.append(pathCell(f["file-path"]), keptCell(f.kept), ruleCell(f.rule), reasonCell(f.reason),
       el("td", number(f["file-size-in-bytes"]), { class: "num" }), el("td", number(f["record-count"]), { class: "num" }));
     return tr;
   }));

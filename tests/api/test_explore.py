@@ -70,6 +70,17 @@ def test_explore_agrees_with_plan(conformance_service: str, case: dict[str, Any]
         assert all(p["weight"] >= max(p["length"], tasks["open-file-cost"]) for p in shown["pieces"])
 
 
+@pytest.mark.parametrize(
+    ("case", "texts"),
+    [(CASES[0], ["id < 5"]), (CASES[2], ["true"]), (CASES[4], ["f IS NAN"])],
+    ids=lambda v: str(v),
+)
+def test_residuals_are_also_filter_strings(conformance_service: str, case: dict[str, Any], texts: list[str]) -> None:
+    """Each residual as JSON (what a reader is sent) and as the filter string people write."""
+    residuals = post(conformance_service, "/explore", case)["residuals"]
+    assert [r["residual-text"] for r in residuals] == texts
+
+
 def test_one_rule_a_page_at_a_time(conformance_service: str) -> None:
     case = CASES[0]
     explain = post(conformance_service, "/plan", {**case, "explain": True})["explain"]

@@ -3,6 +3,7 @@ Java's plan; errors come back as JSON with the right status, and the service kee
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,6 +11,7 @@ import httpx
 import orjson
 import pytest
 
+from planner_service.expressions.filter_string import parse_filter
 from planner_service.expressions.nesting import MAX_FILTER_DEPTH
 from planner_service.nesting import ensure_recursion_headroom
 from tests.conformance.cases import CASES
@@ -322,20 +324,48 @@ def test_explain_accounts_for_every_file(conformance: Conformance, client: httpx
     assert kept == {f["path"] for f in case["files"]}  # exactly what Iceberg Java planned
     for f in explain["data-files"]:
         if f["kept"]:
-            assert f["reason"].startswith("might match; residual")
+            assert f["reason"].startswith("might match; residual ")
+            parse_filter(f["reason"].removeprefix("might match; residual "))  # written as a filter string
         else:
-            assert f["reason"].startswith(("partition {", "column metrics cannot match", "record_count is 0"))
+            assert f["reason"].startswith(("partition (", "column statistics cannot match ", "record_count is 0"))
     assert all(m["reason"] for m in explain["manifests"])
 
 
+def _reasons(client: httpx.Client, table: str, filter_: str) -> tuple[list[str], list[str]]:
+    """The reasons of the manifests and of the data files of an explained plan."""
+    explain = client.post("/plan", json={"table": table, "filter": filter_, "explain": True}).json()["explain"]
+    return [m["reason"] for m in explain["manifests"]], [f["reason"] for f in explain["data-files"]]
+
+
 def test_explain_names_the_deciding_statistics(client: httpx.Client) -> None:
-    body = {"table": "db.identity_part", "filter": "category = 'a' AND id < 0", "explain": True}
-    files = client.post("/plan", json=body).json()["explain"]["data-files"]
-    reasons = [f["reason"] for f in files]
-    assert any(r.startswith("partition {'category': 'b'} cannot match category == 'a'") for r in reasons)
-    assert any(r.startswith("column metrics cannot match id < 0: id: lower=") for r in reasons)
-    skipped = next(f for f in files if f["reason"].startswith("column metrics"))
-    assert "id: lower=" in skipped["reason"] and " upper=" in skipped["reason"]
+    """Reasons in the filter's own syntax: identity_part is partitioned by category (a, b, c and null), its
+    ids count up from 0."""
+    _, reasons = _reasons(client, "db.identity_part", "category = 'a' AND id < 0")
+    assert "partition (category = 'b') cannot match category = 'a'" in reasons
+    assert "partition (category = null) cannot match category = 'a'" in reasons
+    by_stats = [r for r in reasons if r.startswith("column statistics")]
+    assert by_stats, reasons
+    for reason in by_stats:
+        assert re.fullmatch(r"column statistics cannot match id < 0: id: \d+\.\.\d+, \d+ values, 0 nulls", reason)
+
+
+def test_explain_says_the_residual_and_the_partition_summaries(client: httpx.Client) -> None:
+    _, reasons = _reasons(client, "db.identity_part", "category = 'a' AND id < 5")
+    assert "might match; residual id < 5" in reasons  # the partition decides category = 'a'
+    manifests, _ = _reasons(client, "db.identity_part", "category > 'x'")
+    assert manifests and set(manifests) == {
+        "partition summaries (category: 'a'..'c', may hold nulls) cannot match category > 'x'"
+    }
+    _, reasons = _reasons(client, "db.identity_part", "category = 'a'")
+    assert "might match; residual true" in reasons
+
+
+def test_explain_says_the_counts_that_decide_a_nan_test(client: httpx.Client) -> None:
+    """nested_nan's first append writes f = 1.0 to one file, f = 2.5 and null to another: no NaN in either."""
+    _, reasons = _reasons(client, "db.nested_nan", "f IS NAN")
+    assert "column statistics cannot match f IS NAN: f: 1.0..1.0, 1 value, 0 nulls, 0 NaNs" in reasons
+    assert "column statistics cannot match f IS NAN: f: 2.5..2.5, 2 values, 1 null, 0 NaNs" in reasons
+    assert "might match; residual f IS NAN" in reasons
 
 
 def test_cross_site_requests_are_refused(client: httpx.Client) -> None:

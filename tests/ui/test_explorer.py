@@ -3,7 +3,7 @@ a conformance table, plans with a filter and shows the same pruning decisions an
 for the same request, points at the parser's error, reproduces a view from its link, plans a snapshot of
 the timeline, works at a phone's width, and refuses without a token when authentication is on.
 
-Each state's screenshot goes to $SCAN_PLANNER_SCREENSHOTS (the README's: SCAN_PLANNER_SCREENSHOTS=docs/ui),
+Each state's screenshot goes to $SCAN_PLANNER_SCREENSHOTS (the docs': SCAN_PLANNER_SCREENSHOTS=docs/ui),
 else to the test's temporary directory."""
 
 from __future__ import annotations
@@ -133,15 +133,17 @@ def test_plans_a_table_with_a_filter_as_plan_answers(
     manifests = {r[0]: r[2:4] for r in rows(browser, "manifests")}
     assert manifests == {short(m["manifest-path"]): [word[m["kept"]], m["rule"]] for m in explain["manifests"]}
 
-    residuals = sorted(json.dumps(json.loads(r[0]), sort_keys=True) for r in rows(browser, "residuals"))
-    assert residuals == sorted(json.dumps(r, sort_keys=True) for r in answer["residuals"])
+    # the files of category 'a' still check id < 5: the residual as a filter string, its JSON in the title
+    assert [r[0] for r in rows(browser, "residuals")] == ["id < 5"]
+    titles = browser.execute_script("return [...document.querySelectorAll('#residuals td.filter')].map(td => td.title)")
+    assert [json.loads(t) for t in titles] == answer["residuals"]
     bins = by_id(browser, "bins").find_elements(By.TAG_NAME, "li")
     assert len(bins) == answer["task-count"] == len(answer["tasks"])
     for item, task in zip(bins, answer["tasks"], strict=True):
         pieces = item.find_elements(By.CSS_SELECTOR, ".bar span")
         assert len(pieces) == len(task["splits"])
         assert f"{len({s[0] for s in task['splits']})} file" in item.text
-    browser.set_window_size(1280, 1500)  # (the README's picture: the plan below the form)
+    browser.set_window_size(1280, 1500)  # (the docs' picture: the plan below the form)
     browser.execute_script("document.getElementById('result').scrollIntoView()")
     browser.save_screenshot(str(screenshots / "explorer-plan.png"))
     browser.set_window_size(1280, 800)
@@ -278,7 +280,32 @@ def test_labels_and_a_phone_width(browser: WebDriver, conformance_service: str, 
     planned(browser)
     overflow = browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
+    browser.execute_script("document.getElementById('files-title').scrollIntoView()")  # the files and their reasons
     browser.save_screenshot(str(screenshots / "explorer-phone.png"))
+
+
+LONG_VALUE = "a-category-name-without-a-space-" * 4
+
+
+@pytest.mark.parametrize("size", [(390, 844), (1440, 900)], ids=["phone", "desktop"])
+def test_long_reasons_wrap(browser: WebDriver, conformance_service: str, size: tuple[int, int]) -> None:
+    """A reason quoting a long value without a space breaks within its cell: nothing is wider than the window
+    and no cell cuts its text off, on a phone's and on a desktop's window."""
+    body = {"table": TABLE, "filter": f"category = '{LONG_VALUE}' OR id < 5"}
+    browser.set_window_size(*size)
+    browser.get(f"{conformance_service}/ui?request={quote(json.dumps(body))}")
+    assert planned(browser).startswith(f"Planned {TABLE}")
+    reasons = browser.execute_script(
+        "return [...document.querySelectorAll('#files td.reason')].map(td => td.textContent)"
+    )
+    quoting = f"column statistics cannot match category = '{LONG_VALUE}' OR id < 5: category: "
+    assert any(reason.startswith(quoting) for reason in reasons), reasons
+    assert browser.execute_script("return document.documentElement.scrollWidth - window.innerWidth") <= 0
+    clipped = browser.execute_script(
+        "return [...document.querySelectorAll('td')].filter(td => td.scrollWidth > td.clientWidth + 1)"
+        ".map(td => td.textContent)"
+    )
+    assert clipped == []
 
 
 def test_refuses_without_a_token(
