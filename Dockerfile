@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The scan-planner service image: `docker build -t scan-planner .` then
 #   docker run -p 8181:8181 scan-planner        # serves the embedded demo table demo.events
-# docker-compose.yml runs it against an S3 store instead (see README, "Docker").
+# docker-compose.yml runs it against an S3 store instead (see docs/guides/deploying.md, "Docker").
 #
 # Installed as scripts/setup.sh installs it (a venv at .venv in the project directory, pip upgraded, then the
 # project), minus what only development needs: no `-e` (the image never edits its code) and no `[dev]` extras

@@ -13,7 +13,7 @@ Hadoop warehouse, 30 zstd Parquet files each (one a day, days(ts) partitions):
             double column that no statistics decide (only `selective/count`).
 One run starts `scan-planner serve --warehouse` on loopback (bench/service.py), then each engine in its own
 process, one after the other, with the same Spark settings (SPARK_CONF: local[2], driver memory 4g,
-spark.sql.shuffle.partitions 2, UI off, UTC; --jvm-options: the Arrow flags of the README's Spark setup, or
+spark.sql.shuffle.partitions 2, UI off, UTC; --jvm-options: the Arrow flags of the PySpark guide's spark-submit, or
 none, the same for every engine):
 
 * iceberg  Spark 3.5 + Iceberg 1.10.2 (the venv of scripts/java_env.py): spark.table() through Iceberg's
@@ -87,7 +87,7 @@ SPARK_CONF = {
 }
 MASTER = "local[2]"
 # --jvm-options: the driver's (and, on a cluster, the executors') JVM options, the same for every engine.
-# "arrow" switches off Arrow Java's null check in every get and its bounds checks, as the README's Spark
+# "arrow" switches off Arrow Java's null check in every get and its bounds checks, as the PySpark guide's Spark
 # setup does and Iceberg's own benchmarks do; "default" leaves them on.
 JVM_OPTIONS = {
     "arrow": "-Darrow.enable_null_check_for_get=false -Darrow.enable_unsafe_memory_access=true",
@@ -576,7 +576,7 @@ def main() -> int:
         "--jvm-options",
         choices=sorted(JVM_OPTIONS),
         default="arrow",
-        help="every engine's JVM options: arrow (default: Arrow's null and bounds checks off, as the README "
+        help="every engine's JVM options: arrow (default: Arrow's null and bounds checks off, as the PySpark guide "
         "sets them) or default",
     )
     args = parser.parse_args()

@@ -144,3 +144,16 @@ def conformance(request: pytest.FixtureRequest) -> Conformance:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark(items)
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SCAN_PLANNER_HOME of its own: the service writes the demo warehouse there on first start."""
+    return tmp_path_factory.mktemp("planner-home")
+
+
+@pytest.fixture(scope="session")
+def demo_service(demo_home: Path) -> Iterator[str]:
+    """`scan-planner serve` with no configuration: the demo warehouse (demo.events), written afresh."""
+    with running_service(env={"SCAN_PLANNER_HOME": str(demo_home)}) as url:
+        yield url

@@ -32,7 +32,7 @@ SPARK_MODULES = {
     "test_pyspark35.py",
     "test_spark_rest.py",
     "test_spark_environments.py",
-    "test_readme_pyspark.py",
+    "test_doc_examples.py",
 }
 LONG_MODULES = {"test_bench_smoke.py"}  # every benchmark end to end, at a tiny size: minutes
 STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")

@@ -1,5 +1,5 @@
-"""The Dockerfile and docker-compose.yml agree with the settings, scripts/setup.sh and the README (no Docker
-engine needed: the files are parsed), and the compose stack's seed-then-serve path works against moto."""
+"""The Dockerfile and docker-compose.yml agree with the settings, scripts/setup.sh and the deploying guide (no
+Docker engine needed: the files are parsed), and the compose stack's seed-then-serve path works against moto."""
 
 from __future__ import annotations
 
@@ -215,13 +215,13 @@ def test_dockerfile_installs_like_setup_sh() -> None:
     assert f"PATH={workdir}/.venv/bin:" in " ".join(_args(planner, "ENV"))
 
 
-# --- README --------------------------------------------------------------------------------------------
+# --- the deploying guide ----------------------------------------------------------------------------------------
 
 
-def test_readme_docker_section_matches() -> None:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(r"^## Docker\n(.*?)(?=^## |\Z)", readme, re.MULTILINE | re.DOTALL)
-    assert match, "README has no '## Docker' section"
+def test_deploying_guide_docker_section_matches() -> None:
+    guide = (ROOT / "docs" / "guides" / "deploying.md").read_text()
+    match = re.search(r"^## Docker\n(.*?)(?=^## |\Z)", guide, re.MULTILINE | re.DOTALL)
+    assert match, "docs/guides/deploying.md has no '## Docker' section"
     section = match.group(1)
     assert "docker compose up" in section and "scripts/setup.sh" in section
     assert f"localhost:{PORT}" in section

@@ -1,4 +1,4 @@
-"""The packages of planner_service import only downwards (the layers drawn in the README's Layout section),
+"""The packages of planner_service import only downwards (the layers drawn in docs/design/architecture.md),
 route modules do not import each other, and the top-level packages import only what their place allows:
 iceberg_io (storage) and value_order (Spark's order of values) none of the others; planner_client (HTTP) none,
 and nothing but httpx beyond the standard library; spark_client those three, never the service; the service
@@ -70,7 +70,9 @@ def test_every_package_has_a_layer() -> None:
     packages = {
         _package(("planner_service", *p.relative_to(SERVICE).with_suffix("").parts)) for p in _service_modules()
     }
-    assert packages - RANK.keys() == set(), "give each new package or module a layer in LAYERS (and the README)"
+    assert packages - RANK.keys() == set(), (
+        "give each new package or module a layer in LAYERS (and docs/design/architecture.md)"
+    )
 
 
 @pytest.mark.parametrize("path", _service_modules(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -149,7 +149,7 @@ class AggregateResponse(_Described):
 class RestPlanningResult(_Described):
     """POST .../plan and GET .../plan/{plan-id} (the REST spec's PlanTableScanResult and
     FetchPlanningResult): `completed` with file scan tasks, `submitted` (poll), `failed` or `cancelled`.
-    The spec has no field saying a plan with `min-rows-requested` stopped early (see the README)."""
+    The spec has no field saying a plan with `min-rows-requested` stopped early (docs/guides/rest-clients.md)."""
 
     status: str = Field(description="completed, submitted, failed or cancelled")
     plan_id: str | None = Field(None, description="completed and submitted plans")

@@ -1,4 +1,4 @@
-"""The /plan response body (README "The plan"), encoded from the plan's columns and streamed in chunks.
+"""The /plan response body (docs/concepts/the-plan.md), encoded from the plan's columns and streamed in chunks.
 
 Each data file, delete file and residual is written once; tasks refer to them by index:
 

@@ -5,8 +5,8 @@ Java plans it; never a 5xx, never a plan of what Java refuses. The service runs 
 limit, so the compression bombs among the mutations are refused; its peak RSS must stay within its idle
 size plus 8 times that limit throughout.
 
-The long run (tens of thousands of mutations, each seed its own) is tests/hostile/fuzz_run.py; README
-"Hostile tables" has its command and its latest count and findings.
+The long run (tens of thousands of mutations, each seed its own) is tests/hostile/fuzz_run.py; the guide
+docs/guides/when-things-fail.md ("Hostile tables") has its command and its latest count and findings.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fixtures of the PySpark client tests: the demo service, and one local SparkSession for the whole run
+"""Fixtures of the PySpark client tests: the demo table, and one local SparkSession for the whole run
 (a Spark JVM takes ~10 s to start, so every module shares it; tests set the SQL confs they need)."""
 
 from __future__ import annotations
@@ -11,21 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import running_service
 from tests.spark_client.vended import load_vended_table, write_vended_table
-
-
-@pytest.fixture(scope="session")
-def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A SCAN_PLANNER_HOME of its own: the service writes the demo warehouse there on first start."""
-    return tmp_path_factory.mktemp("planner-home")
-
-
-@pytest.fixture(scope="session")
-def demo_service(demo_home: Path) -> Iterator[str]:
-    """`scan-planner serve` with no configuration: the demo warehouse (demo.events), written afresh."""
-    with running_service(env={"SCAN_PLANNER_HOME": str(demo_home)}) as url:
-        yield url
 
 
 @pytest.fixture(scope="session")

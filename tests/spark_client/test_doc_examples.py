@@ -1,0 +1,47 @@
+"""The Python examples of the README and the site run as printed against the demo service, page by page in
+this process's Spark session (each page's examples in one namespace, as a reader runs them in order)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.docs.examples import for_service, runnable
+
+pytest.importorskip("pyspark")
+
+
+@pytest.mark.parametrize("page", sorted(runnable("python")))
+def test_the_python_examples_run(page: str, spark: Any, demo_service: str, demo_home: Path) -> None:
+    namespace: dict[str, Any] = {}
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            for example in runnable("python")[page]:
+                code = for_service(example.code, demo_service, demo_home)
+                exec(compile(code, example.where, "exec"), namespace)
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    if "spark" in namespace:
+        assert namespace["spark"] is spark  # getOrCreate() found the session
+    _check_what_it_printed(page, out.getvalue())
+
+
+def _check_what_it_printed(page: str, printed: str) -> None:
+    """What the guides say their examples print, where they say it."""
+    flat = printed.replace(" ", "")
+    if page == "docs/guides/pyspark.md":
+        assert "|id|amount|" in flat
+        assert re.search(r"^300 \d+$", printed, re.MULTILINE)  # the tag's rows; the small splits' partitions
+        assert "|count(*)|min(id)|max(ts)|" in flat  # aggregate's one row
+        scanned = re.search(r"^tasks [1-9]\d* eu rows (\d+)\nread (\d+)$", printed, re.MULTILINE)  # a Scan, twice
+        assert scanned and scanned[1] == scanned[2] and int(scanned[1]) > 0, printed
+        assert "BatchScan scan-planner" in printed and not re.search(r"\bFilter\b", printed)
+        assert printed.strip().splitlines()[-1] == "34 1"  # eu ids below 100, one task
+    if page in ("README.md", "docs/get-started.md"):
+        assert re.search(r"^\d+ rows in [1-9]\d* partitions$", printed, re.MULTILINE), printed
