@@ -98,19 +98,23 @@ class FileIO:
 
         pyarrow's S3 reads return the length asked for even when the store sends less (a body cut short
         behind a Content-Length that matches it): the rest is whatever the buffer held. So when a file from
-        an object store does not parse, its last TAIL_BYTES are read again on their own: if they are not
-        what the whole read ended with, the store cut that read short (read again, at most
-        SHORT_READ_ATTEMPTS times in all, then a StorageError); if they are, the store holds these bytes and
-        the file is corrupt (the error stands)."""
+        an object store does not parse, it is read again to see whether the store holds these bytes: its
+        last TAIL_BYTES on their own (a body too short to be cut), then the whole file. If either differs
+        from the first read, the store cut that read short (read again, at most SHORT_READ_ATTEMPTS times in
+        all, then a StorageError); if both agree, the store holds these bytes and the file is corrupt (the
+        error stands). (The tail alone is not enough: a read broken early, its header garbled, can still end
+        with the file's own last bytes.)"""
         for attempt in range(1, SHORT_READ_ATTEMPTS + 1):
             try:
                 data = self.read_once(location, length)
                 try:
                     return parse(data)
                 except CorruptMetadataError as corrupt:
-                    if self._holds_tail(location, data):
-                        raise
-                    raise _ShortRead(f"its last {TAIL_BYTES} bytes read alone differ") from corrupt
+                    if not self._holds_tail(location, data):
+                        raise _ShortRead(f"its last {TAIL_BYTES} bytes read alone differ") from corrupt
+                    if not self._reads_again(location, data, length):
+                        raise _ShortRead("a second read of it differs") from corrupt
+                    raise
             except _ShortRead as short:
                 if attempt == SHORT_READ_ATTEMPTS:
                     raise StorageError(
@@ -131,6 +135,12 @@ class FileIO:
         except (OSError, ValueError) as exc:
             raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
         return bytes(tail) == data[-TAIL_BYTES:]
+
+    def _reads_again(self, location: str, data: bytes, length: int | None) -> bool:
+        """Whether the whole file read once more is `data` (always, for a local file)."""
+        if self.roots.check(location).scheme == "file":
+            return True
+        return self.read_once(location, length) == data
 
     def read_once(self, location: str, length: int | None = None) -> bytes:
         """The whole file, read once (`read` without its retries of reads the store cut short)."""
