@@ -49,8 +49,17 @@ def body_schema(doc: dict[str, Any], operation: dict[str, Any]) -> dict[str, Any
     return None
 
 
+def answer_schema(doc: dict[str, Any], operation: dict[str, Any]) -> dict[str, Any] | None:
+    """The documented JSON model of an operation's 200 answer, when it has one."""
+    content = operation["responses"].get("200", {}).get("content", {})
+    if "application/json" not in content:
+        return None
+    schema = resolved(doc, content["application/json"]["schema"])
+    return schema if schema.get("properties") else None
+
+
 def body_fields(doc: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, bool, str]]:
-    """(name, required, description) of a request body's top-level fields."""
+    """(name, required, description) of a request or answer body's top-level fields."""
     required = set(schema.get("required", ()))
     fields = []
     for name, prop in schema.get("properties", {}).items():
@@ -80,14 +89,18 @@ def _operation(doc: dict[str, Any], method: str, path: str, operation: dict[str,
     schema = body_schema(doc, operation)
     if schema is not None:
         title = schema.get("title", "")
-        lines += [
-            f"Body: {code(title)}" + (f", {cell(schema['description'])}" if schema.get("description") else ""),
-            "",
-        ]
+        about = f", {cell(schema['description'])}" if schema.get("description") else ""
+        lines += [f"Body: {code(title)}{about}", ""]
         fields = body_fields(doc, schema)
         if fields:
             rows = [(code(n), "yes" if req else "", sentence(text)) for n, req, text in fields]
             lines += [*table(("Field", "Required", "Meaning"), rows), ""]
+    answer = answer_schema(doc, operation)
+    if answer is not None:
+        about = f", {cell(answer['description'])}" if answer.get("description") else ""
+        lines += [f"Answer: {code(answer.get('title', ''))}{about}", ""]
+        answer_rows = [(code(n), sentence(text)) for n, _, text in body_fields(doc, answer)]
+        lines += [*table(("Field", "Meaning"), answer_rows), ""]
     answers = [(code(status), sentence(r.get("description", ""))) for status, r in operation["responses"].items()]
     lines += [*table(("Status", "Answer"), answers), ""]
     return lines

@@ -82,19 +82,19 @@ class PlanHead(_Described):
     """What every plan answer carries: the plan's id and what reading any of its tasks needs."""
 
     plan_id: str = Field(description="rebuilds this plan on any replica: GET /plans/{plan-id}[/tasks/{i}]")
-    table: str
-    metadata_location: str
-    snapshot_id: int | None = Field(description="null: the table has no snapshot")
+    table: str = Field(description="the table's name, or the metadata location it was given as")
+    metadata_location: str = Field(description="the metadata.json the plan was made from")
+    snapshot_id: int | None = Field(description="the snapshot planned; null: the table has no snapshot")
     table_schema: dict[str, Any] = Field(alias="schema", description="the (projected) Iceberg schema, as JSON")
     non_null_field_ids: list[int] = Field(
         description="the schema's top-level columns known to hold no null in this scan: required, or given a "
         "null count of 0 by every planned data file (a reader may declare them non-nullable; it checks them)"
     )
     filter: Any = Field(description="the scan's filter, a REST JSON expression")
-    partition_specs: list[dict[str, Any]]
+    partition_specs: list[dict[str, Any]] = Field(description="the table's partition specs (the files' spec-id)")
     name_mapping: list[dict[str, Any]] | None = Field(None, description="the table's schema.name-mapping.default")
     split_options: SplitOptionsUsed
-    task_count: int
+    task_count: int = Field(description="the CombinedScanTasks of the plan: one Spark partition each")
     metrics: PlanMetrics
     storage_credentials: list[StorageCredential] | None = Field(
         None, description="vended credentials the files are read with (only when the service vends them)"
@@ -107,8 +107,8 @@ class PlanResponse(PlanHead):
 
     residuals: list[Any] | None = Field(None, description="the distinct residual filters (REST JSON expressions)")
     delete_files: list[dict[str, Any]] | None = Field(None, description="the REST spec's DeleteFiles")
-    files: list[PlannedFile] | None = None
-    tasks: list[PlannedTask] | None = None
+    files: list[PlannedFile] | None = Field(None, description="the planned data files, each once")
+    tasks: list[PlannedTask] | None = Field(None, description="the CombinedScanTasks: splits of `files`")
     task_size_bytes: list[int] | None = Field(None, description="a plan over the inline limit: per task")
     task_estimated_row_count: list[int] | None = Field(None, description="a plan over the inline limit: per task")
     explain: dict[str, Any] | None = Field(None, description="with `explain`: why each manifest and file was kept")
@@ -117,8 +117,8 @@ class PlanResponse(PlanHead):
 class DeferredPlan(PlanHead):
     """GET /plans/{plan-id}: the plan's reader context and per-task estimates (its tasks: by index)."""
 
-    task_size_bytes: list[int]
-    task_estimated_row_count: list[int]
+    task_size_bytes: list[int] = Field(description="each task's bytes to read, by task index")
+    task_estimated_row_count: list[int] = Field(description="each task's estimated rows, by task index")
 
 
 class AggregateResult(_Described):
@@ -138,12 +138,12 @@ class AggregateResult(_Described):
 class AggregateResponse(_Described):
     """POST /aggregate."""
 
-    table: str
-    snapshot_id: int | None
+    table: str = Field(description="the table's name, or the metadata location it was given as")
+    snapshot_id: int | None = Field(description="the snapshot aggregated; null: the table has no snapshot")
     exact: bool = Field(description="every aggregate is exact")
     data_files: int = Field(description="data files whose metadata answered")
-    aggregates: list[AggregateResult]
-    planning_time_ms: float
+    aggregates: list[AggregateResult] = Field(description="one per requested aggregate, in the request's order")
+    planning_time_ms: float = Field(description="how long answering took")
 
 
 class RestPlanningResult(_Described):
@@ -167,7 +167,7 @@ class RestPlanningResult(_Described):
 class LoadTableResult(_Described):
     """GET .../tables/{table} (the REST spec's LoadTableResult)."""
 
-    metadata_location: str
+    metadata_location: str = Field(description="the table's current metadata.json")
     metadata: dict[str, Any] = Field(description="the table's metadata.json, as read")
     config: dict[str, str] = Field(description="the table's client settings (and the first vended credential's)")
     storage_credentials: list[StorageCredential] | None = Field(

@@ -46,7 +46,7 @@ def test_every_flag_is_described_and_listed() -> None:
             assert flag in page or str(action.metavar) in page
 
 
-def test_every_route_parameter_and_body_field_is_described(openapi: dict[str, Any]) -> None:
+def test_every_route_parameter_body_and_answer_field_is_described(openapi: dict[str, Any]) -> None:
     missing: list[str] = []
     for method, path, operation in http_page.operations(openapi):
         if not operation.get("summary"):
@@ -54,12 +54,14 @@ def test_every_route_parameter_and_body_field_is_described(openapi: dict[str, An
         for param in operation.get("parameters", ()):
             if not param.get("description"):
                 missing.append(f"{method} {path}: parameter {param['name']}")
-        schema = http_page.body_schema(openapi, operation)
-        if schema is not None:
-            missing += [
-                f"{method} {path}: field {n}" for n, _, text in http_page.body_fields(openapi, schema) if not text
-            ]
-    assert missing == [], "describe these in the route or its request model"
+        for what, schema in (
+            ("field", http_page.body_schema(openapi, operation)),
+            ("answer field", http_page.answer_schema(openapi, operation)),
+        ):
+            if schema is not None:
+                fields = http_page.body_fields(openapi, schema)
+                missing += [f"{method} {path}: {what} {name}" for name, _, text in fields if not text]
+    assert missing == [], "describe these in the route, its request model or its response model"
 
 
 def test_every_route_is_listed(openapi: dict[str, Any]) -> None:
