@@ -18,6 +18,7 @@ The reader knows the plan only as JSON: it imports nothing from the planner.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -41,6 +42,11 @@ from spark_client.vended import Storage
 __all__ = ["DEFAULT_BATCH_SIZE", "NullInNonNullColumn", "UnsupportedFileFormat", "read_task"]
 
 DEFAULT_BATCH_SIZE = 65_536
+# a file of an object store that fails to read or decode (a body the store cut short: pyarrow hands back the
+# length asked for, the rest whatever its buffer held) is read again from its start, at most this many times
+# in all, the rows already handed on skipped; then the task fails and Spark retries it
+STORE_READ_ATTEMPTS = 3
+STORE_READ_BACKOFF_SECONDS = 0.1  # before the second attempt; doubled before each next one
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,28 @@ class _FileRead:
         self.row_filter = plan.row_filter(file_task.get("residual-filter", True))
 
     def batches(self) -> Iterator[pa.RecordBatch]:
+        """The file's rows. A read from an object store that fails (not a missing file) is read again from
+        the start (STORE_READ_ATTEMPTS in all): the same file reads to the same rows in the same order, so
+        the rows already handed on are skipped, never repeated."""
+        handed = 0
+        for attempt in range(1, STORE_READ_ATTEMPTS + 1):
+            seen = 0
+            try:
+                for batch in self._read_once():
+                    if seen + batch.num_rows > handed:
+                        out = batch.slice(handed - seen) if seen < handed else batch
+                        handed += out.num_rows
+                        yield out
+                    seen += batch.num_rows
+                return
+            except FileNotFoundError:
+                raise
+            except (OSError, pa.ArrowInvalid):
+                if attempt == STORE_READ_ATTEMPTS or self.location.startswith(("/", "file:")):
+                    raise
+                time.sleep(STORE_READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
+
+    def _read_once(self) -> Iterator[pa.RecordBatch]:
         data_file = self.task["data-file"]
         source = open_data_file(self.location, data_file.get("file-format", "parquet"), self.storage)
         with closing(source):  # at the end, or when Spark stops the task's generator early (a limit)

@@ -1,8 +1,10 @@
 """Object store faults under the executors' reads: a Spark job (plan_and_read, tasks fetched by plan id)
 whose executors reach S3 through tests/faulty_store.py, a share of the data files' reads faulted at random
 (503 SlowDown, 500, resets, bodies cut short behind a matching Content-Length, slow answers). The S3 client
-retries what it can; a task whose read still fails is failed and retried by Spark (local[2,4]: 4 attempts,
-as spark.task.maxFailures on a cluster). The job's rows are PyIceberg's, each exactly once."""
+retries what it can; the reader reads a file that still fails again from its start, skipping the rows it
+handed on (spark_client/reader.py, 3 reads in all); a task whose file fails every time is failed and retried by
+Spark (local[2,4]: 4 attempts, as spark.task.maxFailures on a cluster). The job's rows are PyIceberg's, each
+exactly once."""
 
 from __future__ import annotations
 
