@@ -26,13 +26,11 @@ def arguments(parser: argparse.ArgumentParser) -> Iterator[argparse.Action]:
 
 
 def _usage(action: argparse.Action) -> str:
-    if not action.option_strings:
-        return action.metavar if isinstance(action.metavar, str) else action.dest.upper()
-    flags = ", ".join(action.option_strings)
-    if action.nargs == 0:
-        return flags
     metavar = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
-    return f"{flags} {metavar}"
+    if not action.option_strings:
+        return metavar
+    flags = ", ".join(action.option_strings)
+    return flags if action.nargs == 0 else f"{flags} {metavar}"
 
 
 def _details(action: argparse.Action) -> str:

@@ -39,7 +39,7 @@ def docstring_markdown(doc: str) -> str:
 
 def _label(label: str) -> str:
     """`snapshot_id / as_of (epoch ms) / ref`: each name in code, the words between as written."""
-    return re.sub(r"\b([a-z_][a-z0-9_]*)\b(?![^(]*\))", lambda m: code(m.group(1)), label, count=0)
+    return re.sub(r"\b([a-z_][a-z0-9_]*)\b(?![^(]*\))", lambda m: code(m.group(1)), label)
 
 
 def _signature(name: str, obj: object) -> str:

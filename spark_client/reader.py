@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from iceberg_io import StorageConfig
+from iceberg_io.locations import parse_location
 from spark_client.deletes import EqualityDeletes, TaskDeletes, equality_mask
 from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open_data_file
 from spark_client.projection import find_by_id, project_struct, with_ids
@@ -240,7 +241,7 @@ class _FileRead:
             except FileNotFoundError:
                 raise
             except (OSError, pa.ArrowInvalid):
-                if attempt == STORE_READ_ATTEMPTS or self.location.startswith(("/", "file:")):
+                if attempt == STORE_READ_ATTEMPTS or not parse_location(self.location).is_object_store:
                     raise
                 time.sleep(STORE_READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
 

@@ -110,10 +110,8 @@ class FileIO:
                 try:
                     return parse(data)
                 except CorruptMetadataError as corrupt:
-                    if not self._holds_tail(location, data):
-                        raise _ShortRead(f"its last {TAIL_BYTES} bytes read alone differ") from corrupt
-                    if not self._reads_again(location, data, length):
-                        raise _ShortRead("a second read of it differs") from corrupt
+                    if (misread := self._misread(location, data, length)) is not None:
+                        raise _ShortRead(misread) from corrupt
                     raise
             except _ShortRead as short:
                 if attempt == SHORT_READ_ATTEMPTS:
@@ -123,24 +121,24 @@ class FileIO:
                 time.sleep(SHORT_READ_BACKOFF_SECONDS * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
-    def _holds_tail(self, location: str, data: bytes) -> bool:
-        """Whether the store's file ends as `data` does (always, for a local file: nothing pads its reads)."""
+    def _misread(self, location: str, data: bytes, length: int | None) -> str | None:
+        """How `data` differs from what the store holds (its tail read alone, then the whole file read again);
+        None when it does not, or for a local file (nothing pads its reads)."""
         loc = self.roots.check(location)
-        if loc.scheme == "file" or len(data) < TAIL_BYTES:
-            return True
-        try:
-            fs, path = self._fs(loc)
-            with fs.open_input_file(path) as stream:
-                tail = stream.read_at(TAIL_BYTES, len(data) - TAIL_BYTES)
-        except (OSError, ValueError) as exc:
-            raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
-        return bytes(tail) == data[-TAIL_BYTES:]
-
-    def _reads_again(self, location: str, data: bytes, length: int | None) -> bool:
-        """Whether the whole file read once more is `data` (always, for a local file)."""
-        if self.roots.check(location).scheme == "file":
-            return True
-        return self.read_once(location, length) == data
+        if loc.scheme == "file":
+            return None
+        if len(data) >= TAIL_BYTES:
+            try:
+                fs, path = self._fs(loc)
+                with fs.open_input_file(path) as stream:
+                    tail = stream.read_at(TAIL_BYTES, len(data) - TAIL_BYTES)
+            except (OSError, ValueError) as exc:
+                raise StorageError(f"Cannot read {location}: {_reason(exc, loc)}") from None
+            if bytes(tail) != data[-TAIL_BYTES:]:
+                return f"its last {TAIL_BYTES} bytes read alone differ"
+        if self.read_once(location, length) != data:
+            return "a second read of it differs"
+        return None
 
     def read_once(self, location: str, length: int | None = None) -> bytes:
         """The whole file, read once (`read` without its retries of reads the store cut short)."""

@@ -92,8 +92,6 @@ def runnable(language: str) -> dict[str, list[Example]]:
 
 def for_service(code: str, url: str, home: Path) -> str:
     """An example's code pointed at a test's demo service (its base URL) and demo home."""
-    address = url.removeprefix("http://")
-    code = code.replace("http://127.0.0.1:8181", url)
-    for name in ("127.0.0.1:8181", "localhost:8181"):
-        code = code.replace(name, address)
+    for printed in DEMO_URLS:  # the full URL first, then the bare addresses
+        code = code.replace(printed, url if printed.startswith("http") else url.removeprefix("http://"))
     return code.replace(DEMO_HOME, str(home))
