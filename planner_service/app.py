@@ -3,6 +3,7 @@ and the runtime (catalog, planner, caches) made at startup and closed at shutdow
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import sys
@@ -14,12 +15,14 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 
 from planner_service import __version__
+from planner_service.access.audit import write_audit_to
 from planner_service.api import aggregates, explore, native, rest_catalog, rest_scan, ui
-from planner_service.api.auth import Authenticator, RequireToken, token_endpoint
+from planner_service.api.auth import RequireToken, token_endpoint
 from planner_service.api.body_limit import BodySizeLimit
 from planner_service.api.cross_site import CrossSiteGuard
 from planner_service.api.errors import install_error_handlers
 from planner_service.api.request_observer import RequestObserver
+from planner_service.service.access_control import AccessHolder, signing_key, watch_settings_file
 from planner_service.service.lifecycle import drain_on_sigterm
 from planner_service.service.runtime import Runtime
 from planner_service.settings import Settings, get_settings
@@ -30,9 +33,13 @@ log = logging.getLogger("planner_service.requests")  # (the startup line beside 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
+    key = signing_key(settings)
+    holder = AccessHolder(settings, key)
+    write_audit_to(settings.audit_log)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        runtime = Runtime.from_settings(settings)
+        runtime = Runtime.from_settings(settings, key)
         # fewer threads contending for the GIL with the event loop: /health answers between their turns
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.worker_threads
         if settings.gil_switch_seconds is not None:
@@ -44,9 +51,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         gc.freeze()
         drain_on_sigterm(runtime.lifecycle, settings.shutdown_drain_seconds)
         log.info("ready", extra={"catalog-sources": len(runtime.catalog.sources), "demo": settings.serves_demo})
+        watcher = asyncio.get_running_loop().create_task(watch_settings_file(holder, settings.access_reload_seconds))
         try:
             yield
         finally:
+            watcher.cancel()
             gc.unfreeze()
             runtime.close()
 
@@ -59,7 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry=dict.fromkeys(("tracing", "metrics", "logs"), settings.opentelemetry),  # type: ignore[arg-type]
     )
     install_error_handlers(app)
-    app.state.authenticator = Authenticator.of(settings)
+    app.state.access = holder
     app.add_api_route(
         "/v1/oauth/tokens",
         token_endpoint,
@@ -75,12 +84,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(rest_scan.router)
 
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes, timeout=settings.body_timeout_seconds)
-    app.add_middleware(RequireToken, authenticator=app.state.authenticator)
+    app.add_middleware(RequireToken, holder=holder)
     if settings.cors_allowed_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_allowed_origins, allow_methods=["*"], allow_headers=["*"]
         )
-    app.add_middleware(CrossSiteGuard, allowed_origins=settings.cors_allowed_origins)
+    app.add_middleware(
+        CrossSiteGuard,
+        allowed_origins=settings.cors_allowed_origins,
+        allowed_hosts=settings.allowed_hosts,
+        check_host=not settings.auth_enabled or bool(settings.allowed_hosts),
+        bound_host=settings.host,
+    )
     app.add_middleware(RequestObserver)  # outermost: refusals (401, 403, 408, 413) are logged and counted too
     return app
 

@@ -68,6 +68,20 @@ class UpstreamCatalogError(PlannerError):
     service's configuration, not the request, needs fixing."""
 
 
+class ForbiddenError(PlannerError):
+    """The caller may see the table but lacks the privilege the request needs (access/policy.py), or an
+    upstream catalog that decides for the caller forbade it."""
+
+
+class NotAuthenticatedError(PlannerError):
+    """The request's credentials are missing, unknown, forged or expired."""
+
+
+class IdentityProviderUnavailableError(PlannerError):
+    """The keys that verify a token cannot be had from the OpenID provider now: nothing is let through,
+    and trying again soon may succeed."""
+
+
 class OverloadedError(PlannerError):
     """Too many plans are being made at once; trying again later may succeed (`retry_in_seconds`)."""
 

@@ -27,6 +27,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from planner_service.access.policy import AccessRule
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import MAX_FILE_BYTES, MAX_INFLATED_BYTES
 from planner_service.io.roots import absolute
@@ -77,6 +78,13 @@ class Settings(BaseSettings):
     """The OAuth2 scope asked for with the client credentials."""
     rest_catalog_timeout_seconds: float = Field(default=30.0, gt=0)
     """How long one request to the upstream REST catalog may take before it fails (503)."""
+    rest_catalog_delegation: bool = False
+    """Ask the upstream REST catalog as the caller: the caller's bearer token (and X-Iceberg-Access-Delegation)
+    goes to it for listings and LoadTable, so the upstream's grants decide per caller and its vended
+    credentials pass through; the service's own credentials are not used for the caller's requests."""
+    rest_catalog_delegation_seconds: float = Field(default=5.0, ge=0)
+    """How long the upstream's answers to a caller (LoadTable, listings) are kept per caller and table: a plan
+    a second costs no LoadTable each, and a revoked grant takes effect within this."""
     rest_catalog_report_metrics: bool = False
     """POST each plan's ScanReport to the upstream catalog's metrics endpoint."""
     demo: bool | None = None
@@ -169,17 +177,52 @@ class Settings(BaseSettings):
     cache_bytes: int = 512 * 1024 * 1024
     """Manifests and manifest lists, decoded, kept across requests (bytes)."""
 
-    # authentication (on when any token or client is configured): bearer tokens on every route but /health
-    auth_tokens: list[str] = Field(default_factory=list, repr=False)
-    """Static bearer tokens; any one set turns authentication on (every route but `/health`)."""
+    # authentication (on when any token, client or OpenID provider is configured): bearer tokens on every
+    # route but /health
+    auth_tokens: list[str] | dict[str, str] = Field(default_factory=list, repr=False)
+    """Static bearer tokens; any one set turns authentication on (every route but `/health`). As a table of
+    name to token (`{spark-etl = "..."}`) each token is the principal of that name; as a list each is the
+    principal `token-<the first 12 hex digits of the token's SHA-256>`."""
     oauth_clients: dict[str, str] = Field(default_factory=dict, repr=False)
     """OAuth2 clients, client id to secret, exchanged for tokens at `POST /v1/oauth/tokens`; any one set turns
-    authentication on."""
+    authentication on. The client id is the principal."""
+    principal_groups: dict[str, list[str]] = Field(default_factory=dict)
+    """The groups of static-token and OAuth-client principals, by principal name (an OpenID provider's tokens
+    carry their own, `oidc_groups_claim`); access rules match them with `groups`."""
+    oidc_issuer: str | None = None
+    """An external OpenID Connect provider whose JWT access tokens are accepted: its issuer, exactly as the
+    tokens' `iss` says (discovery at `{issuer}/.well-known/openid-configuration`). Turns authentication on."""
+    oidc_audience: str | None = None
+    """The audience (`aud`) the provider's tokens must be for; required with `oidc_issuer`."""
+    oidc_jwks_uri: str | None = None
+    """The provider's JWKS; unset: the discovery document's `jwks_uri`."""
+    oidc_principal_claim: str = "sub"
+    """The claim that names the principal (`sub`, `client_id`, `preferred_username`, ...)."""
+    oidc_groups_claim: str = "groups"
+    """The claim that lists the principal's groups (a list, or a space-separated string)."""
+    oidc_jwks_refresh_seconds: float = Field(default=300.0, gt=0)
+    """How long the provider's keys are kept before they are fetched again (a token signed with a key not
+    kept fetches them at once: key rotation)."""
     token_signing_key: str | None = Field(default=None, repr=False)
-    """The key that signs issued tokens (default: random at each start, so tokens end with the process; set
-    it to share tokens between replicas)."""
+    """The key that signs issued tokens and plan ids. Unset: a random key kept in `$SCAN_PLANNER_HOME/signing-key`
+    (replicas on one host share it); set it to share tokens and plan ids between replicas on several hosts."""
     token_ttl_seconds: int = Field(default=3600, gt=0)
-    """How long an issued token is valid."""
+    """How long an issued token is valid; a token exchange issues one that ends when the token exchanged does."""
+    access_rules: list[AccessRule] | None = None
+    """The grants policy (`[[access_rules]]` tables; docs/guides/access-control.md): who may list, load,
+    plan and get credentials for which tables. Unset: every authenticated caller may do everything; set,
+    what no rule gives is denied. Reloaded from the settings file without a restart."""
+    access_reload_seconds: float = Field(default=5.0, ge=0)
+    """How often the settings file is checked for a changed policy, tokens or clients (reloaded when its
+    contents change; a bad one is logged and the policy in force kept); 0: only on SIGHUP."""
+    config_file: str | None = None
+    """The settings file the service was started with (`--config`); the policy is reloaded from it."""
+    audit_log: str | None = None
+    """A file to append the audit log to (one JSON line per plan, credential vended and denial); unset: the
+    service's log, logger `planner_service.audit`."""
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host names (`Host` header, without port) the service answers besides the loopback names, e.g. the
+    balancer's name; `*` for any. Checked when authentication is off or this is set (DNS rebinding)."""
     allow_anonymous: bool = False
     """Serve without authentication on a host other than loopback."""
     plan_cache_bytes: int = 512 * 1024 * 1024
@@ -283,9 +326,15 @@ class Settings(BaseSettings):
                 raise ValueError("sts_duration_seconds must exceed plan_ttl_seconds: a kept plan's keys must last")
         return self
 
+    @model_validator(mode="after")
+    def _oidc(self) -> Settings:
+        if self.oidc_issuer and not self.oidc_audience:
+            raise ValueError("oidc_issuer needs oidc_audience, the `aud` this service's tokens are issued for")
+        return self
+
     @property
     def auth_enabled(self) -> bool:
-        return bool(self.auth_tokens or self.oauth_clients)
+        return bool(self.auth_tokens or self.oauth_clients or self.oidc_issuer or self.rest_catalog_delegation)
 
     def check_exposure(self) -> None:
         """Refuse to serve other hosts without authentication, unless allow_anonymous says so (the embedded
@@ -348,8 +397,11 @@ def read_config_file(path: str) -> dict[str, Any]:
 def load_settings(config_file: str | None = None, **overrides: Any) -> Settings:
     """Defaults < config file < environment < overrides (CLI flags; None values are ignored)."""
     token = _config_file.set(config_file)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    if config_file is not None:
+        given.setdefault("config_file", absolute(config_file))
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        return Settings(**given)
     except ValidationError as exc:
         raise BadRequestError(f"Invalid settings: {exc}") from None
     finally:

@@ -9,7 +9,10 @@ cached). Stdlib only, so that any python3 >= 3.11 runs it before the project's o
 Everything lands under $SCAN_PLANNER_CACHE (default ~/.cache/scan-planner), keyed by content:
 * venvs/spark-<line>-<hash>/  pyspark of that line (3.5: Scala 2.12; 4.1: Scala 2.13) and fastavro;
 * maven/  a Maven local repository: iceberg-spark-runtime-<spark>_<scala>-<version>.jar, fetched by
-  `mvn dependency:get` (Maven is installed with apt-get when missing).
+  `mvn dependency:get` (Maven is installed with apt-get when missing);
+* rest-catalog-server/<version>-<hash>/  the classpath of Iceberg's own REST catalog server (its open-api
+  test fixtures, iceberg-core, Jetty, Hadoop's client, sqlite-jdbc), resolved into maven/ by
+  rest_catalog_server_classpath() for tests/catalog/iceberg_rest_server.py.
 The reference of the conformance suite is Spark 3.5 with Iceberg 1.10.2 (REFERENCE); Iceberg 1.11 and later
 also carry the REST scan-planning client (RESTTable, RESTTableScan) that tests/rest_java drives.
 """
@@ -160,6 +163,121 @@ def _spark_line(spark: str) -> SparkLine:
     if spark not in SPARK_LINES:
         raise JavaEnvError(f"no Spark line {spark!r}: choose one of {', '.join(SPARK_LINES)}")
     return SPARK_LINES[spark]
+
+
+# --- Iceberg's REST catalog server (tests/catalog/iceberg_rest_server.py) ---------------------------------
+
+
+class RestServerLine(NamedTuple):
+    """What RESTCatalogServer of an Iceberg release line needs at run time besides iceberg-core, as Iceberg's
+    build (open-api's testFixturesImplementation) names it: the published pom of iceberg-open-api lists none."""
+
+    jetty: tuple[str, ...]  # group:artifact:version
+    hadoop: str  # RESTCatalogServer builds its catalog with a Hadoop Configuration, and HadoopFileIO is the io
+    sqlite: str
+    slf4j: str
+
+
+REST_SERVER_LINES = {
+    "1.10": RestServerLine(("org.eclipse.jetty:jetty-servlet:11.0.26",), "3.4.1", "3.50.3.0", "2.0.17"),
+    "1.11": RestServerLine(
+        (
+            "org.eclipse.jetty.ee10:jetty-ee10-servlet:12.1.8",
+            "org.eclipse.jetty.compression:jetty-compression-server:12.1.8",
+            "org.eclipse.jetty.compression:jetty-compression-gzip:12.1.8",
+        ),
+        "3.4.3",
+        "3.53.0.0",
+        "2.0.17",
+    ),
+}
+# iceberg-open-api:1.12.0:test-fixtures is not on Maven Central, nor are iceberg-api/-common/-bundled-guava 1.10.2
+REST_SERVER_ICEBERG = "1.11.0"
+REST_SERVER_MAIN = "org.apache.iceberg.rest.RESTCatalogServer"
+
+
+def _rest_server_pom(iceberg: str, line: RestServerLine) -> str:
+    coordinates = [
+        f"org.apache.iceberg:iceberg-open-api:{iceberg}:test-fixtures",  # RESTCatalogServer, its adapter
+        f"org.apache.iceberg:iceberg-core:{iceberg}",  # with iceberg-api, bundled guava, jackson, httpclient5
+        f"org.apache.iceberg:iceberg-core:{iceberg}:tests",  # RESTCatalogAdapter, RESTCatalogServlet
+        *line.jetty,
+        f"org.apache.hadoop:hadoop-client-api:{line.hadoop}",  # Hadoop shaded: two jars, no conflicts
+        f"org.apache.hadoop:hadoop-client-runtime:{line.hadoop}",
+        f"org.xerial:sqlite-jdbc:{line.sqlite}",
+        f"org.slf4j:slf4j-simple:{line.slf4j}",  # its log on stderr
+    ]
+    dependencies = []
+    for coordinate in coordinates:
+        group, artifact, version, *classifier = coordinate.split(":")
+        extra = f"<classifier>{classifier[0]}</classifier>" if classifier else ""
+        dependencies.append(
+            f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version>{extra}</dependency>"
+        )
+    return "\n".join(
+        [
+            '<project xmlns="http://maven.apache.org/POM/4.0.0">',
+            "  <modelVersion>4.0.0</modelVersion>",
+            "  <groupId>scan-planner</groupId>",
+            "  <artifactId>iceberg-rest-catalog-server</artifactId>",
+            f"  <version>{iceberg}</version>",
+            "  <packaging>pom</packaging>",
+            "  <dependencies>",
+            *dependencies,
+            "  </dependencies>",
+            "</project>",
+            "",
+        ]
+    )
+
+
+def rest_catalog_server_classpath(iceberg: str = REST_SERVER_ICEBERG) -> list[Path]:
+    """The jars that run Iceberg's REST catalog server (REST_SERVER_MAIN, from iceberg-open-api's test
+    fixtures) of an Iceberg release, resolved once with `mvn dependency:build-classpath` into the cache's
+    Maven repository (about 80 MB the first time): a JDBC catalog on SQLite with HadoopFileIO behind Jetty."""
+    line = REST_SERVER_LINES.get(".".join(iceberg.split(".")[:2]))
+    if line is None:
+        raise JavaEnvError(
+            f"no REST catalog server dependencies known for Iceberg {iceberg}: choose a release of "
+            f"{', '.join(f'{k}.x' for k in REST_SERVER_LINES)} (Maven Central has no iceberg-open-api 1.12 fixtures)"
+        )
+    pom = _rest_server_pom(iceberg, line)
+    key = hashlib.sha256(pom.encode()).hexdigest()[:12]
+    root = cache_root() / "rest-catalog-server" / f"{iceberg}-{key}"
+    listing = root / "classpath.json"
+    with file_lock(root.parent / f".{iceberg}-{key}.lock"):
+        if listing.exists():
+            jars = [Path(jar) for jar in json.loads(listing.read_text())]
+            if all(jar.exists() for jar in jars):
+                return jars
+        root.mkdir(parents=True, exist_ok=True)
+        (root / "pom.xml").write_text(pom)
+        output = root / "classpath.txt"
+        repo = cache_root() / "maven"
+        mvn = shutil.which("mvn") or _apt_install("maven", "mvn")
+        log(f"resolving Iceberg {iceberg}'s REST catalog server from Maven Central into {repo}")
+        _run(
+            [
+                mvn,
+                "-q",
+                "-B",
+                "-f",
+                str(root / "pom.xml"),
+                "dependency:build-classpath",
+                f"-Dmdep.outputFile={output}",
+                "-Dmdep.includeScope=runtime",
+                f"-Dmaven.repo.local={repo}",
+            ],
+            f"resolving the REST catalog server of Iceberg {iceberg}",
+            f"Check that Maven Central is reachable ({MAVEN_CENTRAL}) and has every artifact of {root / 'pom.xml'}.",
+        )
+        jars = [Path(jar) for jar in output.read_text().strip().split(os.pathsep) if jar]
+        missing = [str(jar) for jar in jars if not jar.exists()]
+        if not jars or missing:
+            raise JavaEnvError(f"mvn resolved {root / 'pom.xml'} but jars are missing ({missing[:3]}): run again")
+        listing.write_text(json.dumps([str(jar) for jar in jars], indent=1))
+        return jars
 
 
 # --- The virtualenvs --------------------------------------------------------------------------------------

@@ -64,4 +64,13 @@ if [ ! -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
   echo "[setup] installing Azurite $AZURITE_VERSION into .venv/azurite" >&2
   npm install --silent --no-audit --no-fund --prefix .venv/azurite "azurite@$AZURITE_VERSION" >/dev/null
 fi
+OIDC_PROVIDER_VERSION=8.8.1  # panva's OpenID Connect provider (npm), the token issuer of the tests (tests/oidc)
+if ! grep -qs "\"version\": \"$OIDC_PROVIDER_VERSION\"" .venv/oidc-provider/node_modules/oidc-provider/package.json; then
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "[setup] installing Node.js and npm (oidc-provider, the OpenID Connect provider of the tests)" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  echo "[setup] installing oidc-provider $OIDC_PROVIDER_VERSION into .venv/oidc-provider" >&2
+  npm install --silent --no-audit --no-fund --prefix .venv/oidc-provider "oidc-provider@$OIDC_PROVIDER_VERSION" >/dev/null
+fi
 echo "[setup] ready: .venv/bin/scan-planner" >&2

@@ -26,7 +26,12 @@ import pytest
 
 JAVA_FIXTURES = {"conformance"}  # Iceberg Java's tables and recorded plans
 SPARK_FIXTURES = {"spark"}
-JAVA_MODULES = {"test_bench_smoke.py", "test_pyspark35.py", "test_spark_rest.py"}  # start a JVM of their own
+JAVA_MODULES = {
+    "test_bench_smoke.py",
+    "test_pyspark35.py",
+    "test_spark_rest.py",
+    "test_iceberg_rest_server.py",
+}  # start a JVM of their own
 SPARK_MODULES = {
     "test_bench_smoke.py",
     "test_pyspark35.py",

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.request_models import AggregateRequest, parse_body
@@ -30,10 +31,11 @@ router = APIRouter()
 )
 async def aggregate(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, AggregateRequest)
+    access = access_of(request)
     scan = body.to_scan(combine=False, keep_stats=True)
 
     def answer(cancel: Cancellation) -> dict[str, Any]:
-        return aggregate_scan(runtime, body.table, body.metadata_location, scan, body.aggregates, cancel)
+        return aggregate_scan(runtime, body.table, body.metadata_location, scan, body.aggregates, access, cancel)
 
     result = await until_disconnected(request, answer)
     return json_response(result, pretty=pretty)

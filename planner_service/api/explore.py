@@ -9,6 +9,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from planner_service.access.policy import Privilege
+from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.request_models import ExploreRequest, parse_body
@@ -24,9 +26,12 @@ router = APIRouter()
 async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, ExploreRequest)
 
+    access = access_of(request)
+
     def answer(cancel: Cancellation) -> dict[str, Any]:
-        table = runtime.load_table(body.table, body.metadata_location)
+        table = runtime.load_table(body.table, body.metadata_location, access, Privilege.READ_METADATA)
         canonical = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
-        return explore(runtime, table, canonical, body.page(), cancel)
+        plan_id = runtime.plan_ids.issue(canonical, access.principal.name)
+        return explore(runtime, table, canonical, body.page(), plan_id, cancel)
 
     return json_response(await until_disconnected(request, answer), pretty=pretty)

@@ -4,6 +4,7 @@ views of a table (snapshots, refs, history) for curl."""
 from __future__ import annotations
 
 import gc
+import hashlib
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Annotated, Any
@@ -13,6 +14,9 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
+from planner_service.access.audit import audit
+from planner_service.access.policy import Privilege
+from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, TableNamePath, TaskIndexPath
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
@@ -39,6 +43,7 @@ from planner_service.planning.admission import Cancellation
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
+from planner_service.service.table_access import TableAccess
 from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head
 from planner_service.wire.task_json import encode_tasks
 
@@ -52,29 +57,33 @@ def plan_response(
     pretty: bool,
     coding: str | None,
     if_none_match: str | None,
+    access: TableAccess,
     cancel: Cancellation | None = None,
 ) -> Response:
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
-    table = runtime.load_table(body.table, body.metadata_location)
+    table = runtime.load_table(body.table, body.metadata_location, access, Privilege.PLAN)
     request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
+    plan_id = runtime.plan_ids.issue(request, access.principal.name)  # the caller's own id of the plan
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
-    etag = f'W/"{request.digest}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'
-    credentials = runtime.storage_credentials(table)  # vended anew for each response: never kept in a body
+    tag = hashlib.sha256(plan_id.encode()).hexdigest()[:32]
+    etag = f'W/"{tag}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'
+    credentials = runtime.storage_credentials(table, access)  # vended anew for each response: never kept
     reusable = not body.explain and not credentials
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
         return Response(status_code=304, headers={"ETag": etag})
     result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel, inline_limit=limit)
     if fresh:
         runtime.record_plan(result.plan)
+    audit_plan(access, table, result)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        deferred = json_bytes(deferred_body(result, credentials, body.task_estimates), pretty)
+        deferred = json_bytes(deferred_body(result, plan_id, credentials, body.task_estimates), pretty)
         return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
-    key = f"{request.plan_id}|{limit}|{pretty}|{coding}"
+    key = f"{plan_id}|{limit}|{pretty}|{coding}"
     stored = runtime.plans.bodies.get(key) if reusable else None
     if stored is not None:
         return _encoded_response(stored, coding, etag)
-    chunks = encode_plan(result.plan, request.plan_id, credentials)
+    chunks = encode_plan(result.plan, plan_id, credentials)
     if pretty:
         return _body_response(b"".join(chunks), pretty, coding, etag)
     keep = partial(runtime.plans.bodies.put, key) if reusable else None
@@ -85,12 +94,26 @@ def plan_response(
     )
 
 
+def audit_plan(access: TableAccess, table: LoadedTable, result: CachedPlan) -> None:
+    """The audit line of a plan answered: who, which table and snapshot, how many files."""
+    plan = result.plan
+    audit(
+        "plan",
+        access.principal.name,
+        Privilege.PLAN.value,
+        "allowed",
+        table.name,
+        snapshot=plan.snapshot.snapshot_id if plan.snapshot is not None else None,
+        files_planned=plan.metrics.scanned_data_files,
+    )
+
+
 def deferred_body(
-    result: CachedPlan, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
+    result: CachedPlan, plan_id: str, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
 ) -> dict[str, Any]:
     """A plan too big to send inline: its id, reader context and (with `estimates`) per-task estimates (GET
     /plans/{id}/tasks)."""
-    head = plan_head(result.plan, result.request.plan_id)
+    head = plan_head(result.plan, plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
     if not estimates:
@@ -152,8 +175,9 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     body = await parse_body(request, PlanRequest)
     coding = negotiate(request.headers.get("accept-encoding"))
     if_none_match = request.headers.get("if-none-match")
+    access = access_of(request)
     return await until_disconnected(
-        request, lambda cancel: plan_response(runtime, body, pretty, coding, if_none_match, cancel)
+        request, lambda cancel: plan_response(runtime, body, pretty, coding, if_none_match, access, cancel)
     )
 
 
@@ -164,9 +188,12 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     responses=described(DeferredPlan, "The plan's reader context and per-task estimates"),
 )
 async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    access = access_of(request)
+
     def answer(cancel: Cancellation) -> dict[str, Any]:
-        result = runtime.plan_by_id(plan_id, cancel)
-        return deferred_body(result, runtime.storage_credentials(result.plan.table))
+        opened = runtime.open_plan_id(plan_id, access)
+        result = runtime.plan_by_id(opened, access, cancel)
+        return deferred_body(result, plan_id, runtime.plan_credentials(opened, access))
 
     return json_response(await until_disconnected(request, answer), pretty=pretty)
 
@@ -174,21 +201,28 @@ async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep,
 @router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")
 async def plan_tasks(
     plan_id: PlanIdPath,
+    request: Request,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     start: Annotated[int, Query(ge=0, description="the first task")] = 0,
     end: Annotated[int | None, Query(ge=1, description="one past the last task (default: start + 1)")] = None,
 ) -> Response:
+    access = access_of(request)
+
     def work() -> dict[str, Any]:
-        return _tasks(runtime.plan_by_id(plan_id), start, end)
+        return _tasks(runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access), plan_id, start, end)
 
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
 
 @router.get("/plans/{plan_id}/tasks/{index}", tags=["planning"], summary="Task `index` of a plan, self-contained")
-async def plan_task(plan_id: PlanIdPath, index: TaskIndexPath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def plan_task(
+    plan_id: PlanIdPath, index: TaskIndexPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep
+) -> Response:
+    access = access_of(request)
+
     def work() -> dict[str, Any]:
-        return _tasks(runtime.plan_by_id(plan_id), index, None)
+        return _tasks(runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access), plan_id, index, None)
 
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
@@ -212,7 +246,9 @@ def health_response(runtime: Runtime) -> Response:
 
 
 @router.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
-async def metrics(runtime: RuntimeDep) -> Response:
+async def metrics(request: Request, runtime: RuntimeDep) -> Response:
+    """Prometheus metrics; with a grants policy, for principals with the metrics privilege only."""
+    access_of(request).require_service(Privilege.METRICS)
     gauges: list[Gauge] = []
     for name, cache in runtime.caches().items():
         stats = cache.stats
@@ -244,13 +280,13 @@ async def metrics(runtime: RuntimeDep) -> Response:
 # --- Debugging views -----------------------------------------------------------------------------------
 
 
-def _table(runtime: Runtime, name: str) -> LoadedTable:
-    return runtime.load_table(name)
+def _table(runtime: Runtime, name: str, request: Request) -> LoadedTable:
+    return runtime.load_table(name, None, access_of(request), Privilege.READ_METADATA)
 
 
 @router.get("/tables/{name}/snapshots", tags=["debugging"], summary="A table's snapshots, oldest first")
-async def snapshots(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
-    table = await run_in_threadpool(_table, runtime, name)
+async def snapshots(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    table = await run_in_threadpool(_table, runtime, name, request)
     meta = table.metadata
     body = {
         "table": table.name,
@@ -262,15 +298,15 @@ async def snapshots(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep)
 
 
 @router.get("/tables/{name}/refs", tags=["debugging"], summary="A table's branches and tags")
-async def refs(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
-    table = await run_in_threadpool(_table, runtime, name)
+async def refs(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    table = await run_in_threadpool(_table, runtime, name, request)
     body = {"table": table.name, "refs": {n: r.to_json() for n, r in sorted(table.metadata.refs.items())}}
     return json_response(body, pretty=pretty)
 
 
 @router.get("/tables/{name}/history", tags=["debugging"], summary="The main branch's snapshot log")
-async def history(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
-    table = await run_in_threadpool(_table, runtime, name)
+async def history(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+    table = await run_in_threadpool(_table, runtime, name, request)
     meta = table.metadata
     entries = []
     for e in meta.snapshot_log:
@@ -286,5 +322,5 @@ async def history(name: TableNamePath, runtime: RuntimeDep, pretty: PrettyDep) -
     return json_response({"table": table.name, "history": entries}, pretty=pretty)
 
 
-def _tasks(result: CachedPlan, start: int, end: int | None) -> dict[str, Any]:
-    return encode_tasks(result.plan, result.request.plan_id, result.reader_context, start, end)
+def _tasks(result: CachedPlan, plan_id: str, start: int, end: int | None) -> dict[str, Any]:
+    return encode_tasks(result.plan, plan_id, result.reader_context, start, end)

@@ -8,6 +8,7 @@ not served, and not advertised.
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
 from collections.abc import Callable
@@ -17,15 +18,18 @@ from fastapi import APIRouter, Header, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from planner_service.access.policy import Privilege
+from planner_service.api.auth import access_of
 from planner_service.api.dependencies import NamespacePath, PrettyDep, RestTablePath, RuntimeDep
 from planner_service.api.request_models import ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
-from planner_service.api.rest_routes import V1Routes, parse_namespace, table_identifier
+from planner_service.api.rest_routes import NAMESPACE_SEPARATOR, V1Routes, parse_namespace, table_identifier
 from planner_service.catalog.base import LoadedTable, TableIdentifier
-from planner_service.errors import NoSuchNamespaceError, NotFoundError
+from planner_service.errors import BadRequestError, NoSuchNamespaceError, NotFoundError, quoted
 from planner_service.metrics import METRICS_REPORTS
 from planner_service.service.runtime import Runtime
+from planner_service.service.table_access import TableAccess
 
 log = logging.getLogger(__name__)
 
@@ -72,60 +76,108 @@ async def config(
 # --- Namespaces ------------------------------------------------------------------------------------------
 
 
-def _namespaces(runtime: Runtime) -> list[tuple[str, ...]]:
-    return runtime.catalog.list_namespaces()
+def _namespaces(runtime: Runtime, access: TableAccess) -> list[tuple[str, ...]]:
+    """The namespaces the caller may see: all of them without a policy; with one, those that hold (or hold
+    a namespace that holds) a table it may list."""
+    catalog = runtime.catalog_for(access.principal)
+    known = catalog.list_namespaces()
+    if access.policy is None:
+        return known
+    visible: set[tuple[str, ...]] = set()
+    for namespace in known:
+        try:
+            tables = catalog.list_tables(namespace)
+        except NoSuchNamespaceError:
+            continue
+        if access.visible(tables):
+            visible.update(namespace[:depth] for depth in range(1, len(namespace) + 1))
+    return sorted(visible)
 
 
 def _exists(namespace: tuple[str, ...], known: list[tuple[str, ...]]) -> bool:
     return any(ns[: len(namespace)] == namespace for ns in known)
 
 
-def _require_namespace(runtime: Runtime, namespace: tuple[str, ...]) -> None:
-    if not _exists(namespace, _namespaces(runtime)):
+def _require_namespace(runtime: Runtime, namespace: tuple[str, ...], access: TableAccess) -> None:
+    if not _exists(namespace, _namespaces(runtime, access)):
         raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
 
 
-def _children(runtime: Runtime, parent: tuple[str, ...]) -> list[tuple[str, ...]]:
-    known = _namespaces(runtime)
+def _children(runtime: Runtime, parent: tuple[str, ...], access: TableAccess) -> list[tuple[str, ...]]:
+    known = _namespaces(runtime, access)
     if parent and not _exists(parent, known):
         raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(parent)}")
     depth = len(parent) + 1
     return sorted({ns[:depth] for ns in known if len(ns) >= depth and ns[: len(parent)] == parent})
 
 
+PageTokenQuery = Annotated[
+    str | None, Query(alias="pageToken", description="from the previous page's next-page-token; empty: the first")
+]
+PageSizeQuery = Annotated[int | None, Query(alias="pageSize", ge=1, description="at most this many (default: all)")]
+
+
+def _page(items: list[str], token: str | None, size: int | None) -> tuple[list[str], str | None]:
+    """One page of sorted `items` after the token's item, and the next page's token (None: the last page).
+    A token names the last item of its page, so a page is the same whatever was hidden from the caller."""
+    after = _page_after(token)
+    rest = [item for item in items if after is None or item > after]
+    if size is None or len(rest) <= size:
+        return rest, None
+    page = rest[:size]
+    return page, base64.urlsafe_b64encode(page[-1].encode()).decode()
+
+
+def _page_after(token: str | None) -> str | None:
+    if not token:
+        return None
+    try:
+        return base64.urlsafe_b64decode(token.encode()).decode()
+    except ValueError:
+        raise BadRequestError(f"Invalid pageToken {quoted(token)}: use the next-page-token of a page") from None
+
+
 @routes.route("GET", "/namespaces", summary="List namespaces (top level, or the children of `parent`)")
 async def list_namespaces(
+    request: Request,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     parent: Annotated[str | None, Query(description="a namespace, levels joined by %1F")] = None,
-    page_token: Annotated[str | None, Query(alias="pageToken", description="ignored: one page")] = None,
-    page_size: Annotated[int | None, Query(alias="pageSize", description="ignored: one page")] = None,
+    page_token: PageTokenQuery = None,
+    page_size: PageSizeQuery = None,
 ) -> Response:
     parent_levels = parse_namespace(parent) if parent is not None else ()
-    found = await run_in_threadpool(_children, runtime, parent_levels)
-    return json_response({"namespaces": [list(ns) for ns in found]}, pretty=pretty)
+    found = await run_in_threadpool(_children, runtime, parent_levels, access_of(request))
+    names = {NAMESPACE_SEPARATOR.join(ns): ns for ns in found}
+    page, next_token = _page(sorted(names), page_token, page_size)
+    body: dict[str, Any] = {"namespaces": [list(names[n]) for n in page]}
+    if next_token is not None:
+        body["next-page-token"] = next_token
+    return json_response(body, pretty=pretty)
 
 
 @routes.route("GET", "/namespaces/{namespace}", summary="Load a namespace (it has no properties)")
-async def load_namespace(namespace: NamespacePath, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
+async def load_namespace(
+    namespace: NamespacePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep
+) -> Response:
     levels = parse_namespace(namespace)
-    await run_in_threadpool(_require_namespace, runtime, levels)
+    await run_in_threadpool(_require_namespace, runtime, levels, access_of(request))
     return json_response({"namespace": list(levels), "properties": {}}, pretty=pretty)
 
 
 @routes.route("HEAD", "/namespaces/{namespace}", summary="Whether a namespace exists: 204 or 404")
-async def namespace_exists(namespace: NamespacePath, runtime: RuntimeDep) -> Response:
+async def namespace_exists(namespace: NamespacePath, request: Request, runtime: RuntimeDep) -> Response:
     levels = parse_namespace(namespace)
-    return await _exists_response(_require_namespace, runtime, levels)
+    return await _exists_response(_require_namespace, runtime, levels, access_of(request))
 
 
 # --- Tables ----------------------------------------------------------------------------------------------
 
 
-def _list_tables(runtime: Runtime, namespace: tuple[str, ...]) -> list[TableIdentifier]:
-    _require_namespace(runtime, namespace)
+def _list_tables(runtime: Runtime, namespace: tuple[str, ...], access: TableAccess) -> list[TableIdentifier]:
+    _require_namespace(runtime, namespace, access)
     try:
-        return runtime.catalog.list_tables(namespace)
+        return access.visible(runtime.catalog_for(access.principal).list_tables(namespace))
     except NoSuchNamespaceError:  # a namespace that only holds namespaces
         return []
 
@@ -133,20 +185,28 @@ def _list_tables(runtime: Runtime, namespace: tuple[str, ...]) -> list[TableIden
 @routes.route("GET", "/namespaces/{namespace}/tables", summary="List the tables of a namespace")
 async def list_tables(
     namespace: NamespacePath,
+    request: Request,
     runtime: RuntimeDep,
     pretty: PrettyDep,
-    page_token: Annotated[str | None, Query(alias="pageToken", description="ignored: one page")] = None,
-    page_size: Annotated[int | None, Query(alias="pageSize", description="ignored: one page")] = None,
+    page_token: PageTokenQuery = None,
+    page_size: PageSizeQuery = None,
 ) -> Response:
-    found = await run_in_threadpool(_list_tables, runtime, parse_namespace(namespace))
-    identifiers = [{"namespace": list(t.namespace), "name": t.name} for t in found]
-    return json_response({"identifiers": identifiers}, pretty=pretty)
+    found = await run_in_threadpool(_list_tables, runtime, parse_namespace(namespace), access_of(request))
+    by_name = {t.name: t for t in found}
+    page, next_token = _page(sorted(by_name), page_token, page_size)
+    body: dict[str, Any] = {"identifiers": [{"namespace": list(by_name[n].namespace), "name": n} for n in page]}
+    if next_token is not None:
+        body["next-page-token"] = next_token
+    return json_response(body, pretty=pretty)
 
 
-def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | None = None) -> dict[str, Any]:
+def load_table_result(
+    runtime: Runtime, table: LoadedTable, access: TableAccess, delegation: str | None = None
+) -> dict[str, Any]:
     """The spec's LoadTableResult: the metadata.json as read, and the table's client config; with the
-    client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them), the
-    table's `storage-credentials`, the first of them in `config` too (for clients that read only that)."""
+    client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them, to a
+    caller with the credentials privilege), the table's `storage-credentials`, the first of them in `config`
+    too (for clients that read only that)."""
     table_config: dict[str, str] = {}  # scan planning is advertised in /v1/config only (see config())
     result: dict[str, Any] = {
         "metadata-location": table.metadata_location,
@@ -154,7 +214,7 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
         "config": table_config,
     }
     wanted = delegation is not None and "vended-credentials" in [d.strip() for d in delegation.split(",")]
-    credentials = runtime.storage_credentials(table) if wanted else None
+    credentials = runtime.storage_credentials(table, access) if wanted else None
     if credentials:
         result["storage-credentials"] = credentials
         table_config.update(credentials[0]["config"])
@@ -170,6 +230,7 @@ def load_table_result(runtime: Runtime, table: LoadedTable, delegation: str | No
 async def load_table(
     namespace: NamespacePath,
     table: RestTablePath,
+    request: Request,
     runtime: RuntimeDep,
     pretty: PrettyDep,
     snapshots: Annotated[str | None, Query(description="all | refs: ignored, every snapshot is returned")] = None,
@@ -179,14 +240,18 @@ async def load_table(
     ] = None,
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    loaded = await run_in_threadpool(runtime.catalog.load_table, identifier)
-    result = await run_in_threadpool(load_table_result, runtime, loaded, delegation)
+    access = access_of(request)
+    loaded = await run_in_threadpool(runtime.load_table, str(identifier), None, access, Privilege.READ_METADATA)
+    result = await run_in_threadpool(load_table_result, runtime, loaded, access, delegation)
     return json_response(result, pretty=pretty)
 
 
 @routes.route("HEAD", "/namespaces/{namespace}/tables/{table}", summary="Whether a table exists: 204 or 404")
-async def table_exists(namespace: NamespacePath, table: RestTablePath, runtime: RuntimeDep) -> Response:
-    return await _exists_response(runtime.catalog.load_table, table_identifier(namespace, table))
+async def table_exists(
+    namespace: NamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
+) -> Response:
+    identifier = table_identifier(namespace, table)
+    return await _exists_response(runtime.load_table, str(identifier), None, access_of(request), Privilege.LIST)
 
 
 async def _exists_response(check: Callable[..., object], *args: Any) -> Response:
@@ -212,6 +277,7 @@ async def report_metrics(
     namespace: NamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
+    access_of(request).require(identifier, Privilege.READ_METADATA)
     body = await parse_body(request, ReportMetricsRequest)
     runtime.metrics.inc(METRICS_REPORTS, report_type=body.report_type)
     log.info("metrics report received", extra={"table": str(identifier), "report": body.model_dump(by_alias=True)})

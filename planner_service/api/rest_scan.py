@@ -23,7 +23,8 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from planner_service.api.auth import client_of
+from planner_service.access.policy import Privilege
+from planner_service.api.auth import access_of, client_of
 from planner_service.api.dependencies import NamespacePath, PlanIdPath, PrettyDep, RestTablePath, RuntimeDep
 from planner_service.api.disconnect import cancelled_on_disconnect
 from planner_service.api.errors import planner_error_body
@@ -137,9 +138,9 @@ async def plan_table_scan(
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, PlanTableScanRequest)
     _count_fields(runtime, body)
-    owner = client_of(request)
+    owner, access = client_of(request), access_of(request)
     scan = await run_in_threadpool(
-        lambda: prepare_scan(runtime, identifier, body.to_scan(), body.select, body.stats_fields)
+        lambda: prepare_scan(runtime, identifier, body.to_scan(), access, body.select, body.stats_fields)
     )
     if scan.in_background:
         record = plans.submit(runtime, identifier, scan, owner)
@@ -167,7 +168,9 @@ async def fetch_planning_result(
     plans: PlansDep,
     pretty: PrettyDep,
 ) -> Response:
-    record = plans.store.get(plan_id, table_identifier(namespace, table), client_of(request))
+    identifier = table_identifier(namespace, table)
+    access_of(request).require(identifier, Privilege.PLAN)  # (a grant revoked since ends the plan)
+    record = plans.store.get(plan_id, identifier, client_of(request))
     if record.status is PlanStatus.COMPLETED:
         return completed_response(record, await run_in_threadpool(completed_body, record), pretty)
     body = _failed_body(record.error) if record.status is PlanStatus.FAILED else {"status": record.status.value}
@@ -178,7 +181,9 @@ async def fetch_planning_result(
 async def cancel_planning(
     namespace: NamespacePath, table: RestTablePath, plan_id: PlanIdPath, request: Request, plans: PlansDep
 ) -> Response:
-    plans.cancel(plan_id, table_identifier(namespace, table), client_of(request))
+    identifier = table_identifier(namespace, table)
+    access_of(request).require(identifier, Privilege.PLAN)
+    plans.cancel(plan_id, identifier, client_of(request))
     return Response(status_code=204)
 
 
@@ -192,6 +197,7 @@ async def fetch_scan_tasks(
     namespace: NamespacePath, table: RestTablePath, request: Request, plans: PlansDep, pretty: PrettyDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
+    access_of(request).require(identifier, Privilege.PLAN)
     body = await parse_body(request, FetchScanTasksRequest)
     record, number = plans.store.page(body.plan_task, identifier, client_of(request))
     assert record.result is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from planner_service.errors import BadRequestError, NoSuchTableError, quoted
 from planner_service.io.fileio import FileIO, FileNotFound
@@ -59,6 +59,13 @@ class LoadedTable:
     name: str  # the identifier, or the metadata location for tables loaded by location
     metadata_location: str
     metadata: TableMetadata
+    vouched: bool = False  # a catalog named it (credentials are vended only for such tables)
+    vended: list[dict[str, Any]] | None = None  # what an upstream catalog vended to the caller (delegation)
+
+    @property
+    def identifier(self) -> TableIdentifier | None:
+        """The catalog name it was loaded by; None for a table loaded by its metadata location."""
+        return TableIdentifier.parse(self.name) if self.vouched else None
 
 
 class Catalog(Protocol):
@@ -69,14 +76,27 @@ class Catalog(Protocol):
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]: ...
 
 
+def missing_table(identifier: TableIdentifier) -> NoSuchTableError:
+    """The one error of a table no catalog has (and of one the caller may not see: the same words)."""
+    return NoSuchTableError(f"Table does not exist: {identifier}")
+
+
+def missing_location(location: str) -> NoSuchTableError:
+    """The one error of a metadata location that holds no table (or one the caller may not see)."""
+    return NoSuchTableError(f"Table does not exist: metadata file not found at {location}")
+
+
 def read_metadata(io: FileIO, location: str, table_name: str | None = None) -> TableMetadata:
     """Read and parse one metadata.json (kept by location: a metadata file never changes once written);
     a missing file means a missing table."""
     try:
         return io.read_parsed(location, "table-metadata", lambda data: parse_table_metadata(data, location))
     except FileNotFound:
-        what = f"Table {table_name}" if table_name else "Table"
-        raise NoSuchTableError(f"{what} does not exist: metadata file not found at {location}") from None
+        if table_name:
+            raise NoSuchTableError(
+                f"Table {table_name} does not exist: metadata file not found at {location}"
+            ) from None
+        raise missing_location(location) from None
 
 
 def load_by_metadata_location(io: FileIO, location: str) -> LoadedTable:

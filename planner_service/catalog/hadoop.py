@@ -4,6 +4,7 @@ and a warehouse directory holding them as WAREHOUSE/ns/name (Iceberg's HadoopCat
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from iceberg_io import join
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
@@ -51,7 +52,7 @@ class HadoopCatalog:
         location = join(self.warehouse, *identifier.namespace, identifier.name)
         if current_metadata_location(self.io, location) is None:
             raise NoSuchTableError(f"Table does not exist: {identifier}")
-        return load_table_directory(self.io, location, str(identifier))
+        return replace(load_table_directory(self.io, location, str(identifier)), vouched=True)
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         """As Java's HadoopCatalog lists them: the warehouse's directories that are not tables (a README or

@@ -16,23 +16,32 @@ clients do) for a token that is renewed before it expires, and once more when th
 Errors name the catalog: its 404s are the service's (no such table or namespace); a 401 means the service's
 own credentials are refused, a 403 that its principal lacks the privilege (502 both, with the settings to
 check); an unreachable catalog, a timeout or a 5xx is a 503 worth a retry.
+
+Asked as the caller (`as_caller`, rest_catalog_delegation): the caller's bearer token goes to the catalog
+instead of the service's, so the catalog's grants decide per caller; its 401 and 403 are the caller's (401,
+403), and its answers are kept per caller for `delegation_seconds` (a revoked grant takes effect within that).
+The credentials the catalog vends with LoadTable pass through to the caller (LoadedTable.vended).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import quote
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import (
     CatalogUnavailableError,
+    ForbiddenError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NotAuthenticatedError,
     UpstreamCatalogError,
 )
 from planner_service.io.fileio import FileIO
@@ -48,6 +57,8 @@ NAMESPACE_SEPARATOR = "\x1f"
 RENEW_BEFORE_SECONDS = 60  # a token is renewed this long before it expires
 MAX_PAGES = 10_000  # listing stops here, whatever the catalog's page tokens say
 DELEGATION = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+MAX_KEPT_ANSWERS = 10_000  # callers' answers kept (the oldest go first)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -60,6 +71,7 @@ class RestCatalogConfig:
     oauth2_server_uri: str | None = None  # the token endpoint (default {uri}/v1/oauth/tokens)
     scope: str = "catalog"
     timeout_seconds: float = 30.0
+    delegation_seconds: float = 5.0  # how long a caller's answers are kept (as_caller)
 
 
 class RestCatalog:
@@ -76,15 +88,22 @@ class RestCatalog:
         self.loaded: set[TableIdentifier] = set()  # tables this catalog served (their scan reports go back to it)
         self._token: str | None = config.token
         self._token_expires = float("inf")
+        self._kept_lock = threading.Lock()
+        self._kept: OrderedDict[tuple[str, str, str], tuple[float, Any]] = OrderedDict()  # callers' answers
 
     def close(self) -> None:
         self._http.close()
 
+    def as_caller(self, token: str) -> CallerCatalog:
+        """The catalog as the caller with this bearer token sees it (rest_catalog_delegation)."""
+        return CallerCatalog(self, token)
+
     # --- the Catalog protocol ----------------------------------------------------------------------------
 
-    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
-        path = self._path("namespaces", _namespace(identifier.namespace), "tables", identifier.name)
-        body = self._get(path, headers=DELEGATION, missing=NoSuchTableError(f"Table does not exist: {identifier}"))
+    def load_table(self, identifier: TableIdentifier, caller: str | None = None) -> LoadedTable:
+        path = self._path("namespaces", _namespace(identifier.namespace), "tables", identifier.name, caller=caller)
+        missing = NoSuchTableError(f"Table does not exist: {identifier}")
+        body = self._get(path, headers=DELEGATION, missing=missing, caller=caller)
         location = body.get("metadata-location")
         metadata = body.get("metadata")
         if not isinstance(location, str) or not isinstance(metadata, dict):
@@ -97,9 +116,10 @@ class RestCatalog:
             self.loaded.add(identifier)
         self._use_storage(body)
         self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
-        return LoadedTable(str(identifier), location, parsed)
+        vended = _vended(body, parsed.location) if caller is not None else None
+        return LoadedTable(str(identifier), location, parsed, vouched=True, vended=vended)
 
-    def list_namespaces(self) -> list[tuple[str, ...]]:
+    def list_namespaces(self, caller: str | None = None) -> list[tuple[str, ...]]:
         """Every namespace, nested ones too (the REST API lists one level under a parent)."""
         found: list[tuple[str, ...]] = []
         pending: list[tuple[str, ...]] = [()]
@@ -107,7 +127,7 @@ class RestCatalog:
             parent = pending.pop()
             params = {"parent": NAMESPACE_SEPARATOR.join(parent)} if parent else {}
             missing = NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(parent)}")
-            for page in self._pages(self._path("namespaces"), "namespaces", params, missing):
+            for page in self._pages(self._path("namespaces", caller=caller), "namespaces", params, missing, caller):
                 for namespace in page:
                     levels = tuple(str(level) for level in namespace)
                     if levels and levels not in found and levels[: len(parent)] == parent and levels != parent:
@@ -115,10 +135,10 @@ class RestCatalog:
                         pending.append(levels)
         return sorted(found)
 
-    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+    def list_tables(self, namespace: tuple[str, ...], caller: str | None = None) -> list[TableIdentifier]:
         missing = NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
-        path = self._path("namespaces", _namespace(namespace), "tables")
-        pages = self._pages(path, "identifiers", {}, missing)
+        path = self._path("namespaces", _namespace(namespace), "tables", caller=caller)
+        pages = self._pages(path, "identifiers", {}, missing, caller)
         return sorted(TableIdentifier(tuple(i["namespace"]), i["name"]) for page in pages for i in page)
 
     def report_metrics(self, identifier: TableIdentifier, report: Mapping[str, Any]) -> None:
@@ -144,24 +164,45 @@ class RestCatalog:
 
     # --- HTTP --------------------------------------------------------------------------------------------------
 
-    def _path(self, *parts: str) -> str:
-        prefix = self._catalog_prefix()
+    def kept(self, caller: str, kind: str, name: str, load: Callable[[], T]) -> T:
+        """A caller's answer, kept for delegation_seconds (errors are not kept)."""
+        key = (hashlib.sha256(caller.encode()).hexdigest(), kind, name)
+        now = time.monotonic()
+        with self._kept_lock:
+            found = self._kept.get(key)
+            if found is not None and found[0] > now:
+                self._kept.move_to_end(key)
+                return cast(T, found[1])
+        value = load()
+        if self.config.delegation_seconds > 0:
+            with self._kept_lock:
+                self._kept[key] = (now + self.config.delegation_seconds, value)
+                while len(self._kept) > MAX_KEPT_ANSWERS:
+                    self._kept.popitem(last=False)
+        return value
+
+    def _path(self, *parts: str, caller: str | None = None) -> str:
+        prefix = self._catalog_prefix(caller)
         segments = ["v1", *([prefix] if prefix else []), *parts]
         return "/".join(quote(s, safe="") if i > (1 if prefix else 0) else s for i, s in enumerate(segments))
 
-    def _catalog_prefix(self) -> str | None:
+    def _catalog_prefix(self, caller: str | None = None) -> str | None:
         with self._config_lock:
             if self._prefix is None:
                 params = {"warehouse": self.config.warehouse} if self.config.warehouse else {}
-                body = self._request("GET", "v1/config", params=params, missing=None)
+                own = self.config.credential or self.config.token
+                body = self._request("GET", "v1/config", params=params, missing=None, caller=None if own else caller)
                 self._prefix = configured_prefix(body, self.config.prefix)
             return self._prefix or None
 
-    def _pages(self, path: str, key: str, params: dict[str, str], missing: Exception) -> list[list[Any]]:
+    def _pages(
+        self, path: str, key: str, params: dict[str, str], missing: Exception, caller: str | None = None
+    ) -> list[list[Any]]:
         pages: list[list[Any]] = []
         token: str | None = None
         for _ in range(MAX_PAGES):
-            body = self._get(path, params={**params, **({"pageToken": token} if token else {})}, missing=missing)
+            query = {**params, **({"pageToken": token} if token else {})}
+            body = self._get(path, params=query, missing=missing, caller=caller)
             pages.append(list(body.get(key) or []))
             token = body.get("next-page-token")
             if not token:
@@ -174,8 +215,9 @@ class RestCatalog:
         params: dict[str, str] | None = None,
         headers: dict[str, str] | None = None,
         missing: Exception | None = None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
-        return self._request("GET", path, params=params, headers=headers, missing=missing)
+        return self._request("GET", path, params=params, headers=headers, missing=missing, caller=caller)
 
     def _request(
         self,
@@ -186,8 +228,12 @@ class RestCatalog:
         headers: dict[str, str] | None = None,
         missing: Exception | None,
         json_body: dict[str, Any] | None = None,
+        caller: str | None = None,
     ) -> dict[str, Any]:
         url = f"{self.uri}/{path}"
+        if caller is not None:  # the caller's own token, as it is: its 401 and 403 are the caller's
+            response = self._send(method, url, params, {**(headers or {}), "Authorization": f"Bearer {caller}"})
+            return self._caller_answer(method, path, response, missing)
         for attempt in range(2):
             auth = self._authorization(renew=attempt > 0)
             response = self._send(method, url, params, {**(headers or {}), **auth}, json_body)
@@ -215,6 +261,21 @@ class RestCatalog:
             ) from None
         except httpx.HTTPError as exc:
             raise CatalogUnavailableError(f"Cannot reach the REST catalog at {self.uri}: {exc}") from None
+
+    def _caller_answer(
+        self, method: str, path: str, response: httpx.Response, missing: Exception | None
+    ) -> dict[str, Any]:
+        """An answer to a caller's request: 404 is the service's missing table or namespace (in its own words:
+        nothing of the upstream's), 401 and 403 the caller's, the rest as for the service's own requests."""
+        if response.status_code == 404 and missing is not None:
+            raise missing
+        if response.status_code == 401:
+            raise NotAuthenticatedError(
+                f"The REST catalog at {self.uri} refused the caller's token ({_upstream_message(response)})"
+            )
+        if response.status_code == 403:
+            raise ForbiddenError(f"The REST catalog at {self.uri} forbade it: {_upstream_message(response)}")
+        return self._answer(method, path, response, missing)
 
     def _answer(self, method: str, path: str, response: httpx.Response, missing: Exception | None) -> dict[str, Any]:
         status = response.status_code
@@ -291,6 +352,40 @@ class RestCatalog:
             raise UpstreamCatalogError(f"The token endpoint {endpoint} answered without an access_token") from None
         log.info("rest catalog token issued", extra={"catalog": self.uri, "expires-in-seconds": expires_in})
         return token, time.monotonic() + expires_in
+
+
+class CallerCatalog:
+    """An upstream REST catalog as one caller sees it: every request with the caller's token, every answer
+    kept for the caller alone, briefly (RestCatalog.kept)."""
+
+    def __init__(self, upstream: RestCatalog, token: str) -> None:
+        self.upstream, self.token = upstream, token
+
+    def load_table(self, identifier: TableIdentifier) -> LoadedTable:
+        return self.upstream.kept(
+            self.token, "table", str(identifier), lambda: self.upstream.load_table(identifier, self.token)
+        )
+
+    def list_namespaces(self) -> list[tuple[str, ...]]:
+        return self.upstream.kept(self.token, "namespaces", "", lambda: self.upstream.list_namespaces(self.token))
+
+    def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
+        name = _namespace(namespace)
+        return self.upstream.kept(self.token, "tables", name, lambda: self.upstream.list_tables(namespace, self.token))
+
+
+def _vended(body: Mapping[str, Any], table_location: str) -> list[dict[str, Any]]:
+    """The storage credentials a LoadTable answer vends, in the spec's form: its `storage-credentials`, else
+    its `config` for the table's location when it holds any (older catalogs put keys there)."""
+    found = [
+        {"prefix": c["prefix"], "config": {str(k): str(v) for k, v in (c.get("config") or {}).items()}}
+        for c in body.get("storage-credentials") or []
+        if isinstance(c, dict) and isinstance(c.get("prefix"), str)
+    ]
+    config = body.get("config")
+    if not found and isinstance(config, dict) and config:
+        found = [{"prefix": table_location, "config": {str(k): str(v) for k, v in config.items()}}]
+    return found
 
 
 def configured_prefix(config: Mapping[str, Any], own: str | None) -> str:

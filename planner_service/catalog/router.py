@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planner_service.catalog.base import Catalog, LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.base import (
+    Catalog,
+    LoadedTable,
+    TableIdentifier,
+    load_by_metadata_location,
+    missing_table,
+)
 from planner_service.catalog.hadoop import HadoopCatalog
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.sql import SqlCatalog
@@ -26,7 +32,7 @@ class ExplicitTables:
         if location is None:
             raise NoSuchTableError(f"Table does not exist: {identifier}")
         loaded = load_by_metadata_location(self.io, location)
-        return LoadedTable(str(identifier), loaded.metadata_location, loaded.metadata)
+        return LoadedTable(str(identifier), loaded.metadata_location, loaded.metadata, vouched=True)
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         return sorted({t.namespace for t in self._tables})
@@ -66,15 +72,14 @@ class CatalogRouter:
         return cls(sources)
 
     def load_table(self, identifier: TableIdentifier) -> LoadedTable:
-        """The first source's that has it; a source's own NoSuchTableError when it is the only one (an
-        upstream catalog's names the catalog)."""
+        """The first source's that has it; none: missing_table, the same words whichever sources were asked
+        (a table a caller may not see is answered with them too)."""
         for source in self.sources:
             try:
                 return source.load_table(identifier)
             except NoSuchTableError:
-                if len(self.sources) == 1:
-                    raise
-        raise NoSuchTableError(f"Table does not exist: {identifier}")
+                continue
+        raise missing_table(identifier)
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         return sorted({ns for source in self.sources for ns in source.list_namespaces()})

@@ -45,7 +45,7 @@ class SqlCatalog:
             raise NoSuchTableError(f"Table does not exist: {identifier}")
         location = str(rows[0][0])
         self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
-        return LoadedTable(str(identifier), location, read_metadata(self.io, location, str(identifier)))
+        return LoadedTable(str(identifier), location, read_metadata(self.io, location, str(identifier)), vouched=True)
 
     def metadata_locations(self) -> list[str]:
         """Every table's current metadata location (the roots of a service that follows its catalog)."""

@@ -9,7 +9,11 @@ so that Spark executors and PyIceberg read a table's files without cloud keys of
   kept until five minutes before they expire.
 
 Local tables get none (nothing to vend). The keys never reach a log, an explain output or an error message:
-they travel only in the bodies that carry them."""
+they travel only in the bodies that carry them.
+
+Which location is vended for is decided before any vendor is asked (vendable_location): only a table's own
+directory, the one that holds its metadata file, never the `location` a metadata file merely claims (whoever
+writes a metadata file chooses that field)."""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from typing import Any, Protocol
 from iceberg_io import S3Config
 from planner_service.errors import StorageError
 from planner_service.io.locations import parse_location
+from planner_service.io.roots import table_root
 
 RENEW_BEFORE_SECONDS = 300
 MAX_KEPT = 4096  # credentials kept by table location (all forgotten at once beyond)
@@ -42,6 +47,15 @@ def _endpoint_properties(s3: S3Config) -> dict[str, str]:
     if s3.region:
         out["s3.region"] = out["client.region"] = s3.region
     return out
+
+
+def vendable_location(metadata_location: str, table_location: str) -> str | None:
+    """The table's location, when it is the directory that holds the metadata file (`<location>/metadata/`);
+    None for a location the metadata file only claims (another table's, a bucket), or a table whose metadata
+    lies elsewhere (write.metadata.path), for which no directory can be vouched."""
+    own, claimed = parse_location(table_root(metadata_location)), parse_location(table_location)
+    same = own.scheme == claimed.scheme and own.path.rstrip("/") == claimed.path.rstrip("/")
+    return table_location if same and own.path.rstrip("/") else None
 
 
 def _s3_prefix(table_location: str) -> str | None:

@@ -43,18 +43,20 @@ def explore(
     table: LoadedTable,
     request: CanonicalRequest,
     page: Page,
+    plan_id: str,
     cancel: Cancellation | None = None,
 ) -> dict[str, Any]:
-    """The explained plan of `request` (its scan explained), summarized, with one page of each detail."""
+    """The explained plan of `request` (its scan explained), summarized, with one page of each detail;
+    `plan_id` is the caller's id of the plan."""
     caches = _cache_counts(runtime)
-    result = runtime.explained.get(request.plan_id)
+    result = runtime.explained.get(request.cache_id)
     fresh = result is None
     if result is None:
         result, _ = runtime.plans.plan(request, table, explain=True, cancel=cancel)
-        runtime.explained.put(request.plan_id, result)
+        runtime.explained.put(request.cache_id, result)
     plan = result.plan
     assert plan.explain is not None
-    head = plan_head(plan, request.plan_id)
+    head = plan_head(plan, plan_id)
     del head["schema"], head["partition-specs"]
     used = {name: _delta(caches.get(name), after) for name, after in _cache_counts(runtime).items()}
     return {

@@ -20,7 +20,7 @@ from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.service.cached_plan import CachedPlan
-from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_spill import PlanSpill
 
 
@@ -82,7 +82,7 @@ class PlanCache:
         cancel: Cancellation,
         inline_limit: int | None = None,
     ) -> tuple[CachedPlan, bool]:
-        key = request.plan_id
+        key = request.cache_id
         cached = self._held(key)
         if cached is not None:
             return cached, False
@@ -124,22 +124,21 @@ class PlanCache:
             return self._plan(request, table, cancel, explain)
 
     def by_id(
-        self, plan_id: str, load: Callable[[str, str], LoadedTable], cancel: Cancellation | None = None
+        self, request: CanonicalRequest, load: Callable[[str, str], LoadedTable], cancel: Cancellation | None = None
     ) -> CachedPlan:
-        """The plan of a plan id; `load(table name, metadata location)` loads its table as planned (a replica
-        that never saw the id rebuilds the plan)."""
-        request = parse_plan_id(plan_id)
-        cached = self._held(request.plan_id)
+        """The plan of a plan id's request; `load(table name, metadata location)` loads its table as planned (a
+        replica that never saw the id rebuilds the plan)."""
+        cached = self._held(request.cache_id)
         if cached is not None:
             return cached
         try:
             table = load(request.table, request.metadata_location)
         except (StorageError, NoSuchTableError):
             raise NoSuchPlanIdError(
-                f"Plan {plan_id[:64]}... cannot be rebuilt: its metadata file {request.metadata_location} is gone "
+                f"Plan of {request.table} cannot be rebuilt: its metadata file {request.metadata_location} is gone "
                 "(the table was rewritten since); plan the scan again"
             ) from None
-        table = LoadedTable(request.table, table.metadata_location, table.metadata)
+        table = LoadedTable(request.table, table.metadata_location, table.metadata, table.vouched)
         return self.get(request, table, cancel)
 
     def _held(self, key: str) -> CachedPlan | None:

@@ -16,6 +16,8 @@ from functools import partial
 
 import anyio.to_thread
 
+from planner_service.access.audit import audit
+from planner_service.access.policy import Privilege
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import PlannerError
 from planner_service.planning.admission import Cancellation
@@ -23,6 +25,7 @@ from planner_service.planning.scan_request import ScanRequest, check_on_table
 from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
 from planner_service.service.plan_store import PlanStore, RestPlanState, TaskPages
 from planner_service.service.runtime import Runtime
+from planner_service.service.table_access import TableAccess
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,7 @@ class RestScan:
     table: LoadedTable
     request: ScanRequest
     estimated_files: int
+    access: TableAccess
     stats_ids: frozenset[int] | None = None  # stats-fields, as field ids
     in_background: bool = False  # more data files than async_plan_min_files: submitted at once, planned later
 
@@ -44,16 +48,17 @@ def prepare_scan(
     runtime: Runtime,
     identifier: TableIdentifier,
     request: ScanRequest,
+    access: TableAccess,
     select: Sequence[str] | None = None,
     stats_fields: Sequence[str] | None = None,
 ) -> RestScan:
-    """Load the table and check the request against it (a worker thread), so that a bad one is refused
-    now, not a failed plan later."""
-    table = runtime.catalog.load_table(identifier)
+    """Load the table (when the caller may plan it) and check the request against it (a worker thread), so
+    that a bad one is refused now, not a failed plan later."""
+    table = runtime.load_table(str(identifier), None, access, Privilege.PLAN)
     chosen, stats_ids = check_on_table(table.metadata, request, select, stats_fields)
     files = runtime.planner.estimated_files(chosen.snapshot)  # (planFiles)
     submit = runtime.settings.async_plan_min_files is not None and files > runtime.settings.async_plan_min_files
-    return RestScan(table, request, files, stats_ids, submit)
+    return RestScan(table, request, files, access, stats_ids, submit)
 
 
 def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background: bool = False) -> TaskPages:
@@ -62,6 +67,15 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
     with runtime.plans.admission.admitted(scan.estimated_files, cancel, patient=background):
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     runtime.record_plan(plan)
+    audit(
+        "plan",
+        scan.access.principal.name,
+        Privilege.PLAN.value,
+        "allowed",
+        scan.table.name,
+        snapshot=plan.snapshot.snapshot_id if plan.snapshot is not None else None,
+        files_planned=plan.metrics.scanned_data_files,
+    )
     meta = scan.table.metadata
     files = plan.files
     tasks: Sequence[FileScanTask] | FileTaskColumns = files if files is not None else []
@@ -73,7 +87,7 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
         meta.schema,
         runtime.settings.plan_task_page_size,
         scan.stats_ids,
-        runtime.storage_credentials(scan.table),
+        runtime.storage_credentials(scan.table, scan.access),
         plan.metrics.cut_short,
         runtime.settings.plan_task_fanout,
     )

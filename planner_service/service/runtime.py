@@ -5,31 +5,45 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from iceberg_io import AzureConfig, GcsConfig, S3Config, StorageConfig
+from planner_service.access.audit import audit
+from planner_service.access.policy import Privilege
+from planner_service.access.principals import Principal
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
-from planner_service.errors import BadRequestError, PlannerError
+from planner_service.errors import BadRequestError, LocationNotAllowedError, PlannerError
 from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_root
-from planner_service.io.vending import CredentialVendor, StaticVendor, StorageCredentials, StsVendor
+from planner_service.io.vending import (
+    CredentialVendor,
+    StaticVendor,
+    StorageCredentials,
+    StsVendor,
+    vendable_location,
+)
 from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
 from planner_service.planning.admission import Admission, Cancellation
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service.access_control import signing_key
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
 from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_memory
 from planner_service.service.plan_cache import PlanCache
+from planner_service.service.plan_ids import CanonicalRequest, PlanIds
 from planner_service.service.plan_spill import plan_spill
 from planner_service.service.scan_reports import ScanReports
+from planner_service.service.table_access import TableAccess
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -49,9 +63,11 @@ class Runtime:
     # through one plans it once
     explained: LruCache[CachedPlan] = field(default_factory=lambda: explained_plans(512 * 1024 * 1024))
     lifecycle: Lifecycle = field(default_factory=Lifecycle)  # draining before a stop (service/lifecycle.py)
+    plan_ids: PlanIds = field(default_factory=lambda: PlanIds(secrets.token_bytes(32)))  # issues and opens plan ids
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Runtime:
+    def from_settings(cls, settings: Settings, key: bytes | None = None) -> Runtime:
+        """The runtime `settings` describe; `key` signs plan ids (service/access_control.signing_key)."""
         settings = fit_to_memory(settings, cgroup_memory_limit())  # a container's limit: budgets under it
         io = file_io(settings, service_roots(settings))
         catalog = CatalogRouter.of(
@@ -88,7 +104,9 @@ class Runtime:
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
         explained = explained_plans(settings.plan_cache_bytes // 4)
-        return cls(settings, io, catalog, planner, metrics, plans, credential_vendor(settings), reports, explained)
+        plan_ids = PlanIds(key if key is not None else signing_key(settings))
+        vendor = credential_vendor(settings)
+        return cls(settings, io, catalog, planner, metrics, plans, vendor, reports, explained, plan_ids=plan_ids)
 
     def record_plan(self, plan: ScanPlan) -> None:
         """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""
@@ -103,30 +121,104 @@ class Runtime:
         registry.inc(MANIFESTS, read, outcome="read")
         registry.inc(MANIFESTS, m.skipped_data_manifests, outcome="skipped")
 
-    def storage_credentials(self, table: LoadedTable) -> StorageCredentials | None:
-        """What a client reads the table's files with, when the service vends credentials (else None)."""
-        return self.vendor.storage_credentials(table.metadata.location) if self.vendor is not None else None
+    def storage_credentials(self, table: LoadedTable, access: TableAccess) -> StorageCredentials | None:
+        """What a client reads the table's files with, when the service vends credentials (else None): only
+        for a table a catalog named, to a caller with the credentials privilege, for the table's own
+        directory (io/vending.vendable_location) within the roots. Each one vended is audited."""
+        identifier = table.identifier
+        if identifier is None or (self.vendor is None and table.vended is None):
+            return None
+        if not access.may(identifier, Privilege.CREDENTIALS):
+            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "withheld", str(identifier))
+            return None
+        if table.vended is not None:  # the upstream catalog's, for this caller: passed on as they are
+            if table.vended:
+                audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "passed-on", str(identifier))
+            return table.vended or None
+        assert self.vendor is not None
+        location = vendable_location(table.metadata_location, table.metadata.location)
+        try:
+            if location is None:
+                raise LocationNotAllowedError(
+                    f"{table.metadata.location} is not the directory of {table.metadata_location}"
+                )
+            self.io.roots.check(location)
+        except LocationNotAllowedError as exc:
+            log.warning("no credentials vended", extra={"table": str(identifier), "reason": exc.message})
+            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "refused", str(identifier))
+            return None
+        credentials = self.vendor.storage_credentials(location)
+        if credentials:
+            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "vended", str(identifier))
+        return credentials
 
-    def load_table(self, name: str | None, metadata_location: str | None = None) -> LoadedTable:
-        """A table by catalog name or by its metadata.json location (exactly one of them)."""
+    def plan_credentials(self, request: CanonicalRequest, access: TableAccess) -> StorageCredentials | None:
+        """The credentials a plan by id is answered with: vended for this caller now (the table as the catalog
+        names it to the caller), never those kept with a plan another caller made."""
+        if request.table == request.metadata_location:
+            return None
+        try:
+            table = self.catalog_for(access.principal).load_table(TableIdentifier.parse(request.table))
+        except PlannerError:
+            return None
+        return self.storage_credentials(table, access)
+
+    def load_table(
+        self, name: str | None, metadata_location: str | None, access: TableAccess, privilege: Privilege
+    ) -> LoadedTable:
+        """A table by catalog name or by its metadata.json location (exactly one of them), when `access`
+        holds `privilege` on it (checked before anything is read)."""
         if (name is None) == (metadata_location is None):
             raise BadRequestError("Give exactly one of 'table' (namespace.name) and 'metadata-location'")
         if metadata_location is not None:
+            access.require_location(metadata_location, privilege)
             return load_by_metadata_location(self.io, metadata_location)
         assert name is not None
-        return self.catalog.load_table(TableIdentifier.parse(name))
+        identifier = TableIdentifier.parse(name)
+        access.require(identifier, privilege)
+        return self.catalog_for(access.principal).load_table(identifier)
 
-    def plan_by_id(self, plan_id: str, cancel: Cancellation | None = None) -> CachedPlan:
-        """A plan by its id: cached, or rebuilt from the canonical request the id carries."""
-        return self.plans.by_id(plan_id, self._load_planned, cancel)
+    def catalog_for(self, principal: Principal) -> CatalogRouter:
+        """The catalog as `principal` sees it: the service's own, or, asking an upstream REST catalog as the
+        caller (rest_catalog_delegation), one whose upstream is asked with the caller's token."""
+        if not self.settings.rest_catalog_delegation or principal.token is None:
+            return self.catalog
+        token = principal.token
+        return CatalogRouter(
+            [source.as_caller(token) if isinstance(source, RestCatalog) else source for source in self.catalog.sources]
+        )
 
-    def _load_planned(self, table: str, metadata_location: str) -> LoadedTable:
+    def open_plan_id(self, plan_id: str, access: TableAccess) -> CanonicalRequest:
+        """The request a plan id carries, when it was issued to this principal and it may still plan the
+        table (a grant revoked since ends the id: the table is then as unknown as any)."""
+        request = self.plan_ids.open(plan_id, access.principal.name)
+        if request.table == request.metadata_location:
+            access.require_location(request.metadata_location, Privilege.PLAN)
+            return request
+        identifier = TableIdentifier.parse(request.table)
+        access.require(identifier, Privilege.PLAN)
+        if self.settings.rest_catalog_delegation:  # the upstream decides too, as the caller (briefly kept)
+            self.catalog_for(access.principal).load_table(identifier)
+        return request
+
+    def plan_by_id(
+        self, request: CanonicalRequest, access: TableAccess, cancel: Cancellation | None = None
+    ) -> CachedPlan:
+        """A plan by its (opened) id: cached, or rebuilt from the canonical request the id carries."""
+        return self.plans.by_id(request, partial(self._load_planned, access.principal), cancel)
+
+    def _load_planned(self, principal: Principal, table: str, metadata_location: str) -> LoadedTable:
         """The table a plan id names, at the metadata file it was planned on. Loaded through the catalog
         first when it is a catalog name: the catalog vouches for the table's location (a replica that never
-        served the table may read it) and hands out the storage credentials it is read with."""
-        with contextlib.suppress(PlannerError):
-            self.catalog.load_table(TableIdentifier.parse(table))
-        return load_by_metadata_location(self.io, metadata_location)
+        served the table may read it) and hands out the storage credentials it is read with; only then is
+        it vouched for (credentials vended)."""
+        vouched, vended = False, None
+        if table != metadata_location:
+            with contextlib.suppress(PlannerError):
+                found = self.catalog_for(principal).load_table(TableIdentifier.parse(table))
+                vouched, vended = found.vouched, found.vended
+        loaded = load_by_metadata_location(self.io, metadata_location)
+        return LoadedTable(table, loaded.metadata_location, loaded.metadata, vouched, vended)
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """Every cache by name, for metrics."""
@@ -195,6 +287,7 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
         oauth2_server_uri=settings.rest_catalog_oauth2_server_uri,
         scope=settings.rest_catalog_scope,
         timeout_seconds=settings.rest_catalog_timeout_seconds,
+        delegation_seconds=settings.rest_catalog_delegation_seconds,
     )
 
 

@@ -33,6 +33,9 @@ WIRE: dict[type[PlannerError], tuple[int, str, int | None]] = {
     errors.NoSuchPlanIdError: (404, "NoSuchPlanIdException", None),
     errors.NoSuchPlanTaskError: (404, "NoSuchPlanTaskException", None),
     errors.LocationNotAllowedError: (403, "ForbiddenException", None),
+    errors.ForbiddenError: (403, "ForbiddenException", None),
+    errors.NotAuthenticatedError: (401, "NotAuthorizedException", None),
+    errors.IdentityProviderUnavailableError: (503, "ServiceUnavailableException", 5),
     errors.CorruptMetadataError: (422, "CorruptMetadataException", None),
     errors.StorageError: (503, "StorageException", 1),
     errors.MissingFileError: (503, "StorageException", None),
@@ -91,7 +94,7 @@ def test_the_handler_answers_from_the_table() -> None:
         raise errors.MissingFileError("gone")
 
     async def get(path: str) -> httpx.Response:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
             return await client.get(path)
 
     response = asyncio.run(get("/busy"))

@@ -86,7 +86,8 @@ def test_a_body_that_stops_arriving_is_answered_408(tmp_path: Path) -> None:
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=10) as half:
             half.sendall(
-                b"POST /plan HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+                b"POST /plan HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100\r\n\r\n"
                 b'{"table": "db'
             )
             started = time.perf_counter()

@@ -13,8 +13,9 @@ and a DELETE when the scan closes. Incremental append reads are planned by the c
 batch scans remotely), and a table without a snapshot is not planned on Spark 4.1; both read Spark's rows.
 Spark + Iceberg 1.10.2, which has no REST scan client, reads every table and time travel planning in the
 driver from the metadata the catalog serves, as before. Further runs: a plan answered `submitted` and
-polled, OAuth2 client credentials and a bearer token through Iceberg's AuthManager. One Spark per run, in a
-venv of scripts/java_env.py (spark_rest_reads.py).
+polled, OAuth2 client credentials and a bearer token through Iceberg's AuthManager; two principals with
+different grants, their tokens from an OpenID provider. One Spark per run, in a venv of scripts/java_env.py
+(spark_rest_reads.py).
 """
 
 from __future__ import annotations
@@ -30,9 +31,12 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.exceptions import NoSuchTableError
 
 from tests.conformance.reference import Conformance, load_java_env
 from tests.conftest import running_service
+from tests.oidc_provider import oidc_provider
 from tests.spark_client.compare import rows
 from tests.spark_client.vended import load_vended_table, static_vending, vending_service, write_vended_table
 
@@ -252,3 +256,53 @@ def test_s3_table_read_with_the_plans_storage_credentials(
     assert "error" not in read, read
     assert read["requests"].get(PLAN) == 1
     assert rows(pq.read_table(tmp_path / read["path"])) == expected
+
+
+# --- Two principals with different grants, tokens from an OpenID provider -------------------------------
+
+GRANTED, DENIED = "unpartitioned/full", "identity_part/full"
+
+
+def test_two_principals_read_what_they_are_granted(conformance: Conformance, tmp_path: Path) -> None:
+    """Spark + Iceberg 1.12 and PyIceberg, each fetching client-credentials tokens from a real OpenID provider
+    (oidc-provider on loopback) as they are configured for any provider, read through the REST catalog: each
+    reads exactly Spark + Iceberg 1.10.2's rows of the table it is granted, and the other table is one that
+    does not exist for it."""
+    clients = {"spark-etl": ("etl-secret", ["etl"]), "notebook": ("nb-secret", ["analysts"])}
+    with oidc_provider(clients) as provider:
+        config = tmp_path / "service.json"
+        rules = [
+            {"principals": ["spark-etl"], "tables": ["db.unpartitioned"], "privileges": ["plan"]},
+            {"groups": ["analysts"], "tables": ["db.identity_part"], "privileges": ["plan"]},
+            {"principals": ["ops"], "privileges": ["metrics"]},
+        ]
+        settings = {
+            "warehouse": str(conformance.dir / "warehouse"),
+            "oidc_issuer": provider.issuer,
+            "oidc_audience": "scan-planner",
+            "auth_tokens": {"ops": "ops-token"},
+            "access_rules": rules,
+        }
+        config.write_text(json.dumps(settings))
+        with running_service("--config", str(config)) as url:
+            catalog = "spark.sql.catalog.sp"
+            conf = {
+                f"{catalog}.credential": "spark-etl:etl-secret",
+                f"{catalog}.oauth2-server-uri": provider.token_endpoint,
+                f"{catalog}.scope": "catalog",
+            }
+            cases = [conformance.read(GRANTED), conformance.read(DENIED)]
+            result = run_reads(
+                tmp_path / "spark", "3.5", "1.12.0", url, cases, conf, {"Authorization": "Bearer ops-token"}
+            )
+            granted, denied = result["cases"]
+            assert_reads_match(conformance, tmp_path / "spark", {"cases": [granted]})
+            assert_planned_by_the_service({"cases": [granted]}, cases[:1])
+            assert "error" in denied and "NoSuchTableException" in denied["error"], denied
+            properties = {"oauth2-server-uri": provider.token_endpoint, "scan-planning-mode": "server"}
+            notebook = RestCatalog("nb", uri=url, credential="notebook:nb-secret", scope="catalog", **properties)
+            table = notebook.load_table("db.identity_part")
+            theirs = pq.read_table(conformance.dir / conformance.read(DENIED)["path"])
+            assert table.scan().to_arrow().num_rows == theirs.num_rows
+            with pytest.raises(NoSuchTableError):
+                notebook.load_table("db.unpartitioned")

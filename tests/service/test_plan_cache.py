@@ -12,13 +12,13 @@ import pytest
 from planner_service.api.error_kinds import error_kind
 from planner_service.api.request_models import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import OverloadedError
+from planner_service.errors import NoSuchPlanIdError, OverloadedError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
 from planner_service.service.plan_cache import PlanCache
-from planner_service.service.plan_ids import CanonicalRequest, parse_plan_id
+from planner_service.service.plan_ids import CanonicalRequest, PlanIds
 from tests.conformance.reference import Conformance
 
 
@@ -97,8 +97,31 @@ def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
         # validated as a /plan body is (mypy, without pydantic's plugin, takes Field(None, ...) for no default)
         PlanRequest.model_validate({"filter": "id > 3", "select": ["id"], "options": {"split-size": 1024}}).to_scan(),
     )
-    assert parse_plan_id(request.plan_id) == request
+    ids = PlanIds(b"k" * 32)
+    plan_id = ids.issue(request, "alice")
+    assert ids.open(plan_id, "alice") == request
     assert request.to_json()["filter"] == {"type": "gt", "term": "id", "value": 3}
+
+
+def test_a_plan_id_opens_only_for_its_principal_and_key(table: LoadedTable) -> None:
+    request = CanonicalRequest(table.name, table.metadata_location, scan_request(filter="id > 3"))
+    ids = PlanIds(b"k" * 32)
+    plan_id = ids.issue(request, "alice")
+    packed, _, mac = plan_id.removeprefix("p2.").rpartition(".")
+    edited = CanonicalRequest(table.name, table.metadata_location, scan_request(filter="id > 3", parallelism=10**6))
+    refused = [
+        (plan_id, "bob"),  # another principal
+        (plan_id, "alice\0"),
+        (f"p2.{edited.packed}.{mac}", "alice"),  # the request changed under the MAC
+        (f"p2.{packed}.{mac[:-1]}A", "alice"),
+        (f"p2.{packed}", "alice"),
+        (f"p1.{packed}", "alice"),  # an unsigned id of the earlier form
+        (PlanIds(b"j" * 32).issue(request, "alice"), "alice"),  # another service's key
+    ]
+    for candidate, principal in refused:
+        with pytest.raises(NoSuchPlanIdError) as err:
+            ids.open(candidate, principal)
+        assert "plan the scan again" in err.value.message  # the same words whichever it was
 
 
 def _canonical(table: LoadedTable, **fields: Any) -> CanonicalRequest:

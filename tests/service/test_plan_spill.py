@@ -54,11 +54,11 @@ def _load(planner: ScanPlanner) -> Any:
 def _answers(result: CachedPlan, timings: bool = True) -> tuple[bytes, list[Any]]:
     """The /plan body (without its metrics when not `timings`: a plan made again took another time) and
     every task fetched by index: what a client sees of a plan."""
-    body = b"".join(encode_plan(result.plan, result.request.plan_id))
+    body = b"".join(encode_plan(result.plan, result.request.cache_id))
     if not timings:
         body = orjson.dumps({k: v for k, v in orjson.loads(body).items() if k != "metrics"})
     tasks = [
-        encode_tasks(result.plan, result.request.plan_id, result.reader_context, t, None)
+        encode_tasks(result.plan, result.request.cache_id, result.reader_context, t, None)
         for t in range(len(result.plan.combined or ()))
     ]
     return body, tasks
@@ -78,12 +78,12 @@ def test_a_spilled_plan_answers_as_the_plan_made_in_memory(
     spill._writer.submit(writing.wait, 60)  # the one writer thread is busy until the check below: the plan waits
     made, fresh = results.plan(request, _table(planner, request))
     assert fresh
-    assert results.by_id(request.plan_id, _load(planner)) is made  # served from memory while being written
+    assert results.by_id(request, _load(planner)) is made  # served from memory while being written
     writing.set()
     spill.flush()
     expected = _answers(made)
     planned = _count_plans(results)
-    spilled = results.by_id(request.plan_id, _load(planner))
+    spilled = results.by_id(request, _load(planner))
     assert spilled is not made and planned == [0]  # read back from disk, not planned again
     assert _answers(spilled) == expected
     assert spill.spilled == 1 and spill.bytes > 0
@@ -112,10 +112,10 @@ def test_a_damaged_or_foreign_spill_file_is_never_trusted(
     else:
         del data[len(MAGIC) + 4 :]
     binary.write_bytes(bytes(data))
-    assert spill.get(request.plan_id) is None  # refused and forgotten: the plan is rebuilt
+    assert spill.get(request.cache_id) is None  # refused and forgotten: the plan is rebuilt
     assert spill.bytes == 0 and not list(spill.directory.iterdir())
     planned = _count_plans(results)
-    assert _answers(results.by_id(request.plan_id, _load(planner)), timings=False) == expected
+    assert _answers(results.by_id(request, _load(planner)), timings=False) == expected
     assert planned == [1]
 
 
@@ -134,7 +134,7 @@ def test_the_spill_is_bounded_least_recently_used_first(
         results.plan(request, _table(planner, request))
     spill.flush()
     assert spill.evicted >= 1 and spill.bytes <= spill.max_bytes
-    assert spill.get(requests[0].plan_id) is None and spill.get(requests[-1].plan_id) is not None
+    assert spill.get(requests[0].cache_id) is None and spill.get(requests[-1].cache_id) is not None
     assert len(list(spill.directory.glob("*.bin"))) == len(spill._files)
 
 
@@ -159,7 +159,7 @@ def test_without_a_spill_a_big_plan_is_rebuilt_by_id(
     request = _request(conformance, planner, "mor_position_deletes")
     results.plan(request, _table(planner, request))
     planned = _count_plans(results)
-    results.by_id(request.plan_id, _load(planner))
+    results.by_id(request, _load(planner))
     assert planned == [1]
 
 
@@ -199,7 +199,7 @@ def test_spilled_json_is_the_same_text(conformance: Conformance, planner: ScanPl
     request = _request(conformance, planner, "spec_evolution")
     made = results.plan(request, _table(planner, request))[0]
     spill.flush()
-    spilled = results.by_id(request.plan_id, _load(planner))
+    spilled = results.by_id(request, _load(planner))
     assert orjson.loads(b"".join(encode_plan(spilled.plan))) == orjson.loads(b"".join(encode_plan(made.plan)))
 
 

@@ -1,0 +1,168 @@
+"""The grants policy: rules in the settings file (`[[access_rules]]`) that give principals privileges on
+tables. Without a policy (no `access_rules` at all) every authenticated caller may do everything; once the
+setting exists, what no rule gives is denied.
+
+Each rule matches callers (`principals` and `groups`: globs over the principal's name and its groups; a rule
+without either matches nobody) and objects (`tables`: globs over `namespace.name`; `namespaces`: globs over a
+table's dotted namespace; `locations`: globs over the metadata locations planned by `metadata-location`; a
+rule without any of the three matches every table and location). As in Trino's file-based access control,
+the first rule (in file order) that matches a caller and an object decides: its privileges are all the
+caller has there, and a rule with `privileges = []` denies.
+
+Privileges, modelled on Polaris's (docs/guides/access-control.md maps them):
+- list: see the table's name (listings, existence);
+- read-metadata: load the table (LoadTable, snapshots, refs, history), explore its plans, aggregate from
+  its metadata; implies list;
+- plan: plan it and fetch the tasks (native and REST plans); implies read-metadata;
+- credentials: receive vended storage credentials for it; implies read-metadata;
+- metrics: read /metrics (a privilege of the service, given by rules without tables, namespaces or locations).
+
+A rule that gives only `metrics` is passed over when a table is decided, and one that gives only table
+privileges when the service is; a rule that denies (`privileges = []`) decides both.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from planner_service.access.principals import Principal
+
+
+class Privilege(StrEnum):
+    LIST = "list"
+    READ_METADATA = "read-metadata"
+    PLAN = "plan"
+    CREDENTIALS = "credentials"
+    METRICS = "metrics"
+
+
+IMPLIED: dict[Privilege, frozenset[Privilege]] = {
+    Privilege.LIST: frozenset({Privilege.LIST}),
+    Privilege.READ_METADATA: frozenset({Privilege.READ_METADATA, Privilege.LIST}),
+    Privilege.PLAN: frozenset({Privilege.PLAN, Privilege.READ_METADATA, Privilege.LIST}),
+    Privilege.CREDENTIALS: frozenset({Privilege.CREDENTIALS, Privilege.READ_METADATA, Privilege.LIST}),
+    Privilege.METRICS: frozenset({Privilege.METRICS}),
+}
+EVERY_PRIVILEGE = frozenset(Privilege)
+SERVICE_PRIVILEGES = frozenset({Privilege.METRICS})
+NOTHING: frozenset[Privilege] = frozenset()
+
+
+class AccessRule(BaseModel):
+    """One rule of the policy (a `[[access_rules]]` table of the settings file)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    principals: list[str] = Field(default_factory=list, description="globs over principal names")
+    groups: list[str] = Field(default_factory=list, description="globs over the principal's groups")
+    tables: list[str] = Field(default_factory=list, description="globs over `namespace.name`")
+    namespaces: list[str] = Field(default_factory=list, description="globs over the table's namespace")
+    locations: list[str] = Field(default_factory=list, description="globs over metadata locations")
+    privileges: list[Privilege] = Field(description="what the rule gives; [] denies")
+    description: str | None = Field(None, description="why the rule exists (audit and docs)")
+
+    @model_validator(mode="after")
+    def _checked(self) -> AccessRule:
+        if not self.principals and not self.groups:
+            raise ValueError('an access rule needs `principals` or `groups` (use principals = ["*"] for everyone)')
+        if Privilege.METRICS in self.privileges and (self.tables or self.namespaces or self.locations):
+            raise ValueError(
+                "`metrics` is a privilege of the service: give it in a rule without tables, namespaces or locations"
+            )
+        return self
+
+
+def _globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    principals: re.Pattern[str] | None
+    groups: re.Pattern[str] | None
+    tables: re.Pattern[str] | None
+    namespaces: re.Pattern[str] | None
+    locations: re.Pattern[str] | None
+    grants: frozenset[Privilege]
+    index: int
+
+    @property
+    def for_tables(self) -> bool:
+        return not self.grants or bool(self.grants - SERVICE_PRIVILEGES)
+
+    @property
+    def for_service(self) -> bool:
+        return self.any_object and (not self.grants or bool(self.grants & SERVICE_PRIVILEGES))
+
+    @classmethod
+    def of(cls, rule: AccessRule, index: int) -> _Compiled:
+        grants = frozenset(p for privilege in rule.privileges for p in IMPLIED[privilege])
+        return cls(
+            _globs(rule.principals),
+            _globs(rule.groups),
+            _globs(rule.tables),
+            _globs(rule.namespaces),
+            _globs(rule.locations),
+            grants,
+            index,
+        )
+
+    def matches_caller(self, principal: Principal) -> bool:
+        if self.principals is not None and self.principals.match(principal.name):
+            return True
+        return self.groups is not None and any(self.groups.match(g) for g in principal.groups)
+
+    @property
+    def any_object(self) -> bool:
+        return self.tables is None and self.namespaces is None and self.locations is None
+
+    def matches_table(self, namespace: Sequence[str], name: str) -> bool:
+        if self.any_object:
+            return True
+        dotted = ".".join(namespace)
+        return bool(
+            (self.tables is not None and self.tables.match(f"{dotted}.{name}"))
+            or (self.namespaces is not None and self.namespaces.match(dotted))
+        )
+
+    def matches_location(self, location: str) -> bool:
+        return self.any_object or (self.locations is not None and bool(self.locations.match(location)))
+
+
+class Policy:
+    """The rules, compiled; immutable (a reload makes a new Policy)."""
+
+    def __init__(self, rules: Iterable[AccessRule]) -> None:
+        self.rules = tuple(rules)
+        self._compiled = tuple(_Compiled.of(rule, i) for i, rule in enumerate(self.rules))
+
+    def on_table(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
+        """What `principal` may do on table `namespace.name`: the first matching rule's privileges."""
+        for rule in self._compiled:
+            if rule.for_tables and rule.matches_caller(principal) and rule.matches_table(namespace, name):
+                return rule.grants - SERVICE_PRIVILEGES
+        return NOTHING
+
+    def on_location(self, principal: Principal, location: str) -> frozenset[Privilege]:
+        """What `principal` may do on the table whose metadata file is `location` (a plan by location)."""
+        for rule in self._compiled:
+            if rule.for_tables and rule.matches_caller(principal) and rule.matches_location(location):
+                return (
+                    rule.grants - SERVICE_PRIVILEGES - {Privilege.CREDENTIALS}
+                )  # never vended for a location nobody vouches for
+        return NOTHING
+
+    def on_service(self, principal: Principal) -> frozenset[Privilege]:
+        """The service-level privileges (metrics): the first rule without objects that matches the caller."""
+        for rule in self._compiled:
+            if rule.for_service and rule.matches_caller(principal):
+                return rule.grants & SERVICE_PRIVILEGES
+        return NOTHING

@@ -1,0 +1,85 @@
+"""One request's access: its principal and the policy in force when it was authenticated, asked at every
+door before anything of a table is read or answered.
+
+A table the principal may not list is answered exactly as a table that does not exist (the same status,
+error type and message), so that nothing tells it the table is there; one it may list but lacks the
+privilege for is a 403 naming the principal and the privilege (as Polaris words it)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from planner_service.access.audit import audit
+from planner_service.access.policy import EVERY_PRIVILEGE, Policy, Privilege
+from planner_service.access.principals import ANONYMOUS, Principal
+from planner_service.catalog.base import TableIdentifier, missing_location, missing_table
+from planner_service.errors import ForbiddenError
+
+_OPERATIONS = {  # how a denial names what was asked
+    Privilege.LIST: "LIST_TABLE",
+    Privilege.READ_METADATA: "LOAD_TABLE",
+    Privilege.PLAN: "PLAN_TABLE_SCAN",
+    Privilege.CREDENTIALS: "LOAD_TABLE_WITH_READ_DELEGATION",
+    Privilege.METRICS: "READ_METRICS",
+}
+
+
+@dataclass(frozen=True)
+class TableAccess:
+    principal: Principal = ANONYMOUS
+    policy: Policy | None = None  # None: no policy, everything allowed
+
+    def on_table(self, identifier: TableIdentifier) -> frozenset[Privilege]:
+        if self.policy is None:
+            return EVERY_PRIVILEGE
+        return self.policy.on_table(self.principal, identifier.namespace, identifier.name)
+
+    def on_location(self, location: str) -> frozenset[Privilege]:
+        """A table by metadata location: never credentials (nobody vouches for the location)."""
+        if self.policy is None:
+            return EVERY_PRIVILEGE - {Privilege.CREDENTIALS}
+        return self.policy.on_location(self.principal, location)
+
+    def may(self, identifier: TableIdentifier, privilege: Privilege) -> bool:
+        return privilege in self.on_table(identifier)
+
+    def require(self, identifier: TableIdentifier, privilege: Privilege) -> frozenset[Privilege]:
+        """The principal's privileges on the table, when they include `privilege`; else the error of a
+        missing table (it may not list it) or a 403."""
+        granted = self.on_table(identifier)
+        if privilege not in granted:
+            self._deny(str(identifier), privilege, Privilege.LIST in granted)
+            if Privilege.LIST not in granted:
+                raise missing_table(identifier)
+            raise self._forbidden(f"table {identifier}", privilege)
+        return granted
+
+    def require_location(self, location: str, privilege: Privilege) -> frozenset[Privilege]:
+        granted = self.on_location(location)
+        if privilege not in granted:
+            self._deny(location, privilege, Privilege.LIST in granted)
+            if Privilege.LIST not in granted:
+                raise missing_location(location)
+            raise self._forbidden(f"metadata location {location}", privilege)
+        return granted
+
+    def require_service(self, privilege: Privilege) -> None:
+        if self.policy is not None and privilege not in self.policy.on_service(self.principal):
+            self._deny(None, privilege, True)
+            raise self._forbidden("this service", privilege)
+
+    def visible(self, identifiers: Iterable[TableIdentifier]) -> list[TableIdentifier]:
+        """The tables the principal may list, in the order given."""
+        if self.policy is None:
+            return list(identifiers)
+        return [t for t in identifiers if Privilege.LIST in self.on_table(t)]
+
+    def _forbidden(self, what: str, privilege: Privilege) -> ForbiddenError:
+        return ForbiddenError(
+            f"Principal '{self.principal.name}' is not authorized for op {_OPERATIONS[privilege]} on {what} "
+            f"(it needs the {privilege.value} privilege)"
+        )
+
+    def _deny(self, table: str | None, privilege: Privilege, visible: bool) -> None:
+        audit("denied", self.principal.name, privilege.value, "denied", table, answered=403 if visible else 404)
