@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,9 +163,6 @@ def _serve(args: argparse.Namespace) -> int:
     )
     configure_logging(settings.log_level.upper())
     settings.check_exposure()
-    if settings.workers > 1 and settings.auth_enabled and not settings.token_signing_key:
-        # every worker signs and checks tokens with one key
-        settings = settings.model_copy(update={"token_signing_key": secrets.token_urlsafe(32)})
     if settings.serves_demo:
         from planner_service.demo import ensure_demo_warehouse
 
@@ -211,8 +207,14 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _settings_environment(settings: Any) -> dict[str, str]:
+    """The settings as SCAN_PLANNER_* variables, but for those each worker reloads from the settings file (so
+    that the file, not a copy of it in the environment, decides them)."""
+    from planner_service.service.access_control import RELOADED_FIELDS
+
     out = {}
     for name, value in settings.model_dump(exclude_defaults=True).items():
+        if settings.config_file and name in RELOADED_FIELDS and f"SCAN_PLANNER_{name.upper()}" not in os.environ:
+            continue
         text = value if isinstance(value, str) else json.dumps(value)
         out[f"SCAN_PLANNER_{name.upper()}"] = text
     return out

@@ -67,6 +67,12 @@ SPILL_FAILURES = Metric(
     "gauge",
     "Plans that could not be written to disk (full, unwritable): planned again if wanted",
 )
+ACCESS_RELOADS = Metric(
+    "scan_planner_access_reloads",
+    "gauge",
+    "Reloads of the settings file's access policy, tokens and clients so far: ok, or failed (the one in force kept)",
+    ("outcome",),
+)
 GC_FROZEN = Metric(
     "python_gc_frozen_objects", "gauge", "Objects out of the cycle collector's reach (gc.freeze at startup)"
 )
@@ -91,6 +97,7 @@ METRICS: tuple[Metric, ...] = (
     SPILL_BYTES,
     SPILL_EVICTIONS,
     SPILL_FAILURES,
+    ACCESS_RELOADS,
     GC_FROZEN,
     GC_COLLECTIONS,
 )

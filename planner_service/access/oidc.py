@@ -10,6 +10,7 @@ Never open: a token whose key cannot be had (the provider unreachable, its JWKS 
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 MIN_REFETCH_SECONDS = 5.0
 MAX_TOKEN_CHARS = 16_384
+KEEP_VERIFIED_SECONDS = 60.0  # a verified token is not verified again for this long (nor past its expiry)
+MAX_VERIFIED = 10_000
 
 
 class OidcConfigError(PlannerError):
@@ -57,6 +60,9 @@ class OidcVerifier:
         self._keys: dict[str | None, jwt.PyJWK] = {}
         self._fetched_at = float("-inf")  # monotonic
         self._tried_at = float("-inf")
+        # sha256(token) -> (its principal, until when, wall clock): the signature checked once a minute at most;
+        # emptied whenever the keys are fetched (a key withdrawn ends its tokens then)
+        self._verified: dict[bytes, tuple[Principal, float]] = {}
 
     def start(self) -> None:
         """Fetch the keys once now: a provider that answers nonsense stops the start (OidcConfigError); one
@@ -84,14 +90,26 @@ class OidcVerifier:
     def verify(self, token: str) -> Principal | None:
         """The token's principal, or None when it is not a valid token of this provider for this audience.
         IdentityProviderUnavailableError when its key cannot be had."""
+        digest = hashlib.sha256(token.encode()).digest()
+        kept = self._verified.get(digest)
+        if kept is not None and kept[1] > time.time() and not self._stale():
+            return kept[0]
+        principal, expires = self._verified_now(token)
+        if principal is not None:
+            if len(self._verified) >= MAX_VERIFIED:
+                self._verified.clear()
+            self._verified[digest] = (principal, min(expires, time.time() + KEEP_VERIFIED_SECONDS))
+        return principal
+
+    def _verified_now(self, token: str) -> tuple[Principal | None, float]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
-            return None
+            return None, 0
         kid = header.get("kid")
         key = self._key(kid if isinstance(kid, str) else None)
         if key is None:
-            return None
+            return None, 0
         c = self.config
         try:
             claims = jwt.decode(
@@ -104,11 +122,11 @@ class OidcVerifier:
                 options={"require": ["exp", "iss", "aud"]},
             )
         except jwt.InvalidTokenError:
-            return None
+            return None, 0
         name = claims.get(c.principal_claim)
         if not isinstance(name, str) or not name:
-            return None
-        return Principal(name, "oidc", _groups(claims.get(c.groups_claim)), token)
+            return None, 0
+        return Principal(name, "oidc", _groups(claims.get(c.groups_claim)), token), float(claims["exp"])
 
     # --- keys ------------------------------------------------------------------------------------------
 
@@ -143,6 +161,7 @@ class OidcVerifier:
             except (jwt.PyJWKSetError, jwt.InvalidKeyError, KeyError, TypeError, ValueError) as exc:
                 raise OidcConfigError(f"The OpenID provider's JWKS at {uri} has no usable key: {exc}") from None
             self._keys = {k.key_id: k for k in keys if k.public_key_use in (None, "sig")}
+            self._verified = {}
             self._jwks_uri = uri
             self._fetched_at = time.monotonic()
             log.info("openid provider keys fetched", extra={"jwks-uri": uri, "keys": len(self._keys)})

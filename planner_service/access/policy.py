@@ -137,15 +137,30 @@ class _Compiled:
         return self.any_object or (self.locations is not None and bool(self.locations.match(location)))
 
 
+MAX_DECISIONS = 65_536  # decisions kept per policy (all forgotten at once beyond)
+
+
 class Policy:
-    """The rules, compiled; immutable (a reload makes a new Policy)."""
+    """The rules, compiled; immutable (a reload makes a new Policy), so its decisions are kept: a caller
+    asking about the same table again costs a dictionary lookup, however many rules there are."""
 
     def __init__(self, rules: Iterable[AccessRule]) -> None:
         self.rules = tuple(rules)
         self._compiled = tuple(_Compiled.of(rule, i) for i, rule in enumerate(self.rules))
+        self._decided: dict[tuple[str, frozenset[str], tuple[str, ...], str], frozenset[Privilege]] = {}
 
     def on_table(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
         """What `principal` may do on table `namespace.name`: the first matching rule's privileges."""
+        key = (principal.name, principal.groups, tuple(namespace), name)
+        decided = self._decided.get(key)
+        if decided is None:
+            decided = self._decide(principal, namespace, name)
+            if len(self._decided) >= MAX_DECISIONS:
+                self._decided.clear()
+            self._decided[key] = decided
+        return decided
+
+    def _decide(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
         for rule in self._compiled:
             if rule.for_tables and rule.matches_caller(principal) and rule.matches_table(namespace, name):
                 return rule.grants - SERVICE_PRIVILEGES

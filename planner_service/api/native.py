@@ -25,6 +25,7 @@ from planner_service.api.response_models import DeferredPlan, PlanResponse, desc
 from planner_service.api.responses import json_bytes, json_response
 from planner_service.catalog.base import LoadedTable
 from planner_service.metrics import (
+    ACCESS_RELOADS,
     CACHE_BYTES,
     CACHE_ENTRIES,
     CACHE_EVICTIONS,
@@ -270,6 +271,8 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
             (SPILL_FAILURES, spill.failed),
         ):
             gauges.append((metric, float(value), {}))
+    for outcome, count in request.app.state.access.reloads.items():
+        gauges.append((ACCESS_RELOADS, float(count), {"outcome": outcome}))
     gauges.append((GC_FROZEN, float(gc.get_freeze_count()), {}))
     for generation, collector in enumerate(gc.get_stats()):
         gauges.append((GC_COLLECTIONS, float(collector["collections"]), {"generation": str(generation)}))

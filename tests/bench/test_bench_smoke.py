@@ -10,6 +10,7 @@
 * bench/scale_bench.py on the same tiny table, without PyIceberg: about 35 seconds (two JVMs, two Spark
   sessions, three services).
 * bench/sturdy_bench.py on the same tiny table: 2 clients for 3 seconds, then a burst of 2 full plans.
+* bench/access_bench.py on the same tiny table: 20 warm plans through each of five services (a few seconds).
   About 15 seconds.
 * bench/replica_bench.py on the same tiny table: 1 and 2 replicas behind HAProxy, 2 clients for 2 seconds
   of each load. About 15 seconds.
@@ -130,6 +131,14 @@ def test_cold_stages_runs_on_the_tiny_table(tmp_path: Path) -> None:
     assert results["plan"]["wall_s"] > 0 and "data_files" in results["plan"]["planner_stages_ms"]
     assert {"read", "inflate", "decode", "assemble", "split_and_pack", "json_inline"} <= results["stages_s"].keys()
     assert results["floor_s"]["floor_inflate_1_thread"] > 0
+
+
+def test_access_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    """bench/access_bench.py: the warm selective plan through services with and without access control
+    (and a JWT of the OpenID provider on loopback)."""
+    results = _on_the_tiny_table("access_bench.py", tmp_path / "access.json", "--repeat", "20", "--oidc")
+    assert set(results["variants"]) == {"open", "tokens", "policy", "policy-1000", "oidc"}
+    assert all(v["median_ms"] > 0 for v in results["variants"].values())
 
 
 def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:

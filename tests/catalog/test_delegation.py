@@ -19,7 +19,9 @@ from pyiceberg.exceptions import ForbiddenError
 from tests.catalog.fronted_catalog import FrontedCatalog, fronted
 from tests.catalog.iceberg_rest_server import iceberg_rest_server, register_table
 from tests.conformance.reference import Conformance
-from tests.conftest import running_service
+from tests.conftest import moto_server, running_service
+from tests.spark_client.vended import READER_SECRET, REGION, static_vending, vending_service, write_vended_table
+from tests.spark_client.vended import TABLE as VENDED_TABLE
 
 TEAM_A, TEAM_B = "team-a-token-0123456789", "team-b-token-0123456789"
 TABLE = "db.unpartitioned"
@@ -118,3 +120,34 @@ def test_iceberg_rest_catalog_server_as_the_upstream(conformance: Conformance, t
                 assert planned.status_code == 200, planned.text
                 files[name] = sorted(json.dumps(t, sort_keys=True) for t in planned.json()["tasks"])
         assert files["as-caller"] == files["as-itself"] and files["as-caller"]
+
+
+def test_the_upstreams_vended_credentials_pass_through(tmp_path: Path) -> None:
+    """Upstream: a scan-planner vending static credentials for a table on S3 (moto), behind the fronted proxy
+    deciding per token. The caller allowed upstream gets the upstream's own credentials for the table, from
+    LoadTable (when it asks for vended-credentials) and with its plan; the service reads the manifests with
+    them too (it has no S3 keys of its own); the caller refused upstream gets none of it."""
+    with moto_server() as endpoint:
+        catalog = write_vended_table(endpoint, tmp_path)
+        upstream_dir = tmp_path / "upstream"
+        upstream_dir.mkdir()
+        with vending_service(upstream_dir, catalog, endpoint, **static_vending()) as upstream:
+            proxy = FrontedCatalog(upstream, {}, forbidden_namespace="none", grants={TEAM_A: {"demo"}, TEAM_B: set()})
+            with fronted(proxy) as front:
+                config = tmp_path / "service.json"
+                settings = {"rest_catalog_delegation": True, "s3_endpoint": endpoint, "s3_region": REGION}
+                config.write_text(json.dumps(settings))
+                with running_service("--rest-catalog-uri", front, "--config", str(config)) as url:
+                    delegation = {"X-Iceberg-Access-Delegation": "vended-credentials"}
+                    with httpx.Client(base_url=url, timeout=60) as c:
+                        loaded = c.get("/v1/namespaces/demo/tables/events", headers={**_as(TEAM_A), **delegation})
+                        assert loaded.status_code == 200, loaded.text
+                        (vended,) = loaded.json()["storage-credentials"]
+                        assert vended["config"]["s3.secret-access-key"] == READER_SECRET
+                        plain = c.get("/v1/namespaces/demo/tables/events", headers=_as(TEAM_A))
+                        assert "storage-credentials" not in plain.json()  # not asked for, not given
+                        planned = c.post("/plan", json={"table": VENDED_TABLE}, headers=_as(TEAM_A))
+                        assert planned.status_code == 200, planned.text
+                        assert planned.json()["storage-credentials"] == [vended]
+                        refused = c.get("/v1/namespaces/demo/tables/events", headers={**_as(TEAM_B), **delegation})
+                        assert refused.status_code == 403 and READER_SECRET not in refused.text

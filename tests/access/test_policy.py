@@ -1,0 +1,90 @@
+"""The grants policy's rules (access/policy.py): first match decides, privileges imply their lesser ones, an
+empty rule denies, metrics is the service's, globs over names, groups and locations, and nothing but what a
+rule gives once the policy exists."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from planner_service.access.policy import AccessRule, Policy, Privilege
+from planner_service.access.principals import Principal
+from planner_service.settings import Settings
+
+ALICE = Principal("alice", "static")
+BOB = Principal("bob", "oidc", frozenset({"analysts"}))
+CAROL = Principal("carol", "client", frozenset({"etl", "analysts"}))
+
+
+def _policy(*rules: dict[str, object]) -> Policy:
+    return Policy([AccessRule.model_validate(rule) for rule in rules])
+
+
+def test_the_first_matching_rule_decides() -> None:
+    policy = _policy(
+        {"groups": ["analysts"], "tables": ["sales.secret_*"], "privileges": []},
+        {"groups": ["analysts"], "namespaces": ["sales"], "privileges": ["read-metadata"]},
+        {"principals": ["carol"], "namespaces": ["sales"], "privileges": ["plan", "credentials"]},
+    )
+    assert policy.on_table(BOB, ("sales",), "secret_pay") == frozenset()
+    assert policy.on_table(BOB, ("sales",), "orders") == {Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_table(CAROL, ("sales",), "orders") == {Privilege.READ_METADATA, Privilege.LIST}  # analysts first
+    assert policy.on_table(ALICE, ("sales",), "orders") == frozenset()  # no rule: nothing
+    assert policy.on_table(BOB, ("sales", "eu"), "orders") == frozenset()  # `sales` is not `sales.*`
+
+
+def test_privileges_imply_the_lesser_ones() -> None:
+    policy = _policy(
+        {"principals": ["alice"], "tables": ["a.t"], "privileges": ["plan"]},
+        {"principals": ["alice"], "tables": ["a.u"], "privileges": ["credentials"]},
+        {"principals": ["alice"], "tables": ["a.v"], "privileges": ["list"]},
+    )
+    everything = {Privilege.PLAN, Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_table(ALICE, ("a",), "t") == everything
+    assert policy.on_table(ALICE, ("a",), "u") == {Privilege.CREDENTIALS, Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_table(ALICE, ("a",), "v") == {Privilege.LIST}
+
+
+def test_metrics_is_the_services_and_passed_over_for_tables() -> None:
+    policy = _policy(
+        {"principals": ["*"], "privileges": ["metrics"]},
+        {"principals": ["alice"], "privileges": ["plan"]},
+    )
+    assert policy.on_table(ALICE, ("a",), "t") == {Privilege.PLAN, Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_service(ALICE) == {Privilege.METRICS} and policy.on_service(BOB) == {Privilege.METRICS}
+    denied = _policy({"principals": ["bob"], "privileges": []}, {"principals": ["*"], "privileges": ["metrics"]})
+    assert denied.on_service(BOB) == frozenset() and denied.on_service(ALICE) == {Privilege.METRICS}
+    with pytest.raises(ValidationError, match="privilege of the service"):
+        AccessRule.model_validate({"principals": ["a"], "tables": ["x.y"], "privileges": ["metrics"]})
+
+
+def test_locations_never_get_credentials() -> None:
+    policy = _policy({"principals": ["alice"], "locations": ["s3://lake/a/*"], "privileges": ["plan", "credentials"]})
+    assert policy.on_location(ALICE, "s3://lake/a/t/metadata/v1.metadata.json") == {
+        Privilege.PLAN,
+        Privilege.READ_METADATA,
+        Privilege.LIST,
+    }
+    assert policy.on_location(ALICE, "s3://lake/b/t/metadata/v1.metadata.json") == frozenset()
+    assert policy.on_table(ALICE, ("a",), "t") == frozenset()  # a location rule names no table
+
+
+def test_rules_are_checked_as_settings() -> None:
+    for bad in (
+        {"tables": ["a.t"], "privileges": ["plan"]},  # nobody
+        {"principals": ["a"], "privileges": ["write"]},  # no such privilege
+        {"principals": ["a"], "privileges": ["plan"], "table": ["typo"]},  # an unknown key
+        {"principals": ["a"]},  # no privileges given at all
+    ):
+        with pytest.raises(ValidationError):
+            Settings.model_validate({"access_rules": [bad]})
+    assert Settings(access_rules=[]).access_rules == []  # a policy with no rule: nothing is granted
+    assert Settings().access_rules is None  # no policy
+
+
+def test_decisions_are_kept_per_caller_and_table() -> None:
+    policy = _policy({"principals": ["alice"], "tables": ["a.*"], "privileges": ["plan"]})
+    for _ in range(3):
+        assert Privilege.PLAN in policy.on_table(ALICE, ("a",), "t")
+        assert policy.on_table(Principal("alice", "oidc", frozenset({"x"})), ("b",), "t") == frozenset()
+    assert Privilege.PLAN not in policy.on_table(BOB, ("a",), "t")
