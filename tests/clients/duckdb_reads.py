@@ -1,7 +1,7 @@
 """Run by tests/clients/test_duckdb.py in a DuckDB venv (duckdb_env.py): attach the service as an Iceberg REST
 catalog with DuckDB's defaults and run the queries asked for, in one process.
 
-    python duckdb_reads.py --endpoint URL --requests REQUESTS_JSON --out RESULT_JSON
+    python duckdb_reads.py --endpoint URL --requests REQUESTS_JSON --out RESULT_JSON [--token TOKEN]
 
 REQUESTS_JSON is {"tables": [{"name", "reference"}], "queries": [{"id", "sql", "reference"}]}: each table is
 counted (SELECT count(*) FROM sp.db.<name>); with a reference (a Parquet file of Spark + Iceberg's rows) the
@@ -38,11 +38,17 @@ def extension_file(name: str) -> Path:
     raise SystemExit(f"the {name} extension of DuckDB {duckdb.__version__} is not installed in {site}")
 
 
-def connect(endpoint: str) -> duckdb.DuckDBPyConnection:
+def connect(endpoint: str, token: str | None = None) -> duckdb.DuckDBPyConnection:
+    """The service attached as catalog `sp`; with `token`, as DuckDB's docs attach a catalog with a bearer
+    token (an iceberg secret holding it)."""
     con = duckdb.connect(config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false"})
     for name in EXTENSIONS:
         con.execute(f"LOAD '{extension_file(name)}'")
-    con.execute(f"ATTACH 'warehouse' AS sp (TYPE iceberg, ENDPOINT '{endpoint}', AUTHORIZATION_TYPE 'none')")
+    if token is None:
+        con.execute(f"ATTACH 'warehouse' AS sp (TYPE iceberg, ENDPOINT '{endpoint}', AUTHORIZATION_TYPE 'none')")
+    else:
+        con.execute(f"CREATE SECRET service_token (TYPE iceberg, TOKEN '{token}')")
+        con.execute(f"ATTACH 'warehouse' AS sp (TYPE iceberg, ENDPOINT '{endpoint}', SECRET service_token)")
     return con
 
 
@@ -66,9 +72,10 @@ def main() -> int:
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--requests", required=True, type=Path)
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--token", help="a bearer token for the service")
     args = parser.parse_args()
     requests = json.loads(args.requests.read_text())
-    con = connect(args.endpoint)
+    con = connect(args.endpoint, args.token)
     listed = [list(row[:3]) for row in con.execute("SHOW ALL TABLES").fetchall()]
     tables = {
         t["name"]: counted(con, f"SELECT * FROM sp.db.{t['name']}", t.get("reference")) for t in requests["tables"]

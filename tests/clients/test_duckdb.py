@@ -161,3 +161,33 @@ def test_duckdb_filtered_reads(conformance: Conformance, duckdb_result: dict[str
 
 def test_every_table_has_a_full_read(conformance: Conformance) -> None:
     assert set(FULL_READS) == set(conformance.tables)
+
+
+def test_duckdb_as_a_principal_sees_and_reads_what_it_is_granted(conformance: Conformance, tmp_path: Path) -> None:
+    """With a grants policy, DuckDB attached with a principal's bearer token lists only the table it is
+    granted and reads it as Spark + Iceberg does; the other table is one that does not exist for it."""
+    config = tmp_path / "service.json"
+    rules = [{"principals": ["duck"], "tables": ["db.unpartitioned"], "privileges": ["plan", "credentials"]}]
+    settings = {"warehouse": str(conformance.dir / "warehouse"), "auth_tokens": {"duck": "duck-token"}}
+    config.write_text(json.dumps({**settings, "access_rules": rules}))
+    reference = str(conformance.dir / conformance.read("unpartitioned/full")["path"])
+    requests = {"tables": [{"name": "unpartitioned", "reference": reference}, {"name": "identity_part"}], "queries": []}
+    (tmp_path / "requests.json").write_text(json.dumps(requests))
+    version = max(DUCKDB_REQUIREMENTS)
+    with running_service("--config", str(config)) as url:
+        cmd = [
+            str(duckdb_python(version)),
+            str(RUNNER),
+            "--endpoint",
+            url,
+            "--requests",
+            str(tmp_path / "requests.json"),
+        ]
+        cmd += ["--out", str(tmp_path / "result.json"), "--token", "duck-token"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert [row[:3] for row in result["listed"]] == [["sp", "db", "unpartitioned"]], result["listed"]
+    expected = conformance.read("unpartitioned/full")["rows"]
+    assert result["tables"]["unpartitioned"] == {"rows": expected, "only_ours": 0, "only_reference": 0}
+    assert "does not exist" in result["tables"]["identity_part"]["error"], result["tables"]["identity_part"]

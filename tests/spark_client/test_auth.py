@@ -55,3 +55,30 @@ def test_the_data_source_token_option(spark: Any, secured: str, demo_table: Any)
     assert rows(df.toArrow()) == rows(demo_table.scan().to_arrow())
     with pytest.raises(Exception, match="401"):
         reader().load("demo.events").collect()
+
+
+@pytest.fixture(scope="module")
+def governed(demo_home: Path, demo_service: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo warehouse on a service with a grants policy: `reader` may plan demo.events, `lister` only see it."""
+    config = tmp_path_factory.mktemp("governed") / "service.json"
+    rules = [
+        {"principals": ["reader"], "tables": ["demo.*"], "privileges": ["plan"]},
+        {"principals": ["lister"], "tables": ["demo.*"], "privileges": ["list"]},
+    ]
+    tokens = {"reader": "reader-token", "lister": "lister-token", "nobody": "nobody-token"}
+    config.write_text(json.dumps({"auth_tokens": tokens, "access_rules": rules, "demo": True}))
+    with running_service("--config", str(config), env={"SCAN_PLANNER_HOME": str(demo_home)}) as url:
+        yield url
+
+
+def test_the_client_reads_only_what_its_principal_may_plan(spark: Any, governed: str, demo_table: Any) -> None:
+    """plan_and_read as three principals: the one granted reads every row (its executors fetch tasks by id with
+    its token); one that may only list it gets a 403; one that may not see it, the missing table's 404."""
+    df = plan_and_read(spark, "demo.events", service_url=governed, token="reader-token", inline_task_limit=0)
+    assert rows(df.toArrow()) == rows(demo_table.scan().to_arrow())
+    with pytest.raises(PlannerServiceError) as forbidden:
+        plan_and_read(spark, "demo.events", service_url=governed, token="lister-token")
+    assert forbidden.value.status == 403 and "not authorized" in str(forbidden.value)
+    with pytest.raises(PlannerServiceError) as unseen:
+        plan_and_read(spark, "demo.events", service_url=governed, token="nobody-token")
+    assert unseen.value.status == 404 and "does not exist" in str(unseen.value)
