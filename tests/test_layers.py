@@ -18,7 +18,19 @@ SERVICE = ROOT / "planner_service"
 
 # bottom to top; a module may import its own package and any package of a lower layer, nothing else
 LAYERS: list[set[str]] = [
-    {"__init__", "_kernels", "errors", "json_text", "nesting", "cache", "allocator", "logs", "metrics", "ui"},
+    {
+        "__init__",
+        "_kernels",
+        "errors",
+        "json_text",
+        "nesting",
+        "numerals",
+        "cache",
+        "allocator",
+        "logs",
+        "metrics",
+        "ui",
+    },
     {"io", "access"},
     {"metadata", "settings"},
     {"expressions"},

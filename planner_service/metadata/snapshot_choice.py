@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from planner_service.errors import BadRequestError, NoSuchRefError, NoSuchSnapshotError
 from planner_service.metadata.table_metadata import MAIN_BRANCH, Snapshot, TableMetadata
 from planner_service.metadata.types import Schema
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -133,9 +135,13 @@ def snapshot_id_as_of(meta: TableMetadata, timestamp_ms: int) -> int:
 
 
 def format_timestamp_ms(timestamp_ms: int) -> str:
-    """Java's DateTimeUtil.formatTimestampMillis: ISO-8601 with a +00:00 offset."""
-    text = datetime.fromtimestamp(timestamp_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-    return text.replace(".000+", "+")
+    """Java's DateTimeUtil.formatTimestampMillis: ISO-8601 with a +00:00 offset. A time Python's datetime
+    cannot hold (before year 1, after 9999) is written as its number of milliseconds."""
+    try:
+        moment = EPOCH + timedelta(milliseconds=timestamp_ms)
+    except OverflowError:
+        return f"{timestamp_ms} ms from the epoch"
+    return moment.isoformat(timespec="milliseconds").replace(".000+", "+")
 
 
 def _by_id(meta: TableMetadata, snapshot_id: int) -> ChosenSnapshot:

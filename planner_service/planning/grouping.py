@@ -119,7 +119,7 @@ def partition_keys(
     index: FileIndex, rows: Int64Array, fields: Sequence[PartitionField], specs: dict[int, PartitionSpec]
 ) -> tuple[Int64Array, list[tuple[Any, ...]]]:
     """Each file's key (its rank among the distinct keys, ascending as Spark orders them) and the keys."""
-    key_of_partition, keys = _keys(index, fields, specs)
+    key_of_partition, keys = _keys(index, np.unique(index.partition_id[rows]), fields, specs)
     order = sorted(range(len(keys)), key=lambda k: value_order.ascending(keys[k]))
     rank = np.empty(len(keys), np.int64)
     rank[order] = np.arange(len(keys))
@@ -132,14 +132,17 @@ def specs_of(index: FileIndex, rows: Int64Array, specs: dict[int, PartitionSpec]
 
 
 def _keys(
-    index: FileIndex, fields: Sequence[PartitionField], specs: dict[int, PartitionSpec]
+    index: FileIndex, used: Int64Array, fields: Sequence[PartitionField], specs: dict[int, PartitionSpec]
 ) -> tuple[Int64Array, list[tuple[Any, ...]]]:
-    """Each interned partition's key id, and the distinct keys (first appearance first)."""
+    """The key id of each interned partition in `used` (the partitions of the planned files: the index may
+    hold others, of specs without the key's fields when it is the whole snapshot's), and the distinct keys
+    (first appearance first). Partitions not used have no key (-1)."""
     ids: dict[tuple[Any, ...], int] = {}
     keys: list[tuple[Any, ...]] = []
-    of_partition = np.empty(len(index.partitions), np.int64)
+    of_partition = np.full(len(index.partitions), -1, np.int64)
     positions: dict[int, list[int]] = {}
-    for p, (spec_id, values) in enumerate(index.partitions):
+    for p in used.tolist():
+        spec_id, values = index.partitions[p]
         where = positions.get(spec_id)
         if where is None:
             by_id = {f.field_id: i for i, f in enumerate(specs[spec_id].fields)}

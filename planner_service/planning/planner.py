@@ -34,6 +34,7 @@ from planner_service.metadata.manifest_list import DATA_MANIFEST, DELETE_MANIFES
 from planner_service.metadata.snapshot_choice import ChosenSnapshot, choose_appends, choose_snapshot
 from planner_service.metadata.table_metadata import Snapshot, TableMetadata
 from planner_service.metadata.types import Schema
+from planner_service.numerals import ascii_int
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.grouping import TaskGrouping
@@ -166,9 +167,9 @@ class ScanPlanner:
         (Java writes it), else its manifest list's counts; 0 for a table without snapshots."""
         if snapshot is None or (snapshot.manifest_list is None and not snapshot.v1_manifests):
             return 0
-        total = snapshot.summary.get("total-data-files", "")
-        if total.isdigit():
-            return int(total)
+        total = ascii_int(str(snapshot.summary.get("total-data-files", "")))
+        if total is not None:
+            return total
         return sum(
             (m.added_files_count or 0) + (m.existing_files_count or 0)
             for m in self.manifests.manifest_list(snapshot)

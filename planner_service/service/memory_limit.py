@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from planner_service.numerals import ascii_int
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,8 +46,9 @@ def cgroup_memory_limit(proc: Path = Path("/proc/self/cgroup"), root: Path = Pat
             continue
         if text == "max":
             return None
-        if text.isdigit():
-            return int(text) if int(text) < UNLIMITED else None
+        number = ascii_int(text)
+        if number is not None:
+            return number if number < UNLIMITED else None
     return None
 
 

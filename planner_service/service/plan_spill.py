@@ -37,6 +37,7 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.metadata.file_index import FileIndex
+from planner_service.numerals import ascii_int
 from planner_service.service.cached_plan import CachedPlan
 
 log = logging.getLogger(__name__)
@@ -277,8 +278,8 @@ def _stem(key: str) -> str:
 def _remove_stale(root: Path) -> None:
     """The spill directories of processes that are no longer running (a crash, a kill) go."""
     for entry in root.iterdir():
-        pid, _, _ = entry.name.partition("-")
-        if entry.is_dir() and pid.isdigit() and not _running(int(pid)):
+        pid = ascii_int(entry.name.partition("-")[0])
+        if entry.is_dir() and pid is not None and not _running(pid):
             shutil.rmtree(entry, ignore_errors=True)
 
 

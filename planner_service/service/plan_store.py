@@ -30,6 +30,7 @@ from planner_service.catalog.base import TableIdentifier
 from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
+from planner_service.numerals import ascii_int
 from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
 from planner_service.wire.json_rows import SnippetTable
 from planner_service.wire.scan_tasks_json import residuals_json
@@ -133,6 +134,7 @@ class PlanStore:
         self._lock = threading.Lock()
         self._plans: OrderedDict[str, RestPlanState] = OrderedDict()  # oldest first
         self._retained_tasks = 0
+        self.on_drop: Callable[[str], None] | None = None  # told of a submitted plan dropped (to stop it)
 
     def __len__(self) -> int:
         with self._lock:
@@ -185,7 +187,8 @@ class PlanStore:
 
     def page(self, token: str, table: TableIdentifier, owner: str = ANONYMOUS) -> tuple[RestPlanState, int]:
         """The completed plan and page number a plan-task token names."""
-        plan_id, _, number = token.rpartition(_TOKEN_SEPARATOR)
+        plan_id, _, text = token.rpartition(_TOKEN_SEPARATOR)
+        number = ascii_int(text)
         with self._lock:
             self._expire()
             record = self._plans.get(plan_id)
@@ -194,11 +197,11 @@ class PlanStore:
                 or record.table != table
                 or record.owner != owner
                 or record.result is None
-                or not number.isdigit()
-                or not 0 < int(number) < record.result.page_count
+                or number is None
+                or not 0 < number < record.result.page_count
             ):
                 raise NoSuchPlanTaskError(f"No such plan task for table {table}: {token}")
-            return record, int(number)
+            return record, number
 
     # -- internals (the lock is held) ------------------------------------------------------------------
 
@@ -235,8 +238,12 @@ class PlanStore:
             self._retained_tasks -= len(record.result.tasks)
 
     def _drop(self, plan_id: str) -> None:
+        """Forget a plan; one still being planned is stopped too (`on_drop`), or it would plan on for nobody,
+        holding its admission slot, with no id left to cancel it by."""
         record = self._plans.pop(plan_id)
         self._release(record)
+        if record.status is PlanStatus.SUBMITTED and self.on_drop is not None:
+            self.on_drop(plan_id)
 
     def _expire(self) -> None:
         now = self._clock()

@@ -200,6 +200,7 @@ async def rest_plans(runtime: Runtime) -> AsyncIterator[RestPlans]:
     """The REST plans of a service's lifetime: at its end, plans still being made are stopped."""
     store = PlanStore(runtime.settings.plan_ttl_seconds)
     plans = RestPlans(store, BackgroundPlans(store, BACKGROUND_PLANS))
+    store.on_drop = plans.background.cancel  # a plan dropped by the client's bounds stops planning
     try:
         yield plans
     finally:

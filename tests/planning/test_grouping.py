@@ -7,11 +7,14 @@ source column the scan reads, by field id)."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pyarrow as pa
 import pytest
 
+from planner_service.catalog.base import load_by_metadata_location
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import FileIO
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec, parse_transform
@@ -164,3 +167,41 @@ def test_task_groups_equal_spark_and_iceberg(conformance: Conformance, planner: 
     )
     assert ours == java
     assert len(tasks) == recorded["partitions"]
+
+
+@pytest.mark.parametrize("grouping", ["partition", "sort-order"])
+def test_a_spec_dropped_from_the_plan_leaves_its_partitions_out_of_the_key(
+    tmp_path: Path, planner: ScanPlanner, grouping: str
+) -> None:
+    """The review's defect: spec 0 identity(data), spec 1 unpartitioned; `id < 100` keeps the 3 files of spec
+    0 of 5 (at least half: the plan keeps the snapshot's whole index, spec 1's partitions in it), and the key
+    was computed for every partition of the index: a KeyError, a 500. The key is the planned files' alone."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.partitioning import PartitionField as PyField
+    from pyiceberg.partitioning import PartitionSpec as PySpec
+    from pyiceberg.schema import Schema as PySchema
+    from pyiceberg.table.sorting import SortField, SortOrder
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, StringType
+    from pyiceberg.types import NestedField as PyNested
+
+    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path}")
+    catalog.create_namespace("db")
+    schema = PySchema(PyNested(1, "id", LongType(), required=False), PyNested(2, "data", StringType(), required=False))
+    spec = PySpec(PyField(source_id=2, field_id=1000, transform=IdentityTransform(), name="data"))
+    order = SortOrder(SortField(source_id=1, transform=IdentityTransform()))
+    table = catalog.create_table("db.evolved", schema=schema, partition_spec=spec, sort_order=order)
+    arrow = schema.as_arrow()
+    for i, data in enumerate("abc"):
+        table.append(pa.Table.from_pydict({"id": [i], "data": [data]}, schema=arrow))
+    with table.update_spec() as update:
+        update.remove_field("data")
+    for i in (100, 101):
+        table.append(pa.Table.from_pydict({"id": [i], "data": ["z"]}, schema=arrow))
+    loaded = load_by_metadata_location(FileIO(), table.metadata_location)
+    assert sorted(loaded.metadata.specs) == [0, 1]
+    plain = planner.plan(loaded, scan_request(filter="id < 100"))
+    grouped = planner.plan(loaded, scan_request(filter="id < 100", grouping=grouping))
+    assert grouped.files is not None and len(grouped.files) == 3
+    assert grouped.grouping is not None and sorted(grouped.grouping.keys) == [("a",), ("b",), ("c",)]
+    assert Counter(p for t in task_pieces(grouped) for p in t) == Counter(p for t in task_pieces(plain) for p in t)
