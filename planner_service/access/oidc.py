@@ -16,13 +16,14 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import jwt
+from typing import TYPE_CHECKING, Any
 
 from planner_service.access.principals import Principal
 from planner_service.errors import IdentityProviderUnavailableError, PlannerError
 from planner_service.json_text import parse_json
+
+if TYPE_CHECKING:  # PyJWT and cryptography (20 MB) load with the first verifier: a service without one has neither
+    import jwt
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,8 @@ class OidcVerifier:
 
     def needs_fetch(self, token: str) -> bool:
         """Whether verifying `token` would first fetch the keys (call verify() off the event loop then)."""
+        import jwt
+
         try:
             kid = jwt.get_unverified_header(token).get("kid")
         except jwt.InvalidTokenError:
@@ -102,6 +105,8 @@ class OidcVerifier:
         return principal
 
     def _verified_now(self, token: str) -> tuple[Principal | None, float]:
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
@@ -150,6 +155,8 @@ class OidcVerifier:
         return self._keys.get(kid)
 
     def _refresh(self) -> None:
+        import jwt
+
         with self._lock:
             if time.monotonic() - self._tried_at <= MIN_REFETCH_SECONDS and self._keys:
                 return  # another thread just did
