@@ -14,7 +14,6 @@ from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 
-from planner_service.access.audit import audit
 from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, TableNamePath, TaskIndexPath
@@ -75,7 +74,8 @@ def plan_response(
     result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel, inline_limit=limit)
     if fresh:
         runtime.record_plan(result.plan)
-    audit_plan(access, table, result)
+    snapshot = result.plan.snapshot
+    access.audit_plan(table.name, snapshot.snapshot_id if snapshot else None, result.plan.metrics.scanned_data_files)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
         deferred = json_bytes(deferred_body(result, plan_id, credentials, body.task_estimates), pretty)
@@ -92,20 +92,6 @@ def plan_response(
         _teed(compressed(rendered_ahead(chunks), coding), keep),
         headers=_headers(coding, etag),
         media_type="application/json",
-    )
-
-
-def audit_plan(access: TableAccess, table: LoadedTable, result: CachedPlan) -> None:
-    """The audit line of a plan answered: who, which table and snapshot, how many files."""
-    plan = result.plan
-    audit(
-        "plan",
-        access.principal.name,
-        Privilege.PLAN.value,
-        "allowed",
-        table.name,
-        snapshot=plan.snapshot.snapshot_id if plan.snapshot is not None else None,
-        files_planned=plan.metrics.scanned_data_files,
     )
 
 

@@ -16,7 +16,6 @@ from functools import partial
 
 import anyio.to_thread
 
-from planner_service.access.audit import audit
 from planner_service.access.policy import Privilege
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import PlannerError
@@ -67,15 +66,8 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
     with runtime.plans.admission.admitted(scan.estimated_files, cancel, patient=background):
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     runtime.record_plan(plan)
-    audit(
-        "plan",
-        scan.access.principal.name,
-        Privilege.PLAN.value,
-        "allowed",
-        scan.table.name,
-        snapshot=plan.snapshot.snapshot_id if plan.snapshot is not None else None,
-        files_planned=plan.metrics.scanned_data_files,
-    )
+    snapshot = plan.snapshot.snapshot_id if plan.snapshot is not None else None
+    scan.access.audit_plan(scan.table.name, snapshot, plan.metrics.scanned_data_files)
     meta = scan.table.metadata
     files = plan.files
     tasks: Sequence[FileScanTask] | FileTaskColumns = files if files is not None else []

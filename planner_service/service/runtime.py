@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from iceberg_io import AzureConfig, GcsConfig, S3Config, StorageConfig
-from planner_service.access.audit import audit
 from planner_service.access.policy import Privilege
 from planner_service.access.principals import Principal
 from planner_service.cache import LruCache
@@ -129,11 +128,11 @@ class Runtime:
         if identifier is None or (self.vendor is None and table.vended is None):
             return None
         if not access.may(identifier, Privilege.CREDENTIALS):
-            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "withheld", str(identifier))
+            access.audit_credentials(str(identifier), "withheld")
             return None
         if table.vended is not None:  # the upstream catalog's, for this caller: passed on as they are
             if table.vended:
-                audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "passed-on", str(identifier))
+                access.audit_credentials(str(identifier), "passed-on")
             return table.vended or None
         assert self.vendor is not None
         location = vendable_location(table.metadata_location, table.metadata.location)
@@ -145,11 +144,11 @@ class Runtime:
             self.io.roots.check(location)
         except LocationNotAllowedError as exc:
             log.warning("no credentials vended", extra={"table": str(identifier), "reason": exc.message})
-            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "refused", str(identifier))
+            access.audit_credentials(str(identifier), "refused")
             return None
         credentials = self.vendor.storage_credentials(location)
         if credentials:
-            audit("credentials", access.principal.name, Privilege.CREDENTIALS.value, "vended", str(identifier))
+            access.audit_credentials(str(identifier), "vended")
         return credentials
 
     def plan_credentials(self, request: CanonicalRequest, access: TableAccess) -> StorageCredentials | None:
@@ -157,6 +156,8 @@ class Runtime:
         names it to the caller), never those kept with a plan another caller made."""
         if request.table == request.metadata_location:
             return None
+        if self.vendor is None and not self.settings.rest_catalog_delegation:
+            return None  # (nothing to vend: no catalog load on the way)
         try:
             table = self.catalog_for(access.principal).load_table(TableIdentifier.parse(request.table))
         except PlannerError:

@@ -75,6 +75,22 @@ class TableAccess:
             return list(identifiers)
         return [t for t in identifiers if Privilege.LIST in self.on_table(t)]
 
+    def audit_plan(self, table: str, snapshot_id: int | None, files_planned: int) -> None:
+        """The audit line of a plan answered: who, which table and snapshot, how many files."""
+        audit(
+            "plan",
+            self.principal.name,
+            Privilege.PLAN.value,
+            "allowed",
+            table,
+            snapshot=snapshot_id,
+            files_planned=files_planned,
+        )
+
+    def audit_credentials(self, table: str, outcome: str) -> None:
+        """The audit line of credentials vended, passed on, withheld or refused."""
+        audit("credentials", self.principal.name, Privilege.CREDENTIALS.value, outcome, table)
+
     def _forbidden(self, what: str, privilege: Privilege) -> ForbiddenError:
         return ForbiddenError(
             f"Principal '{self.principal.name}' is not authorized for op {_OPERATIONS[privilege]} on {what} "
