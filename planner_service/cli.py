@@ -148,6 +148,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from planner_service.logs import configure_logging
+    from planner_service.server import uvicorn_options
     from planner_service.settings import load_settings
 
     settings = load_settings(
@@ -188,21 +189,12 @@ def _serve(args: argparse.Namespace) -> int:
             host=settings.host,
             port=settings.port,
             workers=settings.workers,
-            log_config=None,
-            timeout_keep_alive=settings.keep_alive_seconds,
-            timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
+            **uvicorn_options(settings),
         )
     else:
         from planner_service.app import create_app
 
-        uvicorn.run(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            timeout_keep_alive=settings.keep_alive_seconds,
-            timeout_graceful_shutdown=int(settings.shutdown_grace_seconds),
-        )
+        uvicorn.run(create_app(settings), host=settings.host, port=settings.port, **uvicorn_options(settings))
     return 0
 
 

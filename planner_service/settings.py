@@ -169,8 +169,13 @@ class Settings(BaseSettings):
     """The largest request body taken (bytes); a bigger one is 413."""
     cors_allowed_origins: list[str] = Field(default_factory=list)
     """Web pages allowed to call the service from a browser (CORS); none by default."""
-    body_timeout_seconds: float = 30.0
-    """A request body that stops arriving for this long is answered 408."""
+    body_timeout_seconds: float = Field(default=30.0, gt=0)
+    """A request body not all received this long after its headers is answered 408 (however it trickles)."""
+    header_timeout_seconds: float = Field(default=10.0, gt=0)
+    """A request whose headers are not all received this long after its first byte (or after its connection
+    opened) is answered 408 and its connection closed."""
+    max_connections: int = Field(default=1000, gt=0)
+    """Connections and requests in progress at once (uvicorn's limit_concurrency); past it, 503."""
     keep_alive_seconds: int = Field(default=75, gt=0)
     """How long an idle keep-alive connection stays open: longer than clients keep theirs in their pools (a
     server closing one first races with its reuse)."""

@@ -28,6 +28,8 @@ defaults
     mode http
     option http-keep-alive
     timeout connect 5s
+    # a request's headers within 10 s of its first byte (a slow client holds no connection to a replica)
+    timeout http-request 10s
     timeout client 600s
     timeout server 600s
     timeout http-keep-alive 60s

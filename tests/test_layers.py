@@ -39,7 +39,7 @@ LAYERS: list[set[str]] = [
     {"wire", "demo"},
     {"service"},
     {"api"},
-    {"app"},
+    {"app", "server"},
     {"cli"},
     {"entry"},
 ]

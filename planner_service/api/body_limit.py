@@ -1,5 +1,6 @@
-"""The request body limits, before routing: bodies over `max_body_bytes` are refused with 413, bodies that
-stop arriving for `body_timeout_seconds` with 408 (in the error shape of api/errors.py)."""
+"""The request body limits, before routing: bodies over `max_body_bytes` are refused with 413, bodies not all
+received `body_timeout_seconds` after the request began with 408, however they trickle (in the error shape
+of api/errors.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from planner_service.api.errors import error_response
 
 class BodySizeLimit:
     """Refuse request bodies over `max_bytes` with 413, by Content-Length or while streaming (chunked
-    bodies), and bodies that stop arriving for `timeout` seconds with 408: past either, the app is told the
-    client went away, whatever it answers is dropped, and the client gets the error."""
+    bodies), and bodies not complete `timeout` seconds after the request reached the app with 408: past
+    either, the app is told the client went away, whatever it answers is dropped, and the client gets the
+    error."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, timeout: float) -> None:
         self.app, self.max_bytes, self.timeout = app, max_bytes, timeout
@@ -29,6 +31,7 @@ class BodySizeLimit:
             return
         seen, complete, started = 0, False, False
         refused: Response | None = None
+        deadline = asyncio.get_running_loop().time() + self.timeout  # the whole body's, not a gap's
 
         async def limited() -> Message:
             nonlocal seen, complete, refused
@@ -37,7 +40,7 @@ class BodySizeLimit:
             if complete:  # (the app waiting for the client to leave, while it streams its answer)
                 return await receive()
             try:
-                message = await asyncio.wait_for(receive(), self.timeout)
+                message = await asyncio.wait_for(receive(), max(deadline - asyncio.get_running_loop().time(), 0))
             except TimeoutError:
                 refused = error_response(
                     "RequestTimeoutException", f"Request body not received within {self.timeout:g} s", 408

@@ -12,14 +12,40 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 PyObject *kernels_avro_framing(PyObject *self, PyObject *args);
 PyObject *kernels_decode_avro(PyObject *self, PyObject *args);
 PyObject *kernels_pack_bins(PyObject *self, PyObject *args);
 PyObject *kernels_render_rows(PyObject *self, PyObject *args);
+PyObject *kernels_count_ranges(PyObject *self, PyObject *args);
 PyObject *kernels_split_files(PyObject *self, PyObject *args);
+PyObject *kernels_split_weights(PyObject *self, PyObject *args);
 PyObject *kernels_merge_bins(PyObject *self, PyObject *args);
 PyObject *kernels_split_paths(PyObject *self, PyObject *args);
+
+/* What stops a long compiled loop early: a flag another thread sets (a byte of a bytearray: the plan was
+ * cancelled) and a deadline on CLOCK_MONOTONIC, Python's time.monotonic() (0: none). Loops look every
+ * STOP_EVERY steps; a stopped kernel returns None and the caller says why (planner_service/splitting/stop.py). */
+typedef struct {
+    const volatile uint8_t *flag;
+    double deadline;
+} Stop;
+
+#define STOP_EVERY 65536
+
+static inline int stop_now(const Stop *stop) {
+    if (stop->flag != NULL && *stop->flag) return 1;
+    if (stop->deadline > 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)now.tv_sec + (double)now.tv_nsec * 1e-9 > stop->deadline) return 1;
+    }
+    return 0;
+}
+
+/* Whether loop step `step` should stop: it looks only every STOP_EVERY steps. */
+static inline int stop_at(const Stop *stop, int64_t step) { return (step & (STOP_EVERY - 1)) == 0 && stop_now(stop); }
 
 /* A growing byte buffer (malloc'd). */
 typedef struct {

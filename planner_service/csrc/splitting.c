@@ -37,15 +37,77 @@ static int64_t ranges_of(int64_t size, uint8_t splittable, const int64_t *offset
     return size <= 0 ? 0 : size / target + (size % target != 0);
 }
 
-/* Each range's weight for packing (TableScanUtil.planTasks): its length plus all of its file's delete bytes,
- * and at least one open per file it opens (the data file and each delete file). */
-PyObject *kernels_split_files(PyObject *self, PyObject *args) {
-    Py_buffer sizes, splittable, counts, flat, deletes, delete_counts;
-    long long target, open_cost;
+/* A range's weight for packing (TableScanUtil.planTasks): its length plus all of its file's delete bytes, and
+ * at least one open per file it opens (the data file and each delete file). The one definition: split_files
+ * weighs its ranges with it, and split_weights gives it to Python (the plan explorer shows it). */
+static inline int64_t split_weight(int64_t length, int64_t delete_bytes, int64_t delete_files, int64_t open_cost) {
+    int64_t opens = (1 + delete_files) * open_cost;
+    return length + delete_bytes > opens ? length + delete_bytes : opens;
+}
+
+PyObject *kernels_split_weights(PyObject *self, PyObject *args) {
+    Py_buffer lengths, deletes, delete_counts;
+    long long open_cost;
+    if (!PyArg_ParseTuple(args, "y*y*y*L", &lengths, &deletes, &delete_counts, &open_cost)) return NULL;
+    Py_ssize_t n = lengths.len / 8;
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*Ly*y*L", &sizes, &splittable, &counts, &flat, &target, &deletes,
-                          &delete_counts, &open_cost))
+    if (deletes.len / 8 != n || delete_counts.len / 8 != n || open_cost < 0) {
+        PyErr_SetString(PyExc_ValueError, "split_weights: columns of different lengths, or a file open cost < 0");
+    } else {
+        void *w;
+        result = new_bytes(n * 8, &w);
+        const int64_t *length = lengths.buf, *bytes = deletes.buf, *files = delete_counts.buf;
+        for (Py_ssize_t i = 0; result != NULL && i < n; i++)
+            ((int64_t *)w)[i] = split_weight(length[i], bytes[i], files[i], open_cost);
+    }
+    PyBuffer_Release(&lengths);
+    PyBuffer_Release(&deletes);
+    PyBuffer_Release(&delete_counts);
+    return result;
+}
+
+/* How many ranges n files make (saturating at INT64_MAX): what splitting them would allocate, known first. */
+PyObject *kernels_count_ranges(PyObject *self, PyObject *args) {
+    Py_buffer sizes, splittable, counts, flat;
+    long long target;
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*L", &sizes, &splittable, &counts, &flat, &target)) return NULL;
+    Py_ssize_t n = sizes.len / 8, n_flat = flat.len / 8;
+    const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf;
+    const uint8_t *can = splittable.buf;
+    int64_t total = 0, used = 0;
+    const char *bad = target <= 0 ? "a split size <= 0" : NULL;
+    if (bad == NULL && (splittable.len != n || counts.len / 8 != n)) bad = "columns of different lengths";
+    for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
+        int how;
+        if (count[i] < 0 || count[i] > n_flat - used) {
+            bad = "split offset counts past the offsets";
+            break;
+        }
+        int64_t ranges = ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
+        total = ranges > INT64_MAX - total ? INT64_MAX : total + ranges;
+        used += count[i];
+    }
+    if (bad != NULL) PyErr_Format(PyExc_ValueError, "count_ranges: %s", bad);
+    else result = PyLong_FromLongLong(total);
+    PyBuffer_Release(&sizes);
+    PyBuffer_Release(&splittable);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&flat);
+    return result;
+}
+
+/* Each file's ranges, weighed for packing (split_weight). The caller counts the ranges first (count_ranges)
+ * and bounds them; this allocates them. None when stopped. */
+PyObject *kernels_split_files(PyObject *self, PyObject *args) {
+    Py_buffer sizes, splittable, counts, flat, deletes, delete_counts, flag;
+    long long target, open_cost;
+    Stop stop = {NULL, 0};
+    PyObject *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*Ly*y*Ly*d", &sizes, &splittable, &counts, &flat, &target, &deletes,
+                          &delete_counts, &open_cost, &flag, &stop.deadline))
         return NULL;
+    stop.flag = flag.len > 0 ? flag.buf : NULL;
     Py_ssize_t n = sizes.len / 8, n_flat = flat.len / 8;
     const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf, *delete_bytes = deletes.buf,
                   *delete_files = delete_counts.buf;
@@ -61,7 +123,12 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
             bad = "split offset counts past the offsets";
             break;
         }
-        total += ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
+        int64_t ranges = ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
+        if (ranges > PY_SSIZE_T_MAX / 8 - total) {
+            bad = "more ranges than memory holds (count_ranges first)";
+            break;
+        }
+        total += ranges;
         used += count[i];
     }
     if (bad != NULL) {
@@ -76,16 +143,21 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
         clear_all(made, 5);
         goto done;
     }
+    int stopped = 0;
     Py_BEGIN_ALLOW_THREADS
     int64_t *own = o, *begin = s, *len = l, *weigh = w, r = 0;
     uint8_t *split = f;
     used = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    for (Py_ssize_t i = 0; i < n && !stopped; i++) {
         int how;
         const int64_t *at = offsets + used;
         int64_t k, ranges = ranges_of(size[i], can[i], at, count[i], target, &how);
         for (k = 0; k < ranges; k++, r++) {
             int64_t first, end;
+            if (stop_at(&stop, r + 1)) {
+                stopped = 1;
+                break;
+            }
             if (how == 1) {
                 first = at[k];
                 end = k == ranges - 1 ? size[i] : at[k + 1];
@@ -96,17 +168,22 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
                 first = 0;
                 end = size[i];
             }
-            int64_t opens = (1 + delete_files[i]) * open_cost;
             own[r] = i;
             begin[r] = first;
             len[r] = end - first;
             split[r] = how != 0;
-            weigh[r] = len[r] + delete_bytes[i] > opens ? len[r] + delete_bytes[i] : opens;
+            weigh[r] = split_weight(len[r], delete_bytes[i], delete_files[i], open_cost);
         }
         used += count[i];
     }
     Py_END_ALLOW_THREADS
-    result = Py_BuildValue("(NNNNN)", owner, start, length, is_split, weight);
+    if (stopped) {
+        PyObject *made[] = {owner, start, length, is_split, weight};
+        clear_all(made, 5);
+        result = Py_NewRef(Py_None);
+    } else {
+        result = Py_BuildValue("(NNNNN)", owner, start, length, is_split, weight);
+    }
 done:
     PyBuffer_Release(&sizes);
     PyBuffer_Release(&splittable);
@@ -114,6 +191,7 @@ done:
     PyBuffer_Release(&flat);
     PyBuffer_Release(&deletes);
     PyBuffer_Release(&delete_counts);
+    PyBuffer_Release(&flag);
     return result;
 }
 
@@ -124,12 +202,14 @@ static inline int64_t run_rows(int64_t length, int64_t file_size, int64_t record
 }
 
 PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
-    Py_buffer bins_view, owner_view, start_view, length_view, split_view, sizes_view, records_view, deletes_view;
+    Py_buffer bins_view, owner_view, start_view, length_view, split_view, sizes_view, records_view, deletes_view, flag;
     long long n_bins;
+    Stop stop = {NULL, 0};
     PyObject *result = NULL;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Ly*y*y*", &bins_view, &owner_view, &start_view, &length_view,
-                          &split_view, &n_bins, &sizes_view, &records_view, &deletes_view))
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*Ly*y*y*y*d", &bins_view, &owner_view, &start_view, &length_view,
+                          &split_view, &n_bins, &sizes_view, &records_view, &deletes_view, &flag, &stop.deadline))
         return NULL;
+    stop.flag = flag.len > 0 ? flag.buf : NULL;
     Py_ssize_t n = bins_view.len / 8, n_files = sizes_view.len / 8;
     const int64_t *bins = bins_view.buf, *owner = owner_view.buf, *start = start_view.buf, *length = length_view.buf,
                   *file_size = sizes_view.buf, *file_records = records_view.buf, *delete_bytes = deletes_view.buf;
@@ -165,6 +245,7 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
     void *t = buf[TASKS], *rf = buf[FILE_OF], *rs = buf[START], *rl = buf[LENGTH], *rx = buf[SPLIT],
          *tb = buf[BYTES], *tr = buf[ROWS];
     int64_t runs = 0;
+    int stopped = 0;
     Py_BEGIN_ALLOW_THREADS
     /* a stable counting sort by bin: within a bin, ranges keep their order */
     for (Py_ssize_t i = 0; i < n; i++) first[bins[i] + 1]++;
@@ -178,6 +259,10 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
     for (int64_t b = 0; b <= n_bins; b++) tasks_at[b] = -1;
     int64_t bin = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
+        if (stop_at(&stop, k + 1)) {
+            stopped = 1;
+            break;
+        }
         int64_t i = order[k];
         while (bin < n_bins && k >= first[bin + 1]) bin++;
         if (k == first[bin]) {
@@ -209,6 +294,11 @@ PyObject *kernels_merge_bins(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     free(first);
     free(order);
+    if (stopped) {
+        clear_all(out, OUTPUTS);
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
     if (_PyBytes_Resize(&out[FILE_OF], runs * 8) < 0 || _PyBytes_Resize(&out[START], runs * 8) < 0 ||
         _PyBytes_Resize(&out[LENGTH], runs * 8) < 0 || _PyBytes_Resize(&out[SPLIT], runs) < 0) {
         clear_all(out, OUTPUTS);
@@ -225,5 +315,6 @@ done:
     PyBuffer_Release(&sizes_view);
     PyBuffer_Release(&records_view);
     PyBuffer_Release(&deletes_view);
+    PyBuffer_Release(&flag);
     return result;
 }

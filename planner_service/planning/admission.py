@@ -2,8 +2,9 @@
 and for how long; and cancellation, which stops a plan at its next step when nobody wants it any more.
 
 A plan's cost is its estimated memory: the data files of its snapshot (the manifest list's counts) times
-BYTES_PER_FILE. Plans run while fewer than `slots` run and their costs fit the budget; a plan bigger than
-the whole budget runs alone. A plan that would wait while `max_waiting` already wait, or that waits
+BYTES_PER_FILE, and the ranges its split size cuts them into beyond one a file times BYTES_PER_RANGE.
+Plans run while fewer than `slots` run and their costs fit the budget; a plan bigger than the whole budget
+runs alone. A plan that would wait while `max_waiting` already wait, or that waits
 `queue_seconds`, is refused (OverloadedError, saying when to try again); a waiting plan whose client
 goes away leaves the queue."""
 
@@ -15,8 +16,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from planner_service.errors import OverloadedError, PlanCancelledError, PlanTimeoutError
+from planner_service.splitting.stop import Stop
 
 BYTES_PER_FILE = 1024  # a planned data file's share of a plan's peak: its index rows, tasks and encoded body
+BYTES_PER_RANGE = 128  # each further range a file is cut into: split, packing and task columns (98 B measured), JSON
 WAIT_STEP_SECONDS = 0.25  # how often a waiting plan looks at its cancellation
 
 
@@ -26,6 +29,7 @@ class Cancellation:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._flag = bytearray(1)  # what the compiled loops look at (splitting/stop.py)
         self._callbacks: list[Callable[[], None]] = []
         self._lock = threading.Lock()
         self._deadline: float | None = None
@@ -53,6 +57,7 @@ class Cancellation:
             if self._event.is_set():
                 return
             self._event.set()
+            self._flag[0] = 1
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             callback()
@@ -63,6 +68,10 @@ class Cancellation:
                 self._callbacks.append(callback)
                 return
         callback()
+
+    def stop(self) -> Stop:
+        """What stops the compiled loops of this plan: its cancellation, and its deadline as it is now."""
+        return Stop(self._flag, self._deadline or 0.0, self.check)
 
     def check(self) -> None:
         if self._event.is_set():
@@ -112,11 +121,14 @@ class Admission:
         self._patient = 0  # waiting without a deadline, outside max_waiting (submitted REST plans)
 
     @contextmanager
-    def admitted(self, files: int, cancel: Cancellation, patient: bool = False) -> Iterator[None]:
-        """Run the body once admitted (a plan of about `files` data files). A `patient` plan (one already
-        accepted, planned in the background, a few at a time) waits for its turn however long it takes,
-        until it is cancelled, and does not count against the waiting requests' bound."""
-        cost = max(files, 1) * BYTES_PER_FILE
+    def admitted(
+        self, files: int, cancel: Cancellation, patient: bool = False, *, extra_ranges: int = 0
+    ) -> Iterator[None]:
+        """Run the body once admitted (a plan of about `files` data files, cut into about `extra_ranges` more
+        ranges than files by its split size). A `patient` plan (one already accepted, planned in the
+        background, a few at a time) waits for its turn however long it takes, until it is cancelled, and
+        does not count against the waiting requests' bound."""
+        cost = max(files, 1) * BYTES_PER_FILE + max(extra_ranges, 0) * BYTES_PER_RANGE
         if patient:
             self._wait_patiently(cost, cancel)
         else:

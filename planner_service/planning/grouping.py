@@ -28,7 +28,7 @@ from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.partitioning import PartitionField, PartitionSpec
 from planner_service.metadata.types import Schema
 from planner_service.planning.sort_ranges import SortKey
-from planner_service.splitting.combine import CombinedTasks, FileColumns, combine, run_positions
+from planner_service.splitting.combine import CombinedTasks, FileColumns, Packing, combine, run_positions
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 # How a scan's tasks are grouped: by size alone, by partition tuple, or also by the table's sort order (the
@@ -93,22 +93,21 @@ def grouping_fields(specs: Iterable[PartitionSpec], schema: Schema) -> tuple[Par
 def group_tasks(
     index: FileIndex,
     rows: Int64Array,
+    *,
     specs: dict[int, PartitionSpec],
     schema: Schema,
     columns: FileColumns,
-    split_size: int,
-    lookback: int,
-    open_file_cost: int,
+    packing: Packing,
 ) -> tuple[CombinedTasks, TaskGrouping | None]:
     """The tasks of the files `rows` of `index` (whose splitting columns are `columns`), grouped by partition;
     no grouping (the plain tasks, None) when the key has no field."""
     fields = grouping_fields(specs_of(index, rows, specs), schema)
     if not fields:
-        return combine(columns, split_size, lookback, open_file_cost), None
+        return combine(columns, packing), None
     file_key, keys = partition_keys(index, rows, fields, specs)
     by_key = np.argsort(file_key, kind="stable")  # the files key after key, each key's in planFiles() order
     starts = np.diff(file_key[by_key], prepend=-1) != 0  # where each key's files begin
-    tasks = combine(take_files(columns, by_key), split_size, lookback, open_file_cost, starts)
+    tasks = combine(take_files(columns, by_key), packing, groups=starts)
     task_files = by_key[tasks.file[tasks.offsets[:-1]]]  # each task's first file
     used, task_key = np.unique(file_key[task_files], return_inverse=True)
     grouping = TaskGrouping(fields, tuple(keys[k] for k in used.tolist()), task_key.astype(np.int64))

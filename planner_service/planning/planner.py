@@ -13,7 +13,7 @@ Each stage's time lands in the plan's metrics; a cancelled plan stops at its nex
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -35,7 +35,7 @@ from planner_service.metadata.snapshot_choice import ChosenSnapshot, choose_appe
 from planner_service.metadata.table_metadata import Snapshot, TableMetadata
 from planner_service.metadata.types import Schema
 from planner_service.numerals import ascii_int
-from planner_service.planning.admission import Cancellation
+from planner_service.planning.admission import BYTES_PER_RANGE, Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.java_order import hashset_order
@@ -49,15 +49,25 @@ from planner_service.planning.scan_request import ScanRequest
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.planning.tasks import GroupBy, plan_tasks
 from planner_service.settings import default_manifest_threads
-from planner_service.splitting.combine import CombinedTasks
+from planner_service.splitting.combine import CombinedTasks, Packing
 
 Rows = np.ndarray[Any, np.dtype[np.int64]]
-_Tasks = tuple[CombinedTasks, TaskGrouping | None]  # planTasks(), and how the tasks are grouped
 
 
-@dataclass
+@dataclass(frozen=True)
+class PlannedTasks:
+    """planTasks(): the tasks, how they are grouped (None: not grouped), and the split options that made them
+    (the request's and the table's, adapted to Spark's parallelism)."""
+
+    tasks: CombinedTasks
+    grouping: TaskGrouping | None
+    options: SplitOptions
+
+
+@dataclass(frozen=True)
 class PlanContext:
-    """One plan's request resolved against its table, and what the stages gather as they go."""
+    """One plan's request resolved against its table, fixed once made; its metrics gather what the stages
+    measure as they go."""
 
     table: LoadedTable
     request: ScanRequest
@@ -108,22 +118,22 @@ class PlanContext:
         finally:
             self.metrics.stage_ms[name] = (time.perf_counter() - start) * 1000
 
-    def answer(self, files: FileTaskColumns | None, tasks: _Tasks | None = None) -> ScanPlan:
+    def answer(self, files: FileTaskColumns | None, planned: PlannedTasks | None = None) -> ScanPlan:
         if files is not None:
             self.metrics.total_planning_ms = (time.perf_counter() - self.started) * 1000
         return ScanPlan(
-            self.table,
-            self.chosen.snapshot,
-            self.schema,
-            self.options,
-            files,
-            None if tasks is None else tasks[0],
-            self.metrics,
-            self.explain,
-            self.request.row_filter,
-            self.request.case_sensitive,
-            self.request.appends is not None,
-            None if tasks is None else tasks[1],
+            table=self.table,
+            snapshot=self.chosen.snapshot,
+            schema=self.schema,
+            options=self.options if planned is None else planned.options,
+            files=files,
+            combined=None if planned is None else planned.tasks,
+            metrics=self.metrics,
+            explain=self.explain,
+            row_filter=self.request.row_filter,
+            case_sensitive=self.request.case_sensitive,
+            incremental=self.request.appends is not None,
+            grouping=None if planned is None else planned.grouping,
         )
 
 
@@ -134,10 +144,14 @@ class ScanPlanner:
         cache_bytes: int = 512 * 1024 * 1024,
         threads: int | None = None,
         timeout_seconds: float | None = None,
+        range_budget_bytes: int | None = None,
     ) -> None:
-        """`timeout_seconds`: how long a plan may run before it stops (PlanTimeoutError); None: no limit."""
+        """`timeout_seconds`: how long a plan may run before it stops (PlanTimeoutError); `range_budget_bytes`:
+        the memory the ranges of a plan may take beyond one a file (its split size bounded by it: a plan
+        cut finer is refused before it is cut, TooManyRangesError); None: no limit, either."""
         self.io = io
         self.timeout_seconds = timeout_seconds
+        self.range_budget_bytes = range_budget_bytes
         self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads())
 
     def caches(self) -> dict[str, LruCache[Any]]:
@@ -175,6 +189,17 @@ class ScanPlanner:
             for m in self.manifests.manifest_list(snapshot)
             if m.content == DATA_MANIFEST
         )
+
+    def estimated_extra_ranges(
+        self, table: LoadedTable, snapshot: Snapshot | None, options: Mapping[str, object] | None
+    ) -> int:
+        """How many more ranges than files a plan of `snapshot` cuts at most, with the split size of `options`
+        (the request's read options) or the table's: the snapshot's total-files-size (Java writes it) over the
+        split size; 0 when the summary does not say. InvalidOptionError for options that are not."""
+        total = ascii_int(str(snapshot.summary.get("total-files-size", ""))) if snapshot is not None else None
+        if total is None:
+            return 0
+        return total // resolve_split_options(options, table.metadata.properties).split_size
 
     # -- stages ---------------------------------------------------------------------------------------
 
@@ -288,15 +313,23 @@ class ScanPlanner:
             index, rows, residual_id, residuals, *_attach_deletes(index, rows, deletes.files, deletes.index)
         )
 
-    def _tasks(self, context: PlanContext, files: FileTaskColumns) -> _Tasks:
-        """planTasks(): the files split and packed with the scan's options, adapted to Spark's parallelism."""
+    def _tasks(self, context: PlanContext, files: FileTaskColumns) -> PlannedTasks:
+        """planTasks(): the files split and packed with the scan's options, adapted to Spark's parallelism;
+        stopped inside its compiled loops once the plan is cancelled or out of time."""
         with context.stage("split_and_pack"):
             request, properties = context.request, context.meta.properties
             options = adapted_to_parallelism(
                 context.options, request.parallelism, files.scan_bytes(), request.options, properties
             )
-            context.options = options
-            return plan_tasks(files, options, context.group_by)
+            budget = self.range_budget_bytes
+            packing = Packing(
+                split_size=options.split_size,
+                lookback=options.lookback,
+                open_file_cost=options.open_file_cost,
+                max_ranges=None if budget is None else len(files) + budget // BYTES_PER_RANGE,
+                stop=context.cancel.stop(),
+            )
+            return PlannedTasks(*plan_tasks(files, packing, context.group_by), options)
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,10 @@ class ScanMetrics:
     cut_short: bool | None = None  # with a limit: whether the plan stopped before the last file
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScanPlan:
+    """Made by keyword and checked: tasks only of files, a grouping only of tasks, as many keys as tasks."""
+
     table: LoadedTable
     snapshot: Snapshot | None
     schema: Schema  # the scan's schema, projected to the selected columns and those the filter reads
@@ -51,6 +53,12 @@ class ScanPlan:
     case_sensitive: bool = True
     incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
     grouping: TaskGrouping | None = None  # the tasks' partition keys, when grouped (planning/grouping.py)
+
+    def __post_init__(self) -> None:
+        if self.combined is not None and self.files is None:
+            raise ValueError("A plan's tasks are of its files: tasks without files")
+        if self.grouping is not None and (self.combined is None or len(self.grouping.task_key) != len(self.combined)):
+            raise ValueError("A plan's grouping gives each of its tasks a key: the counts differ")
 
     @cached_property
     def non_null_field_ids(self) -> list[int]:

@@ -13,6 +13,7 @@ their first key, then last; files without bounds on the key's first field come a
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from planner_service.planning.grouping import (
     with_plan_files,
 )
 from planner_service.planning.sort_ranges import UNKNOWN, FileRanges, SortKey, file_ranges
-from planner_service.splitting.combine import CombinedTasks, FileColumns, combine, take_tasks
+from planner_service.splitting.combine import CombinedTasks, FileColumns, Packing, combine, take_tasks
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -39,14 +40,15 @@ BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 def order_tasks(
     index: FileIndex,
     rows: Int64Array,
+    *,
     specs: dict[int, PartitionSpec],
     schema: Schema,
     key: SortKey,
     columns: FileColumns,
-    split_size: int,
-    open_file_cost: int,
+    packing: Packing,
 ) -> tuple[CombinedTasks, TaskGrouping]:
-    """The tasks of the files `rows` of `index` (whose splitting columns are `columns`), ordered by `key`."""
+    """The tasks of the files `rows` of `index` (whose splitting columns are `columns`), ordered by `key`:
+    packed with a lookback of one, whatever `packing` says, the files kept in order."""
     fields = grouping_fields(specs_of(index, rows, specs), schema)
     if fields:
         part, keys = partition_keys(index, rows, fields, specs)
@@ -54,7 +56,8 @@ def order_tasks(
         part, keys = np.zeros(len(rows), np.int64), [()]
     ranges = file_ranges(key, index.stats, rows)
     files, starts = _runs(part, ranges)
-    tasks = combine(take_files(columns, files), split_size, 1, open_file_cost, starts, largest_bin_first=False)
+    in_order = replace(packing, lookback=1)
+    tasks = combine(take_files(columns, files), in_order, groups=starts, largest_bin_first=False)
     tasks = with_plan_files(tasks, files)
     first_file, last_file = tasks.file[tasks.offsets[:-1]], tasks.file[tasks.offsets[1:] - 1]
     bounded = ranges.bounded[first_file]

@@ -13,11 +13,10 @@ from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import Schema
 from planner_service.planning.grouping import Grouping, TaskGrouping, group_tasks
-from planner_service.planning.options import SplitOptions
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.planning.sort_grouping import order_tasks
 from planner_service.planning.sort_ranges import SortKey, table_sort_key
-from planner_service.splitting.combine import CombinedTasks, combine
+from planner_service.splitting.combine import CombinedTasks, Packing, combine
 
 
 @dataclass(frozen=True)
@@ -44,31 +43,28 @@ class GroupBy:
 
 
 def plan_tasks(
-    files: FileTaskColumns, options: SplitOptions, group_by: GroupBy
+    files: FileTaskColumns, packing: Packing, group_by: GroupBy
 ) -> tuple[CombinedTasks, TaskGrouping | None]:
-    """The tasks of `files` split and packed with `options`, and how they are grouped (None: not grouped).
+    """The tasks of `files` split and packed as `packing` says, and how they are grouped (None: not grouped).
     (The splitting columns are made in each call, held by the packer alone: it lets the split offsets go
     before it merges the tasks.)"""
     if group_by.kind == "partition":
         return group_tasks(
             files.index,
             files.rows,
-            group_by.specs,
-            group_by.schema,
-            files.columns(),
-            options.split_size,
-            options.lookback,
-            options.open_file_cost,
+            specs=group_by.specs,
+            schema=group_by.schema,
+            columns=files.columns(),
+            packing=packing,
         )
     if group_by.sort_key is not None:
         return order_tasks(
             files.index,
             files.rows,
-            group_by.specs,
-            group_by.schema,
-            group_by.sort_key,
-            files.columns(),
-            options.split_size,
-            options.open_file_cost,
+            specs=group_by.specs,
+            schema=group_by.schema,
+            key=group_by.sort_key,
+            columns=files.columns(),
+            packing=packing,
         )
-    return combine(files.columns(), options.split_size, options.lookback, options.open_file_cost), None
+    return combine(files.columns(), packing), None

@@ -29,8 +29,9 @@ def aggregate_scan(
     cancel = cancel or Cancellation()
     parsed = parse_aggregates(list(aggregates))
     table = runtime.load_table(table_name, metadata_location, access, Privilege.READ_METADATA)
-    files = runtime.planner.estimated_files(choose_snapshot(table.metadata, scan.snapshot).snapshot)
-    with runtime.plans.admission.admitted(files, cancel):
+    snapshot = choose_snapshot(table.metadata, scan.snapshot).snapshot
+    files = runtime.planner.estimated_files(snapshot)
+    with runtime.plans.admission.admitted(files, cancel):  # (files only, not split: no ranges)
         plan = runtime.planner.plan(table, scan, cancel)
         values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, parsed, scan.case_sensitive)
     return encode_aggregates(plan, values)

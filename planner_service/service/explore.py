@@ -19,6 +19,7 @@ from planner_service.planning.explain import Explain
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
+from planner_service.splitting.splits import split_weights
 from planner_service.wire.content_file_json import ContentFileEncoder
 from planner_service.wire.plan_json import grouping_keys_json, key_ranges_json, plan_head
 
@@ -179,10 +180,12 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
         file_ids = tasks.file[pieces.start : pieces.stop]
         starts, lengths = tasks.start[pieces.start : pieces.stop], tasks.length[pieces.start : pieces.stop]
         paths = files.index.paths(files.rows[file_ids])
-        weights = [
-            max(int(length) + _delete_bytes(plan, int(f)), (1 + len(files.deletes_of(int(f)))) * options.open_file_cost)
-            for f, length in zip(file_ids, lengths, strict=True)
-        ]
+        weights = split_weights(
+            lengths,
+            np.fromiter((_delete_bytes(plan, int(f)) for f in file_ids), np.int64, len(file_ids)),
+            np.fromiter((len(files.deletes_of(int(f))) for f in file_ids), np.int64, len(file_ids)),
+            options.open_file_cost,
+        ).tolist()
         item: dict[str, Any] = {
             "index": t,
             "size-bytes": int(tasks.size_bytes[t]),

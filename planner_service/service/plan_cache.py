@@ -119,8 +119,12 @@ class PlanCache:
         if table is None:
             loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
             table = LoadedTable(request.table, loaded.metadata_location, loaded.metadata)
-        files = self.planner.estimated_files(choose_snapshot(table.metadata, request.scan.snapshot).snapshot)
-        with self.admission.admitted(files, cancel):
+        snapshot = choose_snapshot(table.metadata, request.scan.snapshot).snapshot
+        files = self.planner.estimated_files(snapshot)
+        ranges = (
+            self.planner.estimated_extra_ranges(table, snapshot, request.scan.options) if request.scan.combine else 0
+        )
+        with self.admission.admitted(files, cancel, extra_ranges=ranges):
             return self._plan(request, table, cancel, explain)
 
     def by_id(

@@ -49,9 +49,10 @@ class PlanStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskPages:
-    """A completed plan: its file scan tasks in `page_size` pages, and what encoding them needs."""
+    """A completed plan: its file scan tasks in `page_size` pages, and what encoding them needs (made by
+    keyword, and checked)."""
 
     tasks: Sequence[FileScanTask] | FileTaskColumns  # objects only where data files carry stats-fields
     specs: dict[int, PartitionSpec]

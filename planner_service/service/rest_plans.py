@@ -39,6 +39,7 @@ class RestScan:
     request: ScanRequest
     estimated_files: int
     access: TableAccess
+    extra_ranges: int = 0  # ranges beyond one a file (admission weighs them)
     stats_ids: frozenset[int] | None = None  # stats-fields, as field ids
     in_background: bool = False  # more data files than async_plan_min_files: submitted at once, planned later
 
@@ -56,14 +57,17 @@ def prepare_scan(
     table = runtime.load_table(str(identifier), None, access, Privilege.PLAN)
     chosen, stats_ids = check_on_table(table.metadata, request, select, stats_fields)
     files = runtime.planner.estimated_files(chosen.snapshot)  # (planFiles)
+    ranges = runtime.planner.estimated_extra_ranges(table, chosen.snapshot, request.options) if request.combine else 0
     submit = runtime.settings.async_plan_min_files is not None and files > runtime.settings.async_plan_min_files
-    return RestScan(table, request, files, access, stats_ids, submit)
+    return RestScan(table, request, files, access, ranges, stats_ids, submit)
 
 
 def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background: bool = False) -> TaskPages:
     """Plan when admitted (the native API's admission: slots, memory budget, bounded queue); a plan made in
     the background (submitted, already accepted) waits for its turn without a deadline."""
-    with runtime.plans.admission.admitted(scan.estimated_files, cancel, patient=background):
+    with runtime.plans.admission.admitted(
+        scan.estimated_files, cancel, patient=background, extra_ranges=scan.extra_ranges
+    ):
         plan = runtime.planner.plan(scan.table, scan.request, cancel)
     runtime.record_plan(plan)
     snapshot = plan.snapshot.snapshot_id if plan.snapshot is not None else None
@@ -74,14 +78,14 @@ def plan_scan(runtime: Runtime, scan: RestScan, cancel: Cancellation, background
     if scan.stats_ids is not None and files is not None:  # stats-fields: the files' stats, from objects
         tasks = files.to_objects(with_stats=True)
     return TaskPages(
-        tasks,
-        meta.specs,
-        meta.schema,
-        runtime.settings.plan_task_page_size,
-        scan.stats_ids,
-        runtime.storage_credentials(scan.table, scan.access),
-        plan.metrics.cut_short,
-        runtime.settings.plan_task_fanout,
+        tasks=tasks,
+        specs=meta.specs,
+        schema=meta.schema,
+        page_size=runtime.settings.plan_task_page_size,
+        stats_ids=scan.stats_ids,
+        storage_credentials=runtime.storage_credentials(scan.table, scan.access),
+        cut_short=plan.metrics.cut_short,
+        fanout=runtime.settings.plan_task_fanout,
     )
 
 

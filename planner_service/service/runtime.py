@@ -85,6 +85,7 @@ class Runtime:
             cache_bytes=settings.cache_bytes,
             threads=settings.manifest_threads,
             timeout_seconds=settings.plan_timeout_seconds,
+            range_budget_bytes=settings.plan_memory_bytes,
         )
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(

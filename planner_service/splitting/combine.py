@@ -8,14 +8,16 @@ per split or per task, and no temporary array per split beyond the splits themse
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from planner_service import _kernels
+from planner_service.errors import InvalidOptionError
 from planner_service.splitting.bin_packing import pack_bins
-from planner_service.splitting.splits import int64, split_files
+from planner_service.splitting.splits import count_ranges, int64, split_files
+from planner_service.splitting.stop import Stop, never
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -54,26 +56,43 @@ class CombinedTasks:
         return range(int(self.offsets[task]), int(self.offsets[task + 1]))
 
 
-def _check_split_options(split_size: int, lookback: int, open_file_cost: int) -> None:
-    if split_size <= 0:
-        raise ValueError(f"Split size must be > 0: {split_size}")
-    if lookback <= 0:
-        raise ValueError(f"Split planning lookback must be > 0: {lookback}")
-    if open_file_cost < 0:
-        raise ValueError(f"File open cost must be >= 0: {open_file_cost}")
+@dataclass(frozen=True, kw_only=True)
+class Packing:
+    """How files become tasks (TableScanUtil.planTasks's split size, lookback and open-file cost, checked as
+    Java checks them), and what bounds the work: at most `max_ranges` ranges (None: no bound), stopped when
+    `stop` says. Lookback needs no bound: packing is O(ranges log lookback)."""
+
+    split_size: int
+    lookback: int
+    open_file_cost: int
+    max_ranges: int | None = None
+    stop: Stop = field(default_factory=never)
+
+    def __post_init__(self) -> None:
+        if self.split_size <= 0:
+            raise ValueError(f"Split size must be > 0: {self.split_size}")
+        if self.lookback <= 0:
+            raise ValueError(f"Split planning lookback must be > 0: {self.lookback}")
+        if self.open_file_cost < 0:
+            raise ValueError(f"File open cost must be >= 0: {self.open_file_cost}")
+
+
+class TooManyRangesError(InvalidOptionError):
+    """A split size that cuts a plan's files into more ranges than its memory budget holds."""
 
 
 def combine(
     files: FileColumns,
-    split_size: int,
-    lookback: int,
-    open_file_cost: int,
+    packing: Packing,
+    *,
     groups: BoolArray | None = None,
     largest_bin_first: bool = True,
 ) -> CombinedTasks:
     """The files' tasks. `groups` marks the files that start a group packed on its own (every task holds files
-    of one group); `largest_bin_first` as pack_bins (False with a lookback of 1 keeps the files' order)."""
-    _check_split_options(split_size, lookback, open_file_cost)
+    of one group); `largest_bin_first` as pack_bins (False with a lookback of 1 keeps the files' order).
+    TooManyRangesError, before anything is allocated, when the files make more than `packing.max_ranges`."""
+    split_size, stop = packing.split_size, packing.stop
+    _check_ranges(files, packing)
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
     splits = split_files(
         files.sizes,
@@ -83,7 +102,8 @@ def combine(
         split_size,
         files.delete_bytes,
         files.delete_counts,
-        open_file_cost,
+        packing.open_file_cost,
+        stop,
     )
     sizes, record_counts, delete_bytes = int64(files.sizes), int64(files.record_counts), int64(files.delete_bytes)
     del files  # a caller that hands over its columns gets the split offsets freed before the tasks are merged
@@ -92,18 +112,37 @@ def combine(
     breaks = None
     if groups is not None:  # a group starts at the first split of a file that starts one
         breaks = groups[owner] & np.concatenate(([True], owner[1:] != owner[:-1]))
-    bins = pack_bins(weight, split_size, lookback, largest_bin_first, breaks)
+    bins = pack_bins(weight, split_size, packing.lookback, largest_bin_first, breaks, stop)
     del weight  # (at 20,000,000 files these go 1.6 GB before the merge's own columns are made)
 
     # TableScanUtil.mergeTasks: within a bin, a split continues the previous one when both are splits of
     # the same file and the ranges touch; a run of such splits becomes one range. Each task's size is its
     # ranges' lengths plus their files' delete bytes; its rows, each range's share of its file's records.
     n_tasks = int(bins.max()) + 1 if len(bins) else 0
-    merged = _kernels.merge_bins(bins, owner, start, length, is_split, n_tasks, sizes, record_counts, delete_bytes)
+    merged = _kernels.merge_bins(
+        bins, owner, start, length, is_split, n_tasks, sizes, record_counts, delete_bytes, stop.flag, stop.deadline
+    )
+    if merged is None:
+        stop.stopped()
     offsets, run_file, run_start, run_length = (np.frombuffer(b, np.int64) for b in merged[:4])
     size_bytes, estimated_rows = (np.frombuffer(b, np.int64) for b in merged[5:])
     return CombinedTasks(
         offsets, run_file, run_start, run_length, np.frombuffer(merged[4], np.bool_), size_bytes, estimated_rows
+    )
+
+
+def _check_ranges(files: FileColumns, packing: Packing) -> None:
+    if packing.max_ranges is None:
+        return
+    ranges = count_ranges(files.sizes, files.splittable, files.offset_counts, files.flat_offsets, packing.split_size)
+    if ranges <= packing.max_ranges:
+        return
+    n_files, total = len(files.sizes), int(files.sizes.sum())
+    enough = max(packing.split_size + 1, -(-total // max(packing.max_ranges - n_files, 1)))
+    raise TooManyRangesError(
+        f"Split size {packing.split_size:,} bytes (split-size, or the table's read.split.target-size) cuts the "
+        f"plan's {n_files:,} files into {ranges:,} ranges, more than its memory budget holds "
+        f"({packing.max_ranges:,}: plan_memory_bytes); ask for a split size of at least {enough:,} bytes"
     )
 
 

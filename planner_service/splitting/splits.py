@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from planner_service import _kernels
+from planner_service.splitting.stop import Stop, never
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
@@ -47,14 +48,17 @@ def split_files(
     delete_bytes: Int64Array | None = None,
     delete_counts: Int64Array | None = None,
     open_file_cost: int = 0,
+    stop: Stop | None = None,
 ) -> Splits:
     """The ranges of n files: their sizes, whether each is splittable, and their split offsets (the count
     per file, and all offsets one file after the other); weighed for packing (TableScanUtil.planTasks)
-    with the content bytes and number of the delete files of each file (none when not given)."""
+    with the content bytes and number of the delete files of each file (none when not given). Count them
+    first (count_ranges) where their number is not bounded otherwise: this allocates them all."""
     if target_size <= 0:
         raise ValueError(f"Split size must be > 0: {target_size}")
+    stop = stop or never()
     zeros = np.zeros(len(sizes), np.int64)
-    owner, start, length, is_split, weight = _kernels.split_files(
+    split = _kernels.split_files(
         int64(sizes),
         np.ascontiguousarray(splittable, dtype=np.bool_),
         int64(offset_counts),
@@ -63,13 +67,42 @@ def split_files(
         int64(zeros if delete_bytes is None else delete_bytes),
         int64(zeros if delete_counts is None else delete_counts),
         int(open_file_cost),
+        stop.flag,
+        stop.deadline,
     )
+    if split is None:
+        stop.stopped()
+    owner, start, length, is_split, weight = split
     return Splits(
         np.frombuffer(owner, np.int64),
         np.frombuffer(start, np.int64),
         np.frombuffer(length, np.int64),
         np.frombuffer(is_split, np.bool_),
         np.frombuffer(weight, np.int64),
+    )
+
+
+def split_weights(
+    lengths: Int64Array, delete_bytes: Int64Array, delete_counts: Int64Array, open_file_cost: int
+) -> Int64Array:
+    """Each range's weight for packing, as split_files weighs the ranges it makes (one rule, in C): its length
+    plus its file's delete bytes, at least an open-file cost for the file and for each of its deletes."""
+    weights = _kernels.split_weights(int64(lengths), int64(delete_bytes), int64(delete_counts), int(open_file_cost))
+    return np.frombuffer(weights, np.int64)
+
+
+def count_ranges(
+    sizes: Int64Array, splittable: BoolArray, offset_counts: Int64Array, flat_offsets: Int64Array, target_size: int
+) -> int:
+    """How many ranges split_files cuts these files into, found without making them (O(files))."""
+    if target_size <= 0:
+        raise ValueError(f"Split size must be > 0: {target_size}")
+    return _kernels.count_ranges(
+        int64(sizes),
+        np.ascontiguousarray(splittable, dtype=np.bool_),
+        int64(offset_counts),
+        int64(flat_offsets),
+        int(target_size),
     )
 
 

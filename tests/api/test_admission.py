@@ -24,7 +24,13 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
-from planner_service.planning.admission import BYTES_PER_FILE, Admission, Cancellation, SharedCancellation
+from planner_service.planning.admission import (
+    BYTES_PER_FILE,
+    BYTES_PER_RANGE,
+    Admission,
+    Cancellation,
+    SharedCancellation,
+)
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest, scan_request
 from planner_service.service.cached_plan import CachedPlan
@@ -69,6 +75,24 @@ def test_the_memory_budget_admits_what_fits_and_a_big_plan_alone() -> None:
     first.join(10)
     with admission.admitted(10_000, Cancellation()):  # bigger than the whole budget: runs when alone
         assert admission.state() == {"running": 1, "waiting": 0, "bytes": 10_000 * BYTES_PER_FILE}
+
+
+def test_the_ranges_a_split_size_makes_are_weighed_with_the_files() -> None:
+    """Ten files cut into thousands of ranges weigh what the ranges take: beside a plan holding most of the
+    budget, the same ten files at the default split size fit, finely cut they wait (and here time out)."""
+    budget = 100 * BYTES_PER_FILE
+    admission = Admission(slots=4, budget_bytes=budget, queue_seconds=0.3, max_waiting=4)
+    release = threading.Event()
+    first = _hold(admission, 60, release)
+    with admission.admitted(10, Cancellation(), extra_ranges=0):
+        assert admission.state()["bytes"] == 70 * BYTES_PER_FILE
+    fine = (budget // BYTES_PER_RANGE) // 2  # half the budget in ranges
+    with pytest.raises(OverloadedError, match="waited"), admission.admitted(10, Cancellation(), extra_ranges=fine):
+        pass
+    release.set()
+    first.join(10)
+    with admission.admitted(10, Cancellation(), extra_ranges=fine):
+        assert admission.state()["bytes"] == 10 * BYTES_PER_FILE + fine * BYTES_PER_RANGE
 
 
 def test_the_queue_is_bounded_and_a_waiter_whose_client_left_leaves_it() -> None:

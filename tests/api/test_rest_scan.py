@@ -407,7 +407,7 @@ class _Clock:
 
 def _planned(n: int, page_size: int = 2) -> TaskPages:
     tasks: list[FileScanTask] = [FileScanTask(None, (), 0, 1) for _ in range(n)]  # type: ignore[arg-type]
-    return TaskPages(tasks, {}, Schema(0, StructType(())), page_size)
+    return TaskPages(tasks=tasks, specs={}, schema=Schema(0, StructType(())), page_size=page_size)
 
 
 T1, T2 = TableIdentifier(("db",), "a"), TableIdentifier(("db",), "b")
@@ -418,7 +418,9 @@ T1, T2 = TableIdentifier(("db",), "a"), TableIdentifier(("db",), "b")
 def test_nested_pages_reach_every_page_once(pages: int, fanout: int) -> None:
     """Fetching every listed plan task, and what each answer lists in turn (Java's ScanTaskIterable), reaches
     every page after the first exactly once, whatever the fanout; without one, the first lists them all."""
-    result = TaskPages(_planned(pages * 2).tasks, {}, Schema(0, StructType(())), 2, fanout=fanout)
+    result = TaskPages(
+        tasks=_planned(pages * 2).tasks, specs={}, schema=Schema(0, StructType(())), page_size=2, fanout=fanout
+    )
     assert result.page_count == pages
     reached: list[int] = []
     listed = list(result.children(0))

@@ -28,7 +28,7 @@ from planner_service.planning.grouping import GROUPINGS, Grouping
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import ScanRequest
-from planner_service.splitting.combine import FileColumns, combine
+from planner_service.splitting.combine import FileColumns, Packing, combine
 from tests.planning.conformance_plans import task_pieces
 from tests.planning.factories import Direction, FileEntry, MemoryIO, NullOrder, TableWriter
 
@@ -332,7 +332,10 @@ def test_partition_tasks_hold_one_value_ascending_each_packed_as_its_files_alone
     assert task_values == sorted(task_values, key=_ascending), "partition values out of order"
     for value in values:
         files = [f for f in table.files if table.partition(f) == value]
-        alone = combine(_file_columns(files), options["split-size"], options["lookback"], options["file-open-cost"])
+        packing = Packing(
+            split_size=options["split-size"], lookback=options["lookback"], open_file_cost=options["file-open-cost"]
+        )
+        alone = combine(_file_columns(files), packing)
         expected = [
             [(files[int(alone.file[p])].path, int(alone.start[p]), int(alone.length[p])) for p in alone.pieces(t)]
             for t in range(len(alone))

@@ -42,7 +42,7 @@ def test_ascii_int() -> None:
 def _pages(tasks: int) -> TaskPages:
     from planner_service.metadata.types import Schema, StructType
 
-    return TaskPages([object()] * tasks, {}, Schema(0, StructType(())), page_size=1)  # type: ignore[list-item]
+    return TaskPages(tasks=[object()] * tasks, specs={}, schema=Schema(0, StructType(())), page_size=1)  # type: ignore[list-item]
 
 
 def test_a_plan_task_token_with_another_digit_is_no_plan_task() -> None:

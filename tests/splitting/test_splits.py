@@ -3,7 +3,7 @@
 import pytest
 
 from planner_service.metadata.content_file import DATA_FILE, ContentFile
-from planner_service.splitting.combine import combine
+from planner_service.splitting.combine import Packing, combine
 from tests.splitting.columns import file_columns, split_ranges
 
 
@@ -24,7 +24,7 @@ def _combined(
         [f.split_offsets for f in files],
         [f.record_count for f in files],
     )
-    tasks = combine(columns, target, lookback, cost)
+    tasks = combine(columns, Packing(split_size=target, lookback=lookback, open_file_cost=cost))
     return [
         [(files[tasks.file[p]].path, int(tasks.start[p]), int(tasks.length[p])) for p in tasks.pieces(t)]
         for t in range(len(tasks))
@@ -85,19 +85,21 @@ def test_the_compiled_loops_refuse_inconsistent_columns() -> None:
 
     from planner_service import _kernels
 
-    sizes, none = np.array([10, 20], np.int64), np.zeros(2, np.int64)
+    sizes, none, go = np.array([10, 20], np.int64), np.zeros(2, np.int64), bytearray(1)
     with pytest.raises(ValueError, match="split_files: split offset counts past the offsets"):
         _kernels.split_files(
-            sizes, np.ones(2, bool), np.array([1, 5], np.int64), np.array([0, 4], np.int64), 8, none, none, 0
+            sizes, np.ones(2, bool), np.array([1, 5], np.int64), np.array([0, 4], np.int64), 8, none, none, 0, go, 0.0
         )
     with pytest.raises(ValueError, match="split_files: a split size <= 0"):
-        _kernels.split_files(sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 0, none, none, 0)
+        _kernels.split_files(sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 0, none, none, 0, go, 0.0)
     with pytest.raises(ValueError, match="split_files: columns of different lengths"):
-        _kernels.split_files(sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 8, np.zeros(1, np.int64), none, 0)
+        _kernels.split_files(
+            sizes, np.ones(2, bool), none, np.zeros(0, np.int64), 8, np.zeros(1, np.int64), none, 0, go, 0.0
+        )
     ranges = np.zeros(3, np.int64)
     with pytest.raises(ValueError, match="merge_bins: a bin out of range"):
         _kernels.merge_bins(
-            np.array([0, 1, 7], np.int64), ranges, ranges, ranges, np.zeros(3, bool), 2, sizes, none, none
+            np.array([0, 1, 7], np.int64), ranges, ranges, ranges, np.zeros(3, bool), 2, sizes, none, none, go, 0.0
         )
     with pytest.raises(ValueError, match="merge_bins: a range of no file"):
         _kernels.merge_bins(
@@ -110,6 +112,8 @@ def test_the_compiled_loops_refuse_inconsistent_columns() -> None:
             sizes,
             none,
             none,
+            go,
+            0.0,
         )
 
 
@@ -117,3 +121,49 @@ def test_splits_of_huge_files_do_not_overflow() -> None:
     big = 2**63 - 1
     ranges = split_ranges(_file(big, ()), 2**62)
     assert [(s, n) for s, n, _ in ranges] == [(0, 2**62), (2**62, 2**62 - 1)]  # Java: min(target, rest)
+
+
+def test_ranges_are_counted_and_bounded_before_they_are_made() -> None:
+    """A file without split offsets and a split size of one byte: a range per byte. count_ranges says so in
+    O(files), and combine refuses more than `max_ranges` before allocating any (the message names the option
+    and a split size that fits); a file's offsets, when usable, decide its ranges whatever the size."""
+    from planner_service.splitting.combine import TooManyRangesError
+    from planner_service.splitting.splits import count_ranges
+
+    columns = file_columns([8_000_000, 100], ["avro", "parquet"], [None, [4]], [1, 1])
+    assert count_ranges(columns.sizes, columns.splittable, columns.offset_counts, columns.flat_offsets, 1) == 8_000_001
+    assert count_ranges(columns.sizes, columns.splittable, columns.offset_counts, columns.flat_offsets, 2**62) == 2
+    huge = file_columns([2**62, 2**62, 2**62], ["avro"] * 3, [None] * 3, [1] * 3)
+    assert count_ranges(huge.sizes, huge.splittable, huge.offset_counts, huge.flat_offsets, 1) == 2**63 - 1
+    with pytest.raises(TooManyRangesError, match="cuts the plan's 2 files into 8,000,001 ranges") as refused:
+        combine(columns, Packing(split_size=1, lookback=10, open_file_cost=0, max_ranges=1_000))
+    assert "at least 8,017 bytes" in str(refused.value)  # 8,000,100 bytes over the 998 ranges left
+    tasks = combine(columns, Packing(split_size=8 << 20, lookback=10, open_file_cost=0, max_ranges=2))
+    assert len(tasks.file) == 2
+
+
+def test_a_stopped_split_raises_its_reason() -> None:
+    from planner_service.errors import PlanCancelledError
+    from planner_service.planning.admission import Cancellation
+
+    columns = file_columns([1_000_000], ["avro"], [None], [1])
+    cancel = Cancellation()
+    cancel.cancel()
+    with pytest.raises(PlanCancelledError):
+        combine(columns, Packing(split_size=1, lookback=10, open_file_cost=0, stop=cancel.stop()))
+
+
+def test_one_rule_weighs_a_range_for_packing_and_for_the_explorer() -> None:
+    """split_weights (what the plan explorer shows) is split_files's own weight: length plus the file's delete
+    bytes, at least an open cost for the file and each of its deletes."""
+    import numpy as np
+
+    from planner_service.splitting.splits import split_files, split_weights
+
+    sizes = np.array([100, 10, 0], np.int64)
+    deletes, counts = np.array([5, 0, 7], np.int64), np.array([1, 0, 2], np.int64)
+    splits = split_files(
+        sizes, np.zeros(3, bool), np.zeros(3, np.int64), np.zeros(0, np.int64), 64, deletes, counts, 30
+    )
+    assert splits.weight.tolist() == [105, 30, 90]
+    assert split_weights(splits.length, deletes[splits.owner], counts[splits.owner], 30).tolist() == [105, 30, 90]

@@ -38,7 +38,7 @@ def test_pages_from_columns_are_the_objects_json(conformance: Conformance, page_
             if plan.files is None:
                 continue
             meta = table.metadata
-            pages = TaskPages(plan.files, meta.specs, meta.schema, page_size)
+            pages = TaskPages(tasks=plan.files, specs=meta.specs, schema=meta.schema, page_size=page_size)
             objects = plan.file_tasks
             for number in range(pages.page_count):
                 begin, end = pages.bounds(number)
