@@ -14,7 +14,7 @@ explanations).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -63,6 +63,10 @@ class FileIndex:
     has_stats: bool = True  # False: STATS_COLUMNS are all null, the statistics were not decoded
     # the field ids every row's null_value_counts gives 0 for (metadata/null_free.py; None: no rows)
     null_free: NullFree = frozenset()
+    # the proofs of the parts (manifests) this index was made of, part k's rows from part_starts[k] on
+    # (None: one part, proven by `null_free`); null_free_of(rows) proves what exactly those rows' parts prove
+    part_starts: Int64Array | None = None
+    part_null_free: tuple[NullFree, ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
@@ -99,6 +103,8 @@ class FileIndex:
             frame = pl.concat(frames, how="vertical_relaxed", rechunk=False)
         partition_id = np.concatenate(remapped).astype(np.int32, copy=False)
         directory_id = np.concatenate(directory_ids).astype(np.int32, copy=False)
+        offsets = np.cumsum([0] + [len(p) for p in parts[:-1]])
+        starts = np.concatenate([p.proof_starts() + offset for p, offset in zip(parts, offsets.tolist(), strict=True)])
         return cls(
             frame,
             tuple(interner.partitions),
@@ -107,7 +113,27 @@ class FileIndex:
             directory_id,
             all(p.has_stats for p in parts),
             intersect(p.null_free for p in parts),
+            starts.astype(np.int64),
+            tuple(proof for p in parts for proof in p.proofs()),
         )
+
+    def proof_starts(self) -> Int64Array:
+        """The first row of each part (a single part, from row 0, when not made of parts)."""
+        return np.zeros(1, np.int64) if self.part_starts is None else self.part_starts
+
+    def proofs(self) -> tuple[NullFree, ...]:
+        """Each part's null-free proof, in the order of proof_starts()."""
+        return (self.null_free,) if self.part_starts is None else self.part_null_free
+
+    def null_free_of(self, rows: Int64Array) -> NullFree:
+        """The field ids proven null-free for the rows `rows`: what the parts (manifests) holding them prove
+        together, not what every part of the index does (None: no rows)."""
+        if not len(rows):
+            return None
+        if self.part_starts is None:
+            return self.null_free
+        held = np.unique(np.searchsorted(self.part_starts, rows, side="right") - 1)
+        return intersect(self.part_null_free[k] for k in held.tolist())
 
     def take(self, rows: Int64Array) -> FileIndex:
         """Rows `rows` (ascending) as an index of their own: their values copied out of this index's buffers
@@ -116,6 +142,10 @@ class FileIndex:
         partitions = tuple(self.partitions[i] for i in used.tolist())
         in_use, directory_id = np.unique(self.directory_id[rows], return_inverse=True)
         directories = tuple(self.directories[i] for i in in_use.tolist())
+        part_of_row = np.searchsorted(self.proof_starts(), rows, side="right") - 1
+        held, first = np.unique(part_of_row, return_index=True)
+        proofs = self.proofs()
+        kept = tuple(proofs[k] for k in held.tolist())
         return FileIndex(
             self.frame[rows],
             partitions,
@@ -123,7 +153,9 @@ class FileIndex:
             directories,
             directory_id.reshape(-1).astype(np.int32),
             self.has_stats,
-            self.null_free,  # (proven for more rows than these: still true of them)
+            intersect(kept) if len(rows) else None,  # what the parts of these rows prove, exactly
+            first.astype(np.int64),
+            kept,
         )
 
     def paths(self, rows: Int64Array | None = None) -> list[str]:
@@ -208,9 +240,7 @@ class FileIndex:
         if stats.height != len(self) or list(stats.columns) != list(STATS_COLUMNS):
             raise ValueError(f"Statistics of {stats.height} rows {stats.columns} for an index of {len(self)} rows")
         frame = self.frame.with_columns(stats.get_columns())
-        return FileIndex(
-            frame, self.partitions, self.partition_id, self.directories, self.directory_id, True, self.null_free
-        )
+        return replace(self, frame=frame, has_stats=True, _cache={})
 
     def _require_stats(self) -> None:
         if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs

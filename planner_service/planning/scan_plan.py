@@ -66,7 +66,7 @@ class ScanPlan:
         optional primitive ones that every planned data file gives a null count of 0 (deletes remove rows and
         residuals keep some: neither adds a null). Nested fields keep their own required flags."""
         files = self.files
-        proven = files.index.null_free if files is not None and len(files) else frozenset()
+        proven = files.null_free if files is not None and len(files) else frozenset()
         return [
             f.field_id
             for f in self.schema.fields

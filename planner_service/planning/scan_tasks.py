@@ -16,6 +16,7 @@ import numpy as np
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.file_index import FileIndex
+from planner_service.metadata.null_free import NullFree
 from planner_service.splitting.combine import CombinedTasks, FileColumns
 
 Int32Array = np.ndarray[Any, np.dtype[np.int32]]
@@ -37,6 +38,16 @@ class FileTaskColumns:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @property
+    def null_free(self) -> NullFree:
+        """The field ids these files are proven to hold no null in: what the manifests holding exactly these
+        files prove (the index may hold other files: the snapshot's, shared by every plan of it)."""
+        return self.index.null_free_of(self.rows)
+
+    def spec_ids(self) -> list[int]:
+        """The partition specs of these files (not of the index's other files), ascending."""
+        return np.unique(self.index.spec_id[self.rows]).tolist() if len(self.rows) else []
 
     def deletes_of(self, i: int) -> Int64Array:
         """Indexes into delete_files of the deletes that apply to file i, in Java's order."""

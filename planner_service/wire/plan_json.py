@@ -70,7 +70,7 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
 def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
     """Everything but the residuals, files and tasks (small: what a reader needs besides them)."""
     meta = plan.table.metadata
-    used_specs = np.unique(plan.files.index.spec_id[plan.files.rows]).tolist() if plan.files else []
+    used_specs = plan.files.spec_ids() if plan.files else []
     head: dict[str, Any] = {} if plan_id is None else {"plan-id": plan_id}
     head |= {
         "table": plan.table.name,
