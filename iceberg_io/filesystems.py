@@ -22,6 +22,9 @@ _KEPT: dict[Hashable, pafs.FileSystem] = {}
 _LOCK = threading.Lock()
 
 
+_LAST_MS = 253_402_300_799_000  # 9999-12-31T23:59:59Z, the last second a datetime holds
+
+
 def resolve(location: str, config: StorageConfig | Mapping[str, Any] | None = None) -> tuple[pafs.FileSystem, str]:
     """The filesystem holding `location` and the path within it (InvalidLocation for a malformed one)."""
     return filesystem(parse_location(location), StorageConfig.of(config))
@@ -97,7 +100,8 @@ def _gcs_filesystem(config: GcsConfig) -> pafs.FileSystem:
         expires = config.oauth2_token_expires_at_ms or int((time.time() + 3600) * 1000)
         kwargs |= {
             "access_token": config.oauth2_token,
-            "credential_token_expiration": datetime.fromtimestamp(expires / 1000, UTC),
+            # (a vended expiry past year 9999, or before 1970: as far as a datetime goes either way)
+            "credential_token_expiration": datetime.fromtimestamp(min(max(expires, 0), _LAST_MS) / 1000, UTC),
         }
     elif config.anonymous:
         kwargs["anonymous"] = True

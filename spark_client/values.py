@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -20,8 +20,7 @@ import pyarrow as pa
 from spark_client.schema import arrow_type
 
 _EPOCH = datetime(1970, 1, 1)
-_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=UTC)
-_TIMESTAMP = re.compile(r"(\d{4,}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
+_TIMESTAMP = re.compile(r"([+-]?\d{4,}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
 
 
 def to_scalar(value: Any, typ: Any) -> pa.Scalar:
@@ -39,7 +38,8 @@ def to_python(value: Any, typ: Any) -> Any:
     if typ in ("float", "double"):
         return float(value)  # also "NaN", "Infinity", "-Infinity"
     if typ == "date":
-        return date.fromisoformat(value) if isinstance(value, str) else date(1970, 1, 1) + timedelta(days=value)
+        days = epoch_days(value) if isinstance(value, str) else int(value)
+        return date(1970, 1, 1) + timedelta(days=days) if _FIRST_DAY <= days <= _LAST_DAY else days
     if typ == "time":
         return time.fromisoformat(value) if isinstance(value, str) else (_EPOCH + timedelta(microseconds=value)).time()
     if typ in ("timestamp", "timestamptz"):
@@ -60,15 +60,37 @@ def _epoch_units(text: str, digits: int) -> int:
     m = _TIMESTAMP.fullmatch(text.strip())
     if m is None:
         raise ValueError(f"Invalid timestamp value: {text!r}")
-    base = datetime.fromisoformat(m[1].replace(" ", "T"))
+    day, clock = re.split("[T ]", m[1], maxsplit=1)
+    hour, minute, *second = (int(part) for part in clock.split(":"))
+    seconds = epoch_days(day) * 86_400 + hour * 3600 + minute * 60 + (second[0] if second else 0)
     fraction = int((m[2] or "").ljust(9, "0")[:digits] or 0)
-    if m[3]:
-        offset = m[3].replace("Z", "+00:00")
-        aware = base.replace(tzinfo=datetime.fromisoformat("2000-01-01T00:00:00" + offset).tzinfo)
-        seconds = (aware - _EPOCH_UTC) // timedelta(seconds=1)
-    else:
-        seconds = (base - _EPOCH) // timedelta(seconds=1)
-    return int(seconds) * int(10**digits) + fraction
+    if m[3] and m[3] != "Z":  # local time at that offset: UTC is the offset earlier
+        sign, hours, minutes = m[3][0], int(m[3][1:3]), int(m[3][-2:])
+        seconds -= (1 if sign == "+" else -1) * (hours * 3600 + minutes * 60)
+    return seconds * int(10**digits) + fraction
+
+
+_DATE = re.compile(r"([+-]?\d{4,})-(\d\d)-(\d\d)")
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_FIRST_DAY, _LAST_DAY = (date.min - date(1970, 1, 1)).days, (date.max - date(1970, 1, 1)).days
+
+
+def epoch_days(text: str) -> int:
+    """An ISO date as days from the epoch, with Java's years past Python's: "+10000-01-01", "-0001-12-31"
+    (H. Hinnant's days_from_civil)."""
+    m = _DATE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"Invalid date value: {text!r}")
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    if not (1 <= month <= 12 and 1 <= day <= (29 if leap and month == 2 else _MONTH_DAYS[month - 1])):
+        raise ValueError(f"Invalid date value: {text!r}")
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
 
 
 def iceberg_type_of(typ: pa.DataType) -> str:

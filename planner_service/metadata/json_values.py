@@ -24,15 +24,15 @@ def to_json_value(typ: IcebergType, value: Any) -> Any:
         return value
     kind = typ.kind
     if kind == "date":
-        return (_EPOCH_DATE + timedelta(days=value)).isoformat()
+        return date_text(value)
     if kind == "time":
         return (_EPOCH + timedelta(microseconds=value)).time().isoformat(timespec="microseconds")
     if kind in ("timestamp", "timestamptz"):
-        text = (_EPOCH + timedelta(microseconds=value)).isoformat(timespec="microseconds")
+        text = timestamp_text(value)
         return text + "+00:00" if kind == "timestamptz" else text
     if kind in ("timestamp_ns", "timestamptz_ns"):
         micros, nanos = divmod(value, 1000)
-        text = (_EPOCH + timedelta(microseconds=micros)).isoformat(timespec="microseconds") + f"{nanos:03d}"
+        text = timestamp_text(micros) + f"{nanos:03d}"
         return text + "+00:00" if kind == "timestamptz_ns" else text
     if kind in ("binary", "fixed"):
         return bytes(value).hex().upper()
@@ -64,12 +64,60 @@ def to_json_column(typ: IcebergType, values: Sequence[Any]) -> list[Any]:
     if kind in _AS_IS:
         return list(values)
     unit = _DATETIME_UNITS.get(kind)
-    if unit is None:
+    present = [v for v in values if v is not None]
+    if unit is None or not _in_python_range(present, unit):  # (numpy writes other years than Java does)
         return [to_json_scalar(typ, v) for v in values]
-    present = np.array([v for v in values if v is not None], dtype=np.int64).astype(f"datetime64[{unit}]")
     suffix = "+00:00" if kind == "timestamptz" else ""
-    texts = iter(np.datetime_as_string(present, unit=unit).tolist())
+    stamps = np.array(present, dtype=np.int64).astype(f"datetime64[{unit}]")
+    texts = iter(np.datetime_as_string(stamps, unit=unit).tolist())
     return [None if v is None else next(texts) + suffix for v in values]
+
+
+# Python's dates run from year 1 to 9999; Java's (LocalDate) far past both ends
+_FIRST_DAY, _LAST_DAY = (date.min - _EPOCH_DATE).days, (date.max - _EPOCH_DATE).days
+_DAY_MICROS = 86_400_000_000
+
+
+def date_text(days: int) -> str:
+    """Days from the epoch as Java's ISO_LOCAL_DATE writes them: "2007-12-03", and past Python's years as
+    Java writes those, "+10000-01-01", "0000-12-31", "-0001-01-01", "-12345-06-07"."""
+    if _FIRST_DAY <= days <= _LAST_DAY:
+        return (_EPOCH_DATE + timedelta(days=days)).isoformat()
+    year, month, day = _civil(days)
+    if abs(year) < 1000:
+        text = f"-{-year:04d}" if year < 0 else f"{year:04d}"
+    else:
+        text = f"+{year}" if year > 9999 else str(year)
+    return f"{text}-{month:02d}-{day:02d}"
+
+
+def timestamp_text(micros: int) -> str:
+    """Microseconds from the epoch as Java writes a LocalDateTime with microseconds ("...T10:15:30.123456"),
+    whatever the year (date_text)."""
+    days, within = divmod(micros, _DAY_MICROS)
+    clock = (_EPOCH + timedelta(microseconds=within)).time().isoformat(timespec="microseconds")
+    return f"{date_text(days)}T{clock}"
+
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """The proleptic Gregorian (year, month, day) of a day from the epoch, any year (H. Hinnant's
+    civil_from_days, on Python's floor division)."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def _in_python_range(values: Sequence[int], unit: str) -> bool:
+    if not values:
+        return True
+    scale = 1 if unit == "D" else _DAY_MICROS
+    return _FIRST_DAY * scale <= min(values) and max(values) < (_LAST_DAY + 1) * scale
 
 
 def _decimal_text(value: Decimal, scale: int) -> str:
