@@ -184,6 +184,38 @@ def test_a_cancelled_plan_stops_at_its_next_step(conformance: Conformance) -> No
         planner.close()
 
 
+class _CancelAfterManifests(FileIO):
+    """Reads as FileIO does; cancels `cancel` once it has read `after` manifests (a client leaving mid-read)."""
+
+    def __init__(self, cancel: Cancellation, after: int) -> None:
+        super().__init__()
+        self.cancel, self.after, self.manifests = cancel, after, 0
+
+    def read_once(self, location: str, length: int | None = None) -> bytes:
+        if location.endswith(".avro") and "/snap-" not in location:
+            self.manifests += 1
+            if self.manifests == self.after:
+                self.cancel.cancel()
+        return super().read_once(location, length)
+
+
+def test_a_plan_cancelled_while_its_manifests_are_read_reads_no_more(conformance: Conformance) -> None:
+    """The manifest reads look at the plan's cancellation before each manifest, and chunks not started are
+    dropped from the pool: past the cancel, at most each reading thread's next manifest is read."""
+    cancel = Cancellation()
+    io = _CancelAfterManifests(cancel, after=2)
+    planner = ScanPlanner(io, threads=2)
+    table = load_by_metadata_location(io, conformance.tables["many_manifests"]["metadata_location"])
+    total = len(planner.manifests.manifest_list(table.metadata.snapshots[table.metadata.current_snapshot_id or 0]))
+    try:
+        with pytest.raises(PlanCancelledError):
+            planner.plan(table, ScanRequest(), cancel)
+        assert io.manifests <= 2 + 2, f"{io.manifests} of {total} manifests read after the cancel"
+        assert total > 8
+    finally:
+        planner.close()
+
+
 def test_a_shared_plan_runs_on_while_one_request_still_wants_it(
     conformance: Conformance, monkeypatch: pytest.MonkeyPatch
 ) -> None:
