@@ -95,6 +95,7 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
     from planner_service.planning.scan_request import scan_request
     from planner_service.planning.scan_tasks import FileTaskColumns
     from planner_service.planning.tasks import GroupBy, plan_tasks
+    from planner_service.splitting.combine import Packing
     from planner_service.wire.plan_json import encode_plan
 
     progress("cold-stages", f"stages one at a time {run + 1}/{repeat}")
@@ -129,7 +130,8 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
 
     files = timed("prune_and_residuals", prune)
     options = resolve_split_options(None, meta.properties)
-    timed("split_and_pack", lambda: plan_tasks(files, options, GroupBy("none", meta.specs, meta.schema)))
+    packing = Packing(split_size=options.split_size, lookback=options.lookback, open_file_cost=options.open_file_cost)
+    timed("split_and_pack", lambda: plan_tasks(files, packing, GroupBy("none", meta.specs, meta.schema)))
     plan = planner.plan(table, scan_request())
     timed("json_inline", lambda: sum(len(chunk) for chunk in encode_plan(plan)))
     planner.close()
