@@ -20,8 +20,11 @@ from planner_service.api import aggregates, explore, native, rest_catalog, rest_
 from planner_service.api.auth import RequireToken, token_endpoint
 from planner_service.api.body_limit import BodySizeLimit
 from planner_service.api.cross_site import CrossSiteGuard
+from planner_service.api.documented import answers
 from planner_service.api.errors import install_error_handlers
+from planner_service.api.openapi_document import TOKEN_REQUEST, TOKEN_URL, install_openapi
 from planner_service.api.request_observer import RequestObserver
+from planner_service.api.response_models import OAuthError, OAuthTokenResponse, described
 from planner_service.service.access_control import AccessHolder, signing_key, watch_settings_file
 from planner_service.service.lifecycle import drain_on_sigterm
 from planner_service.service.runtime import Runtime
@@ -68,13 +71,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         telemetry=dict.fromkeys(("tracing", "metrics", "logs"), settings.opentelemetry),  # type: ignore[arg-type]
     )
     install_error_handlers(app)
+    install_openapi(app)
     app.state.access = holder
     app.add_api_route(
-        "/v1/oauth/tokens",
+        TOKEN_URL,
         token_endpoint,
         methods=["POST"],
         tags=["iceberg-rest-catalog"],
         summary="An access token: OAuth2 client credentials (form or Basic) or a token exchange",
+        operation_id="getToken",
+        openapi_extra=TOKEN_REQUEST,
+        responses=answers(  # (open: no bearer token asked; its own errors are RFC 6749's)
+            {
+                **described(OAuthTokenResponse, "The token"),
+                **described(OAuthError, "invalid_request, invalid_grant or unsupported_grant_type", status=400),
+                **described(OAuthError, "invalid_client", status=401),
+            },
+            body=True,
+            token=False,
+        ),
     )
     app.include_router(native.router)
     app.include_router(aggregates.router)

@@ -12,8 +12,9 @@ from starlette.responses import Response
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
+from planner_service.api.documented import PLANNING, json_route
 from planner_service.api.request_models import AggregateRequest, parse_body
-from planner_service.api.response_models import AggregateResponse, json_route
+from planner_service.api.response_models import AggregateResponse
 from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
 from planner_service.service.aggregates import aggregate_scan
@@ -26,7 +27,10 @@ router = APIRouter()
     tags=["planning"],
     summary="count(*), count(col), min(col), max(col) from metadata, where exact",
     **json_route(
-        AggregateRequest, AggregateResponse, "Each aggregate's value, or why metadata cannot answer it exactly"
+        AggregateRequest,
+        AggregateResponse,
+        "Each aggregate's value, or why metadata cannot answer it exactly",
+        PLANNING,
     ),
 )
 async def aggregate(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:

@@ -9,6 +9,7 @@ import asyncio
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from planner_service.api.error_kinds import HTTP_REFUSALS
 from planner_service.api.errors import error_response
 
 
@@ -43,7 +44,7 @@ class BodySizeLimit:
                 message = await asyncio.wait_for(receive(), max(deadline - asyncio.get_running_loop().time(), 0))
             except TimeoutError:
                 refused = error_response(
-                    "RequestTimeoutException", f"Request body not received within {self.timeout:g} s", 408
+                    HTTP_REFUSALS[408].type, f"Request body not received within {self.timeout:g} s", 408
                 )
                 return {"type": "http.disconnect"}
             if message["type"] == "http.request":
@@ -70,4 +71,5 @@ class BodySizeLimit:
             await refused(scope, receive, send)
 
     def _too_large(self) -> Response:
-        return error_response("RequestTooLargeException", f"Request body over the limit of {self.max_bytes} bytes", 413)
+        message = f"Request body over the limit of {self.max_bytes} bytes"
+        return error_response(HTTP_REFUSALS[413].type, message, 413)

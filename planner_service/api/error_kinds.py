@@ -70,13 +70,31 @@ ERROR_KINDS: dict[type[PlannerError], ErrorKind] = {
 }
 
 
+# What the HTTP doors answer of requests that no planner code sees, in the same wire shape: no route for the
+# path (404) or the method (405), a body over the limit (413) or too slow to arrive (408)
+HTTP_REFUSALS: dict[int, ErrorKind] = {
+    400: ErrorKind(400, "BadRequestException"),
+    404: ErrorKind(404, "NotFoundException"),
+    405: ErrorKind(405, "MethodNotAllowedException"),
+    406: ErrorKind(406, "UnsupportedOperationException"),
+    408: ErrorKind(408, "RequestTimeoutException"),
+    413: ErrorKind(413, "RequestTooLargeException"),
+    415: ErrorKind(415, "UnsupportedMediaTypeException"),
+}
+
+
 def error_kind(error: PlannerError) -> ErrorKind:
     """The row of the most specific kind `error` is."""
-    for cls in type(error).__mro__:
-        kind = ERROR_KINDS.get(cls)
-        if kind is not None:
-            return kind
-    raise AssertionError(f"{type(error).__name__} is no PlannerError")  # (PlannerError has a row)
+    return kind_of(type(error))
+
+
+def kind_of(kind: type[PlannerError]) -> ErrorKind:
+    """The row of `kind`, or of its nearest ancestor that has one."""
+    for cls in kind.__mro__:
+        row = ERROR_KINDS.get(cls)
+        if row is not None:
+            return row
+    raise AssertionError(f"{kind.__name__} is no PlannerError")  # (PlannerError has a row)
 
 
 def retry_after(error: PlannerError) -> int | None:

@@ -13,7 +13,8 @@ from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
-from planner_service.api.request_models import ExploreRequest, parse_body
+from planner_service.api.documented import PLANNING, answers
+from planner_service.api.request_models import ExploreRequest, json_body_schema, parse_body
 from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
 from planner_service.service.explore import explore
@@ -22,7 +23,13 @@ from planner_service.service.plan_ids import CanonicalRequest
 router = APIRouter()
 
 
-@router.post("/explore", tags=["debugging"], summary="A plan explained: summaries first, details a page at a time")
+@router.post(
+    "/explore",
+    tags=["debugging"],
+    summary="A plan explained: summaries first, details a page at a time",
+    openapi_extra=json_body_schema(ExploreRequest),
+    responses=answers({}, PLANNING, body=True),
+)
 async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, ExploreRequest)
 

@@ -12,17 +12,19 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, TableNamePath, TaskIndexPath
 from planner_service.api.disconnect import until_disconnected
+from planner_service.api.documented import PLAN_ID, PLAN_TASK, PLANNING, TABLE, answers, link
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
-from planner_service.api.request_models import PlanRequest, parse_body
-from planner_service.api.response_models import DeferredPlan, PlanResponse, described, json_route
+from planner_service.api.request_models import PlanRequest, json_body_schema, parse_body
+from planner_service.api.response_models import DeferredPlan, HealthStatus, PlanResponse, described
 from planner_service.api.responses import json_bytes, json_response
 from planner_service.catalog.base import LoadedTable
+from planner_service.errors import ForbiddenError
 from planner_service.metrics import (
     ACCESS_RELOADS,
     CACHE_BYTES,
@@ -152,11 +154,32 @@ def _teed(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iter
         keep(b"".join(copy))
 
 
+_PLAN_ID = "$response.body#/plan-id"
+_BY_ID_LINKS = {
+    "tasks": link("planTasks", "the plan's first task, by range", plan_id=_PLAN_ID),
+    "task": link("planTask", "the plan's first task, by index", plan_id=_PLAN_ID, index=0),
+}
+
+
 @router.post(
     "/plan",
     tags=["planning"],
     summary="Plan a scan: bin-packed CombinedScanTasks",
-    **json_route(PlanRequest, PlanResponse, "The plan: its tasks inline, or by id beyond the inline task limit"),
+    operation_id="plan",
+    openapi_extra=json_body_schema(PlanRequest),
+    responses=answers(
+        {
+            **described(
+                PlanResponse,
+                "The plan: its tasks inline, or by id beyond the inline task limit",
+                {"ETag": "the plan's tag, for If-None-Match"},
+                {"by-id": link("planById", "the plan again, by its id", plan_id=_PLAN_ID), **_BY_ID_LINKS},
+            ),
+            **described(None, "Not modified: If-None-Match names the plan's ETag", status=304),
+        },
+        PLANNING,
+        body=True,
+    ),
 )
 async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     body = await parse_body(request, PlanRequest)
@@ -172,7 +195,10 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
     "/plans/{plan_id}",
     tags=["planning"],
     summary="A plan by id: reader context and per-task estimates",
-    responses=described(DeferredPlan, "The plan's reader context and per-task estimates"),
+    operation_id="planById",
+    responses=answers(
+        described(DeferredPlan, "The plan's reader context and per-task estimates", links=_BY_ID_LINKS), PLAN_ID
+    ),
 )
 async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     access = access_of(request)
@@ -185,7 +211,13 @@ async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep,
     return json_response(await until_disconnected(request, answer), pretty=pretty)
 
 
-@router.get("/plans/{plan_id}/tasks", tags=["planning"], summary="Tasks start..end-1 of a plan, self-contained")
+@router.get(
+    "/plans/{plan_id}/tasks",
+    tags=["planning"],
+    summary="Tasks start..end-1 of a plan, self-contained",
+    operation_id="planTasks",
+    responses=answers({}, PLAN_TASK),
+)
 async def plan_tasks(
     plan_id: PlanIdPath,
     request: Request,
@@ -202,7 +234,13 @@ async def plan_tasks(
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
 
-@router.get("/plans/{plan_id}/tasks/{index}", tags=["planning"], summary="Task `index` of a plan, self-contained")
+@router.get(
+    "/plans/{plan_id}/tasks/{index}",
+    tags=["planning"],
+    summary="Task `index` of a plan, self-contained",
+    operation_id="planTask",
+    responses=answers({}, PLAN_TASK),
+)
 async def plan_task(
     plan_id: PlanIdPath, index: TaskIndexPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep
 ) -> Response:
@@ -214,9 +252,23 @@ async def plan_task(
     return json_response(await run_in_threadpool(work), pretty=pretty)
 
 
-@router.get("/health", tags=["operations"])
+@router.get(
+    "/health",
+    tags=["operations"],
+    responses={  # (answered before the doors: no token, no cross-site guard)
+        **described(HealthStatus, "The service takes work"),
+        **described(
+            HealthStatus, "draining: the service is stopping", {"Retry-After": "seconds: ask another"}, status=503
+        ),
+    },
+)
 async def health(runtime: RuntimeDep) -> Response:
     """(Answered by the outermost middleware, RequestObserver, before routing: this route documents it.)"""
+    return health_response(runtime)
+
+
+@router.head("/health", include_in_schema=False)  # (so a 405 of /health names HEAD, which the middleware answers)
+async def health_head(runtime: RuntimeDep) -> Response:
     return health_response(runtime)
 
 
@@ -232,7 +284,15 @@ def health_response(runtime: Runtime) -> Response:
     return response
 
 
-@router.get("/metrics", tags=["operations"], response_class=PlainTextResponse)
+_PROMETHEUS = {"description": "Prometheus text", "content": {"text/plain": {"schema": {"type": "string"}}}}
+
+
+@router.get(
+    "/metrics",
+    tags=["operations"],
+    response_class=Response,  # (no default JSON answer: the errors are JSON, the metrics text)
+    responses=answers({200: _PROMETHEUS}, (ForbiddenError,)),
+)
 async def metrics(request: Request, runtime: RuntimeDep) -> Response:
     """Prometheus metrics; with a grants policy, for principals with the metrics privilege only."""
     access_of(request).require_service(Privilege.METRICS)
@@ -273,7 +333,12 @@ def _table(runtime: Runtime, name: str, request: Request) -> LoadedTable:
     return runtime.load_table(name, None, access_of(request), Privilege.READ_METADATA)
 
 
-@router.get("/tables/{name}/snapshots", tags=["debugging"], summary="A table's snapshots, oldest first")
+@router.get(
+    "/tables/{name}/snapshots",
+    tags=["debugging"],
+    summary="A table's snapshots, oldest first",
+    responses=answers({}, TABLE),
+)
 async def snapshots(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name, request)
     meta = table.metadata
@@ -286,14 +351,24 @@ async def snapshots(name: TableNamePath, request: Request, runtime: RuntimeDep, 
     return json_response(body, pretty=pretty)
 
 
-@router.get("/tables/{name}/refs", tags=["debugging"], summary="A table's branches and tags")
+@router.get(
+    "/tables/{name}/refs",
+    tags=["debugging"],
+    summary="A table's branches and tags",
+    responses=answers({}, TABLE),
+)
 async def refs(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name, request)
     body = {"table": table.name, "refs": {n: r.to_json() for n, r in sorted(table.metadata.refs.items())}}
     return json_response(body, pretty=pretty)
 
 
-@router.get("/tables/{name}/history", tags=["debugging"], summary="The main branch's snapshot log")
+@router.get(
+    "/tables/{name}/history",
+    tags=["debugging"],
+    summary="The main branch's snapshot log",
+    responses=answers({}, TABLE),
+)
 async def history(name: TableNamePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     table = await run_in_threadpool(_table, runtime, name, request)
     meta = table.metadata

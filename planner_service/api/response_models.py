@@ -11,8 +11,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner_service.api.request_models import json_body_schema
-
 
 def _kebab(name: str) -> str:
     return name.replace("_", "-")
@@ -164,6 +162,44 @@ class RestPlanningResult(_Described):
     error: dict[str, Any] | None = Field(None, description="failed plans: the error model")
 
 
+class ErrorModel(_Described):
+    """The Iceberg REST spec's ErrorModel: what went wrong, its kind and the HTTP status it came with."""
+
+    message: str = Field(min_length=1, description="what went wrong, for people")
+    type: str = Field(min_length=1, description="the error's kind, e.g. NoSuchTableException (api/error_kinds.py)")
+    code: int = Field(ge=400, le=599, description="the HTTP status of the answer")
+
+
+class IcebergErrorResponse(_Described):
+    """Every error the service answers, native routes and the Iceberg REST routes alike: the REST spec's
+    IcebergErrorResponse (never a stack trace)."""
+
+    error: ErrorModel
+
+
+class OAuthTokenResponse(BaseModel):  # (RFC 6749's names, snake_case)
+    """POST /v1/oauth/tokens (RFC 6749 section 5.1; RFC 8693 for a token exchange)."""
+
+    access_token: str = Field(description="the bearer token")
+    token_type: str = Field(description="bearer")
+    expires_in: int | None = Field(None, description="seconds the token is valid for")
+    issued_token_type: str | None = Field(None, description="a token exchange: the type of the token issued")
+
+
+class OAuthError(BaseModel):
+    """The token endpoint's errors (RFC 6749 section 5.2): not the IcebergErrorResponse of every other route."""
+
+    error: str = Field(description="invalid_request, invalid_client, invalid_grant or unsupported_grant_type")
+    error_description: str | None = Field(None, description="what went wrong, for people")
+
+
+class HealthStatus(_Described):
+    """GET /health: ok while the service takes work, draining (with 503) once it is stopping."""
+
+    status: str = Field(description="ok or draining")
+    catalog_sources: int = Field(description="the catalog sources the service resolves table names in")
+
+
 class LoadTableResult(_Described):
     """GET .../tables/{table} (the REST spec's LoadTableResult)."""
 
@@ -176,20 +212,22 @@ class LoadTableResult(_Described):
 
 
 def described(
-    model: type[BaseModel], description: str, headers: dict[str, str] | None = None
+    model: type[BaseModel] | None,
+    description: str,
+    headers: dict[str, str] | None = None,
+    links: dict[str, dict[str, Any]] | None = None,
+    status: int = 200,
 ) -> dict[int | str, dict[str, Any]]:
-    """A route's `responses=`: its 200 body is `model` (for the docs only; the route encodes it itself), with
-    the response `headers` described (name -> description)."""
-    response: dict[str, Any] = {"model": model, "description": description}
+    """A route's success answer for `responses=`: its `status` body is `model` (for the docs only; the route
+    encodes it itself; None: no body), with the response `headers` described (name -> description) and the
+    OpenAPI `links` to what a client calls next."""
+    response: dict[str, Any] = {"description": description}
+    if model is not None:
+        response["model"] = model
     if headers:
         response["headers"] = {
             name: {"description": text, "schema": {"type": "string"}} for name, text in headers.items()
         }
-    return {200: response}
-
-
-def json_route(
-    body: type[BaseModel], answer: type[BaseModel], description: str, headers: dict[str, str] | None = None
-) -> dict[str, Any]:
-    """The OpenAPI keywords of a route that takes a JSON `body` (parsed by wire.parse_body) and answers `answer`."""
-    return {"openapi_extra": json_body_schema(body), "responses": described(answer, description, headers)}
+    if links:
+        response["links"] = links
+    return {status: response}

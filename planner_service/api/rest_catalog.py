@@ -20,13 +20,14 @@ from starlette.responses import Response
 
 from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
-from planner_service.api.dependencies import NamespacePath, PrettyDep, RestTablePath, RuntimeDep
-from planner_service.api.request_models import ReportMetricsRequest, json_body_schema, parse_body
+from planner_service.api.dependencies import NamespacePath, PrettyDep, RestTablePath, RuntimeDep, TableNamespacePath
+from planner_service.api.documented import CATALOG, TABLE, answers
+from planner_service.api.request_models import NAME_RULE, NAMESPACE, ReportMetricsRequest, json_body_schema, parse_body
 from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import NAMESPACE_SEPARATOR, V1Routes, parse_namespace, table_identifier
 from planner_service.catalog.base import LoadedTable, TableIdentifier
-from planner_service.errors import BadRequestError, NoSuchNamespaceError, NotFoundError, quoted
+from planner_service.errors import BadRequestError, NoSuchNamespaceError, NoSuchTableError, NotFoundError, quoted
 from planner_service.metrics import METRICS_REPORTS
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
@@ -56,7 +57,18 @@ router = APIRouter(tags=["iceberg-rest-catalog"])
 routes = V1Routes(router)
 
 
-@router.get("/v1/config", summary="Catalog configuration and the endpoints this service serves")
+_EXISTS = {
+    **described(None, "It exists", status=204),
+    **described(None, "It does not exist, or the caller may not see it (no body)", status=404),
+}
+
+
+@router.get(
+    "/v1/config",
+    summary="Catalog configuration and the endpoints this service serves",
+    operation_id="getConfig",
+    responses=answers({}),
+)
 async def config(
     runtime: RuntimeDep,
     pretty: PrettyDep,
@@ -137,12 +149,21 @@ def _page_after(token: str | None) -> str | None:
         raise BadRequestError(f"Invalid pageToken {quoted(token)}: use the next-page-token of a page") from None
 
 
-@routes.route("GET", "/namespaces", summary="List namespaces (top level, or the children of `parent`)")
+@routes.route(
+    "GET",
+    "/namespaces",
+    summary="List namespaces (top level, or the children of `parent`)",
+    operation_id="listNamespaces",
+    responses=answers({}, CATALOG),
+)
 async def list_namespaces(
     request: Request,
     runtime: RuntimeDep,
     pretty: PrettyDep,
-    parent: Annotated[str | None, Query(description="a namespace, levels joined by %1F")] = None,
+    parent: Annotated[
+        str | None,
+        Query(description=f"a namespace, levels joined by %1F; {NAME_RULE}", json_schema_extra={"pattern": NAMESPACE}),
+    ] = None,
     page_token: PageTokenQuery = None,
     page_size: PageSizeQuery = None,
 ) -> Response:
@@ -156,7 +177,13 @@ async def list_namespaces(
     return json_response(body, pretty=pretty)
 
 
-@routes.route("GET", "/namespaces/{namespace}", summary="Load a namespace (it has no properties)")
+@routes.route(
+    "GET",
+    "/namespaces/{namespace}",
+    summary="Load a namespace (it has no properties)",
+    operation_id="loadNamespaceMetadata",
+    responses=answers({}, CATALOG),
+)
 async def load_namespace(
     namespace: NamespacePath, request: Request, runtime: RuntimeDep, pretty: PrettyDep
 ) -> Response:
@@ -165,7 +192,14 @@ async def load_namespace(
     return json_response({"namespace": list(levels), "properties": {}}, pretty=pretty)
 
 
-@routes.route("HEAD", "/namespaces/{namespace}", summary="Whether a namespace exists: 204 or 404")
+@routes.route(
+    "HEAD",
+    "/namespaces/{namespace}",
+    summary="Whether a namespace exists: 204 or 404",
+    operation_id="namespaceExists",
+    status_code=204,
+    responses=answers(_EXISTS, CATALOG),
+)
 async def namespace_exists(namespace: NamespacePath, request: Request, runtime: RuntimeDep) -> Response:
     levels = parse_namespace(namespace)
     return await _exists_response(_require_namespace, runtime, levels, access_of(request))
@@ -182,7 +216,13 @@ def _list_tables(runtime: Runtime, namespace: tuple[str, ...], access: TableAcce
         return []
 
 
-@routes.route("GET", "/namespaces/{namespace}/tables", summary="List the tables of a namespace")
+@routes.route(
+    "GET",
+    "/namespaces/{namespace}/tables",
+    summary="List the tables of a namespace",
+    operation_id="listTables",
+    responses=answers({}, CATALOG),
+)
 async def list_tables(
     namespace: NamespacePath,
     request: Request,
@@ -225,10 +265,13 @@ def load_table_result(
     "GET",
     "/namespaces/{namespace}/tables/{table}",
     summary="Load a table (LoadTableResult)",
-    responses=described(LoadTableResult, "The table's metadata and client config (and vended credentials)"),
+    operation_id="loadTable",
+    responses=answers(
+        described(LoadTableResult, "The table's metadata and client config (and vended credentials)"), TABLE
+    ),
 )
 async def load_table(
-    namespace: NamespacePath,
+    namespace: TableNamespacePath,
     table: RestTablePath,
     request: Request,
     runtime: RuntimeDep,
@@ -246,9 +289,16 @@ async def load_table(
     return json_response(result, pretty=pretty)
 
 
-@routes.route("HEAD", "/namespaces/{namespace}/tables/{table}", summary="Whether a table exists: 204 or 404")
+@routes.route(
+    "HEAD",
+    "/namespaces/{namespace}/tables/{table}",
+    summary="Whether a table exists: 204 or 404",
+    operation_id="tableExists",
+    status_code=204,
+    responses=answers(_EXISTS, TABLE),
+)
 async def table_exists(
-    namespace: NamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
+    namespace: TableNamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
     return await _exists_response(runtime.load_table, str(identifier), None, access_of(request), Privilege.LIST)
@@ -270,11 +320,13 @@ async def _exists_response(check: Callable[..., object], *args: Any) -> Response
     "POST",
     "/namespaces/{namespace}/tables/{table}/metrics",
     summary="Report metrics (a ScanReport or CommitReport): logged and counted, 204",
+    operation_id="reportMetrics",
     status_code=204,
     openapi_extra=json_body_schema(ReportMetricsRequest),
+    responses=answers(described(None, "Logged and counted", status=204), (NoSuchTableError,), body=True),
 )
 async def report_metrics(
-    namespace: NamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
+    namespace: TableNamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
     access_of(request).require(identifier, Privilege.READ_METADATA)

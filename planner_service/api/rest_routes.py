@@ -60,4 +60,9 @@ def parse_namespace(text: str) -> tuple[str, ...]:
 
 
 def table_identifier(namespace: str, table: str) -> TableIdentifier:
-    return TableIdentifier(parse_namespace(namespace), check_name(table, "table name"))  # (levels checked there)
+    """The table of a REST path. Its levels and name hold no dot: the service names a table `namespace.name`
+    (TableIdentifier.parse), so a dot in either would name another table."""
+    identifier = TableIdentifier(parse_namespace(namespace), check_name(table, "table name"))  # (levels checked)
+    if any("." in part for part in (*identifier.namespace, identifier.name)):
+        raise BadRequestError(f"Invalid table {quoted(str(identifier))}: a namespace level or table name holds a dot")
+    return identifier

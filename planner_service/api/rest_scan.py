@@ -25,14 +25,21 @@ from starlette.responses import Response
 
 from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of, client_of
-from planner_service.api.dependencies import NamespacePath, PlanIdPath, PrettyDep, RestTablePath, RuntimeDep
+from planner_service.api.dependencies import PlanIdPath, PrettyDep, RestTablePath, RuntimeDep, TableNamespacePath
 from planner_service.api.disconnect import cancelled_on_disconnect
+from planner_service.api.documented import PLANNING, answers, json_route, link
 from planner_service.api.errors import planner_error_body
 from planner_service.api.request_models import FetchScanTasksRequest, PlanTableScanRequest, json_body_schema, parse_body
-from planner_service.api.response_models import RestPlanningResult, described, json_route
+from planner_service.api.response_models import RestPlanningResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import V1Routes, table_identifier
-from planner_service.errors import PlannerError
+from planner_service.errors import (
+    BadRequestError,
+    NoSuchPlanIdError,
+    NoSuchPlanTaskError,
+    NoSuchTableError,
+    PlannerError,
+)
 from planner_service.metrics import REST_PLAN_FIELDS
 from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages
@@ -112,6 +119,22 @@ router = APIRouter(tags=["iceberg-rest-scan-planning"], lifespan=_lifespan)
 routes = V1Routes(router)
 _TABLE = "/namespaces/{namespace}/tables/{table}"
 
+# What a client calls next with a plan's answer (the spec's operation ids): poll it, cancel it, fetch a page
+_SAME_TABLE = {"namespace": "$request.path.namespace", "table": "$request.path.table"}
+_PLAN_ID = "$response.body#/plan-id"
+_FETCH_TASKS = link(
+    "fetchScanTasks",
+    "the plan's first further page of tasks",
+    **_SAME_TABLE,
+    request_body={"plan-task": "$response.body#/plan-tasks/0"},
+)
+_PLAN_LINKS = {
+    "fetch-planning-result": link("fetchPlanningResult", "poll the plan", **_SAME_TABLE, plan_id=_PLAN_ID),
+    "cancel-planning": link("cancelPlanning", "cancel the plan", **_SAME_TABLE, plan_id=_PLAN_ID),
+    "fetch-scan-tasks": _FETCH_TASKS,
+}
+_A_PLAN = (BadRequestError, NoSuchTableError, NoSuchPlanIdError)  # a plan of the store, for its own table
+
 
 # --- Routes -----------------------------------------------------------------------------------------------
 
@@ -120,15 +143,18 @@ _TABLE = "/namespaces/{namespace}/tables/{table}"
     "POST",
     f"{_TABLE}/plan",
     summary="Plan a table scan",
+    operation_id="planTableScan",
     **json_route(
         PlanTableScanRequest,
         RestPlanningResult,
         "completed (with its first page of tasks) or submitted",
+        PLANNING,
         _CUT_SHORT_DOC,
+        _PLAN_LINKS,
     ),
 )
 async def plan_table_scan(
-    namespace: NamespacePath,
+    namespace: TableNamespacePath,
     table: RestTablePath,
     request: Request,
     runtime: RuntimeDep,
@@ -156,12 +182,19 @@ async def plan_table_scan(
     "GET",
     f"{_TABLE}/plan/{{plan_id}}",
     summary="Poll a plan: submitted, completed, failed, cancelled",
-    responses=described(
-        RestPlanningResult, "The plan's status; completed: the first page of file scan tasks", _CUT_SHORT_DOC
+    operation_id="fetchPlanningResult",
+    responses=answers(
+        described(
+            RestPlanningResult,
+            "The plan's status; completed: the first page of file scan tasks",
+            _CUT_SHORT_DOC,
+            {"cancel-planning": _PLAN_LINKS["cancel-planning"], "fetch-scan-tasks": _FETCH_TASKS},
+        ),
+        _A_PLAN,
     ),
 )
 async def fetch_planning_result(
-    namespace: NamespacePath,
+    namespace: TableNamespacePath,
     table: RestTablePath,
     plan_id: PlanIdPath,
     request: Request,
@@ -177,9 +210,16 @@ async def fetch_planning_result(
     return json_response(body, pretty=pretty)
 
 
-@routes.route("DELETE", f"{_TABLE}/plan/{{plan_id}}", summary="Cancel a plan and drop its tasks", status_code=204)
+@routes.route(
+    "DELETE",
+    f"{_TABLE}/plan/{{plan_id}}",
+    summary="Cancel a plan and drop its tasks",
+    operation_id="cancelPlanning",
+    status_code=204,
+    responses=answers(described(None, "Cancelled, its tasks dropped", status=204), _A_PLAN),
+)
 async def cancel_planning(
-    namespace: NamespacePath, table: RestTablePath, plan_id: PlanIdPath, request: Request, plans: PlansDep
+    namespace: TableNamespacePath, table: RestTablePath, plan_id: PlanIdPath, request: Request, plans: PlansDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
     access_of(request).require(identifier, Privilege.PLAN)
@@ -191,10 +231,12 @@ async def cancel_planning(
     "POST",
     f"{_TABLE}/tasks",
     summary="Fetch a plan task's file scan tasks",
+    operation_id="fetchScanTasks",
     openapi_extra=json_body_schema(FetchScanTasksRequest),
+    responses=answers({}, (*_A_PLAN, NoSuchPlanTaskError), body=True),
 )
 async def fetch_scan_tasks(
-    namespace: NamespacePath, table: RestTablePath, request: Request, plans: PlansDep, pretty: PrettyDep
+    namespace: TableNamespacePath, table: RestTablePath, request: Request, plans: PlansDep, pretty: PrettyDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
     access_of(request).require(identifier, Privilege.PLAN)
