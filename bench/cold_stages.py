@@ -90,11 +90,11 @@ def _stages(location: str, run: int, repeat: int) -> dict[str, float]:
     from planner_service.metadata.manifest_list import DATA_MANIFEST
     from planner_service.planning import manifest_reader
     from planner_service.planning.options import resolve_split_options
+    from planner_service.planning.planned_files import FileTaskColumns
     from planner_service.planning.planner import ScanPlanner
     from planner_service.planning.row_filter import RowFilter
     from planner_service.planning.scan_request import scan_request
-    from planner_service.planning.scan_tasks import FileTaskColumns
-    from planner_service.planning.tasks import GroupBy, plan_tasks
+    from planner_service.planning.task_planning import GroupBy, plan_tasks
     from planner_service.splitting.combine import Packing
     from planner_service.wire.plan_json import encode_plan
 

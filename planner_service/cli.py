@@ -236,7 +236,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _aggregate(args: argparse.Namespace) -> int:
-    from planner_service.planning.aggregates import evaluate_aggregates, parse_aggregates
+    from planner_service.planning.metadata_aggregates import evaluate_aggregates, parse_aggregates
     from planner_service.wire.aggregates_json import encode_aggregates
 
     aggregates = parse_aggregates(args.aggregates)

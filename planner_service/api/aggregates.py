@@ -1,5 +1,5 @@
 """POST /aggregate: COUNT(*), COUNT(col), MIN(col), MAX(col) of a scan from its data files' metadata, where
-that is exact (planning/aggregates.py), each aggregate saying whether it is and, if not, why (the JSON:
+that is exact (planning/metadata_aggregates.py), each aggregate saying whether it is and, if not, why (the JSON:
 wire/aggregates_json.py, which the CLI's `aggregate` prints too)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from planner_service.api.request_models import AggregateRequest, parse_body
 from planner_service.api.response_models import AggregateResponse
 from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
-from planner_service.service.aggregates import aggregate_scan
+from planner_service.service.aggregate_answers import aggregate_scan
 
 router = APIRouter()
 

@@ -17,7 +17,7 @@ from planner_service.api.documented import PLANNING, answers
 from planner_service.api.request_models import ExploreRequest, json_body_schema, parse_body
 from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
-from planner_service.service.explore import explore
+from planner_service.service.plan_explorer import explore
 from planner_service.service.plan_ids import CanonicalRequest
 
 router = APIRouter()

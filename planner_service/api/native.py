@@ -46,8 +46,8 @@ from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
+from planner_service.wire.native_tasks_json import encode_tasks
 from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head
-from planner_service.wire.task_json import encode_tasks
 
 router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan

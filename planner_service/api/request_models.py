@@ -5,7 +5,7 @@ the routes; nothing else sees them.
 Their JSON Schema (the OpenAPI document's) says what the checks made after parsing refuse, so that a request
 valid by the schema is never refused for its shape: name patterns (catalog/base.py check_name), which fields
 go together (metadata/snapshot_choice.py, planning/scan_request.py), option names and ranges
-(planning/options.py), aggregates (planning/aggregates.py). Those checks answer in their own words; the
+(planning/options.py), aggregates (planning/metadata_aggregates.py). Those checks answer in their own words; the
 schema only says what they hold. What no schema can say (a column of the table, a filter's grammar) is said
 in the field's description."""
 
@@ -20,12 +20,12 @@ from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from planner_service.errors import BadRequestError
-from planner_service.planning.aggregates import MAX_AGGREGATES
 from planner_service.planning.explain import FileRule
 from planner_service.planning.grouping import Grouping
+from planner_service.planning.metadata_aggregates import MAX_AGGREGATES
 from planner_service.planning.options import ALIASES, LOOKBACK, OPEN_FILE_COST, SPLIT_SIZE
 from planner_service.planning.scan_request import ScanRequest, rest_scan_request, scan_request, snapshot_fields
-from planner_service.service.explore import MAX_PAGE, Page
+from planner_service.service.plan_explorer import MAX_PAGE, Page
 
 
 def _kebab(name: str) -> str:
@@ -102,7 +102,7 @@ OPTIONS_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
-# count(*), count(col), min(col), max(col), in any case (planning/aggregates.py parse_aggregate)
+# count(*), count(col), min(col), max(col), in any case (planning/metadata_aggregates.py parse_aggregate)
 _COUNT, _MIN, _MAX = "[Cc][Oo][Uu][Nn][Tt]", "[Mm][Ii][Nn]", "[Mm][Aa][Xx]"
 AGGREGATE = rf"^\s*(?:{_COUNT}\s*\(\s*\*\s*\)|(?:{_COUNT}|{_MIN}|{_MAX})\s*\(\s*[^\s*()][^()]*\))\s*$"
 

@@ -41,11 +41,11 @@ from planner_service.errors import (
     PlannerError,
 )
 from planner_service.metrics import REST_PLAN_FIELDS
-from planner_service.planning.scan_tasks import FileTaskColumns
+from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages
 from planner_service.service.rest_plans import RestPlans, prepare_scan, rest_plans
 from planner_service.service.runtime import Runtime
-from planner_service.wire.scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
+from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
 
 # With min-rows-requested, whether the plan stopped at the first files that hold the rows: a header, since the
 # spec's results have no such field and clients may reject fields they do not know (headers they ignore)

@@ -5,7 +5,7 @@
     deletes    the delete manifests the filter may match, their live delete files pruned: a DeleteFileIndex
     files      the data manifests the filter may match, in Java's order, their live entries as one columnar
                index pruned in one pass, with each file's deletes and residual (planFiles)
-    tasks      split, bin-pack and group (tasks.py: planTasks)
+    tasks      split, bin-pack and group (task_planning.py: planTasks)
 
 Each stage's time lands in the plan's metrics; a cancelled plan stops at its next stage.
 """
@@ -42,12 +42,12 @@ from planner_service.planning.java_order import hashset_order
 from planner_service.planning.manifest_reader import ManifestReader
 from planner_service.planning.options import SplitOptions, adapted_to_parallelism, resolve_split_options
 from planner_service.planning.partition_checks import check_partitions
+from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.projection import project_schema
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest
-from planner_service.planning.scan_tasks import FileTaskColumns
-from planner_service.planning.tasks import GroupBy, plan_tasks
+from planner_service.planning.task_planning import GroupBy, plan_tasks
 from planner_service.settings import default_manifest_threads
 from planner_service.splitting.combine import CombinedTasks, Packing
 

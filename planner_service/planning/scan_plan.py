@@ -13,7 +13,7 @@ from planner_service.metadata.types import PrimitiveType, Schema
 from planner_service.planning.explain import Explain
 from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.options import SplitOptions
-from planner_service.planning.scan_tasks import CombinedScanTask, FileScanTask, FileTaskColumns, combined_objects
+from planner_service.planning.planned_files import CombinedScanTask, FileScanTask, FileTaskColumns, combined_objects
 from planner_service.splitting.combine import CombinedTasks
 
 

@@ -31,9 +31,9 @@ from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, Plann
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
 from planner_service.numerals import ascii_int
-from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
+from planner_service.planning.planned_files import FileScanTask, FileTaskColumns
 from planner_service.wire.json_rows import SnippetTable
-from planner_service.wire.scan_tasks_json import residuals_json
+from planner_service.wire.rest_scan_tasks_json import residuals_json
 
 MAX_PLANS = 100  # per client
 MAX_RETAINED_TASKS = 500_000  # per client

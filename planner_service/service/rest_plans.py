@@ -20,8 +20,8 @@ from planner_service.access.policy import Privilege
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import PlannerError
 from planner_service.planning.admission import Cancellation
+from planner_service.planning.planned_files import FileScanTask, FileTaskColumns
 from planner_service.planning.scan_request import ScanRequest, check_on_table
-from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
 from planner_service.service.plan_store import PlanStore, RestPlanState, TaskPages
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess

@@ -41,7 +41,7 @@ from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_mem
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest, PlanIds
 from planner_service.service.plan_spill import plan_spill
-from planner_service.service.scan_reports import ScanReports
+from planner_service.service.scan_report_sender import ScanReports
 from planner_service.service.table_access import TableAccess
 from planner_service.settings import Settings
 

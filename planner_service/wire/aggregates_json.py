@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner_service.metadata.json_values import to_json_scalar
-from planner_service.planning.aggregates import AggregateValue
+from planner_service.planning.metadata_aggregates import AggregateValue
 from planner_service.planning.scan_plan import ScanPlan
 
 

@@ -16,7 +16,7 @@ import polars as pl
 
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
-from planner_service.planning.scan_tasks import FileTaskColumns
+from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.wire import json_rows as rows
 from planner_service.wire.content_file_json import partition_json, partition_types
 from planner_service.wire.json_rows import SnippetTable

@@ -29,8 +29,8 @@ from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
 from planner_service.metadata.json_values import to_json_column, to_json_value
 from planner_service.planning.grouping import KeyRanges
+from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
-from planner_service.planning.scan_tasks import FileTaskColumns
 from planner_service.splitting.combine import CombinedTasks
 from planner_service.wire import json_rows as rows
 from planner_service.wire.content_file_json import ContentFileEncoder

@@ -22,7 +22,7 @@ from pyiceberg.table import StaticTable, Table
 from planner_service.catalog.base import TableIdentifier
 from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
 from planner_service.metadata.types import Schema, StructType
-from planner_service.planning.scan_tasks import FileScanTask
+from planner_service.planning.planned_files import FileScanTask
 from planner_service.service.plan_store import PlanStatus, PlanStore, TaskPages, plan_task_token
 from tests.conformance.cases import CASES, TABLES
 from tests.conformance.reference import Conformance

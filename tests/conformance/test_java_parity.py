@@ -22,9 +22,9 @@ from planner_service.metadata.content_file import EQUALITY_DELETES, POSITION_DEL
 from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice
 from planner_service.planning import manifest_reader
 from planner_service.planning.manifest_reader import ManifestReader
+from planner_service.planning.planned_files import FileScanTask
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
-from planner_service.planning.scan_tasks import FileScanTask
 from tests.conformance.cases import CASES
 from tests.conformance.reference import Conformance
 

@@ -75,11 +75,11 @@ def test_each_fresh_plan_logs_its_report(
     conformance: Conformance, planner: ScanPlanner, caplog: pytest.LogCaptureFixture
 ) -> None:
     from planner_service.metrics import MetricsRegistry
-    from planner_service.service.scan_reports import ScanReports
+    from planner_service.service.scan_report_sender import ScanReports
 
     table = load_by_metadata_location(planner.io, _table_location(conformance, "v3_dv"))
     plan = planner.plan(table, ScanRequest())
-    with caplog.at_level(logging.INFO, logger="planner_service.service.scan_reports"):
+    with caplog.at_level(logging.INFO, logger="planner_service.service.scan_report_sender"):
         ScanReports(None, MetricsRegistry()).publish(plan)
     (record,) = [r for r in caplog.records if r.getMessage() == "scan report"]
     logged = record.__dict__["scan-report"]

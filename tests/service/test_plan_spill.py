@@ -22,8 +22,8 @@ from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_spill import MAGIC, PlanSpill
+from planner_service.wire.native_tasks_json import encode_tasks
 from planner_service.wire.plan_json import encode_plan
-from planner_service.wire.task_json import encode_tasks
 from tests.conformance.reference import Conformance
 
 # tables with deletes of every kind, several specs, nested types, and ORC and Avro data

@@ -18,7 +18,7 @@ import orjson
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.types import Schema
-from planner_service.planning.scan_tasks import FileScanTask, FileTaskColumns
+from planner_service.planning.planned_files import FileScanTask, FileTaskColumns
 from planner_service.wire import json_rows as rows
 from planner_service.wire.content_file_json import ContentFileEncoder, DeleteFileTable
 from planner_service.wire.data_file_rows import data_file_chunks

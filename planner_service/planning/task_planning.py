@@ -13,7 +13,7 @@ from planner_service.metadata.partitioning import PartitionSpec
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import Schema
 from planner_service.planning.grouping import Grouping, TaskGrouping, group_tasks
-from planner_service.planning.scan_tasks import FileTaskColumns
+from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.sort_grouping import order_tasks
 from planner_service.planning.sort_ranges import SortKey, table_sort_key
 from planner_service.splitting.combine import CombinedTasks, Packing, combine

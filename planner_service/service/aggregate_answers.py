@@ -8,7 +8,7 @@ from typing import Any
 from planner_service.access.policy import Privilege
 from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.aggregates import evaluate_aggregates, parse_aggregates
+from planner_service.planning.metadata_aggregates import evaluate_aggregates, parse_aggregates
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess

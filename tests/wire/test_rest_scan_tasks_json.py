@@ -16,7 +16,7 @@ from planner_service.io.fileio import FileIO
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.service.plan_store import TaskPages
-from planner_service.wire.scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
+from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
 from tests.conformance.reference import Conformance
 from tests.planning.conformance_plans import conformance_table
 

@@ -28,7 +28,7 @@ import numpy as np
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import TRUE
 from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, java_type_string
-from planner_service.planning.scan_tasks import FileTaskColumns
+from planner_service.planning.planned_files import FileTaskColumns
 
 Op = Literal["count_star", "count", "min", "max"]
 LONG = PrimitiveType("long")
