@@ -95,7 +95,28 @@ def _bind_unary(schema: Schema, op: Op, term: BoundTerm) -> Expression:
     return BoundPredicate(op, term)
 
 
-def _conversion_error(term: BoundTerm, lit: Literal) -> InvalidFilterError:
+# Java's Literal classes, which UnboundPredicate.bindInOperation names where bindLiteralOperation names the value's
+_LITERAL_CLASSES = {
+    "boolean": "BooleanLiteral",
+    "int": "IntegerLiteral",
+    "long": "LongLiteral",
+    "float": "FloatLiteral",
+    "double": "DoubleLiteral",
+    "date": "DateLiteral",
+    "time": "TimeLiteral",
+    "timestamp": "TimestampLiteral",
+    "timestamp_ns": "TimestampNanoLiteral",
+    "decimal": "DecimalLiteral",
+    "string": "StringLiteral",
+    "uuid": "UUIDLiteral",
+    "fixed": "FixedLiteral",
+    "binary": "BinaryLiteral",
+}
+
+
+def _conversion_error(term: BoundTerm, lit: Literal, in_set: bool = False) -> InvalidFilterError:
+    """Java's message: for in/not-in the literal as Literal.toString writes it and its Literal class (found
+    by the differential fuzzer: 'Invalid value for conversion to type long: "7" (...Literals$StringLiteral)')."""
     typ = java_type_string(term.type)
     length = term.type.length if isinstance(term.type, PrimitiveType) and term.type.kind == "fixed" else None
     if length is not None and lit.hex and len(lit.value) != 2 * length:  # Java's SingleValueParser, given the schema
@@ -103,8 +124,15 @@ def _conversion_error(term: BoundTerm, lit: Literal) -> InvalidFilterError:
             f"Cannot parse default {typ} value: {json.dumps(lit.value)}, incorrect length: {len(lit.value)}"
             f" for column '{term.ref.name}'"
         )
+    if in_set:
+        text = str(lit).lower() if lit.kind == "boolean" else str(lit)
+        java_class = f"org.apache.iceberg.expressions.Literals${_LITERAL_CLASSES[lit.kind]}"
+        return InvalidFilterError(
+            f"Invalid value for conversion to type {typ}: {text} ({java_class}) for column '{term.ref.name}'"
+        )
+    value = str(lit.value).lower() if lit.kind == "boolean" else lit.value  # Java's Boolean.toString
     return InvalidFilterError(
-        f"Invalid value for conversion to type {typ}: {lit.value} ({lit.java_class}) for column '{term.ref.name}'"
+        f"Invalid value for conversion to type {typ}: {value} ({lit.java_class}) for column '{term.ref.name}'"
     )
 
 
@@ -154,7 +182,7 @@ def _bind_set(pred: UnboundPredicate, term: BoundTerm) -> Expression:
     for lit in pred.literals or ():
         converted = convert(lit, term.type)
         if converted is None:
-            raise _conversion_error(term, lit)
+            raise _conversion_error(term, lit, in_set=True)
         if isinstance(converted, Literal):  # out-of-range values are dropped
             values.append(converted.value)
     if not values:
