@@ -46,7 +46,7 @@ from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.projection import project_schema
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
-from planner_service.planning.scan_request import ScanRequest
+from planner_service.planning.scan_request import ScanRequest, filter_field_ids
 from planner_service.planning.task_planning import GroupBy, plan_tasks
 from planner_service.settings import default_manifest_threads
 from planner_service.splitting.combine import CombinedTasks, Packing
@@ -89,9 +89,11 @@ class PlanContext:
             if request.appends is None
             else choose_appends(meta, request.appends)
         )
+        read_ids = filter_field_ids(chosen.schema, request)  # (with a select: bound first, as given)
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
         row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
-        schema = project_schema(chosen.schema, request.select, row_filter.field_ids, request.case_sensitive)
+        filter_ids = row_filter.field_ids if read_ids is None else read_ids
+        schema = project_schema(chosen.schema, request.select, filter_ids, request.case_sensitive)
         return cls(
             table,
             request,

@@ -18,6 +18,7 @@ from planner_service.errors import BadRequestError
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
+from planner_service.expressions.visitor import bound_predicates
 from planner_service.json_text import without_nulls
 from planner_service.metadata.snapshot_choice import (
     AppendRange,
@@ -208,6 +209,17 @@ def check_on_table(
     bind(meta.schema, request.row_filter, request.case_sensitive)
     _check_select(select, (chosen.schema, meta.schema), request.case_sensitive)
     return chosen, _stats_ids(stats_fields, meta.schema, request.case_sensitive)
+
+
+def filter_field_ids(scan_schema: Schema, request: ScanRequest) -> set[int] | None:
+    """With a select, the field ids the filter reads, bound as given (NOT not yet pushed down) to the scan's
+    schema, the snapshot's when time-travelling: Java's BaseScan.lazyColumnProjection does so before anything
+    else is bound, so its errors are the first (a column the snapshot does not have yet: "Cannot find field
+    'c' in struct: ..."). None without a select (Java binds only to the current schema then)."""
+    if request.select is None:
+        return None
+    bound = bind(scan_schema, request.row_filter, request.case_sensitive)
+    return {p.term.field_id for p in bound_predicates(bound)}
 
 
 def _check_incremental(snapshot_id: int | None, start: int | None, end: int | None) -> None:
