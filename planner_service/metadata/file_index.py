@@ -130,7 +130,7 @@ class FileIndex:
         together, not what every part of the index does (None: no rows)."""
         if not len(rows):
             return None
-        if self.part_starts is None:
+        if self.part_starts is None or len(rows) == len(self):  # (rows are unique: then they are every row)
             return self.null_free
         held = np.unique(np.searchsorted(self.part_starts, rows, side="right") - 1)
         return intersect(self.part_null_free[k] for k in held.tolist())
