@@ -35,7 +35,7 @@ _FLOATS = ("float", "double")
 _MAX_OR_CHAIN = 64  # in-lists up to this size become OR-ed equalities (prunable by row-group statistics)
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 _MICROS_PER_HOUR = 3_600_000_000
-_TRUNCATE = re.compile(r"truncate\[(\d+)\]")
+_TRUNCATE = re.compile(r"truncate\[(\d+)\]", re.ASCII)
 
 
 class UnsupportedResidual(ValueError):

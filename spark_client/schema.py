@@ -41,8 +41,8 @@ _PRIMITIVES: dict[str, pa.DataType] = {
     "binary": pa.binary(),
     "unknown": pa.null(),
 }
-_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)")
-_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(-?\d+)\s*\)", re.ASCII)
+_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]", re.ASCII)
 
 
 class UnsupportedType(ValueError):

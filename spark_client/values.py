@@ -20,7 +20,7 @@ import pyarrow as pa
 from spark_client.schema import arrow_type
 
 _EPOCH = datetime(1970, 1, 1)
-_TIMESTAMP = re.compile(r"([+-]?\d{4,}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?")
+_TIMESTAMP = re.compile(r"([+-]?\d{4,}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d)?)(?:\.(\d{1,9}))?(Z|[+-]\d\d:?\d\d)?", re.ASCII)
 
 
 def to_scalar(value: Any, typ: Any) -> pa.Scalar:
@@ -70,7 +70,7 @@ def _epoch_units(text: str, digits: int) -> int:
     return seconds * int(10**digits) + fraction
 
 
-_DATE = re.compile(r"([+-]?\d{4,})-(\d\d)-(\d\d)")
+_DATE = re.compile(r"([+-]?\d{4,})-(\d\d)-(\d\d)", re.ASCII)
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _FIRST_DAY, _LAST_DAY = (date.min - date(1970, 1, 1)).days, (date.max - date(1970, 1, 1)).days
 

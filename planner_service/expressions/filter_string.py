@@ -483,7 +483,7 @@ _TYPED: dict[exp.DType, tuple[str, str]] = {
     exp.DataType.Type.DECIMAL: ("decimal", "'12.30' or 12.30BD"),
     exp.DataType.Type.UUID: ("uuid", "'f79c3e09-677c-4bbd-a479-3f349cb785e7'"),
 }
-_OFFSET = re.compile(r"(Z|[+-]\d{2}:\d{2}(?::\d{2})?)$")
+_OFFSET = re.compile(r"(Z|[+-]\d{2}:\d{2}(?::\d{2})?)$", re.ASCII)
 
 
 def _typed(node: exp.Expr) -> Literal:

@@ -281,8 +281,8 @@ _CONVERTERS: dict[str, Callable[[Any, str, PrimitiveType], Converted | None]] = 
 
 _EPOCH_DATE = date(1970, 1, 1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_ISO_TIME = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_ISO_TIME = re.compile(r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?", re.ASCII)
 
 
 def _strict(pattern: re.Pattern[str], text: str) -> str:
@@ -317,7 +317,7 @@ def parse_timestamp_nanos(text: str, with_zone: bool) -> int:
         raise ValueError(f"Text '{text}' could not be parsed")
     offset_seconds = 0
     if with_zone:
-        m = re.search(r"(Z|[+-]\d{2}:\d{2}(?::\d{2})?)$", rest)
+        m = re.search(r"(Z|[+-]\d{2}:\d{2}(?::\d{2})?)$", rest, re.ASCII)
         if m is None:
             raise ValueError(f"Text '{text}' could not be parsed: a timestamptz value needs an offset")
         rest, offset = rest[: m.start()], m[1]

@@ -39,12 +39,12 @@ INT_MAX = 2**31 - 1
 _TIME = r"\d{2}:\d{2}(:\d{2}(.\d{1,9})?)?"
 _ZONE = r"([-+]\d{2}:\d{2}|Z)"
 _STRING_FORMS = (  # ExpressionUtil's patterns, in its order: the first whose type parses the text
-    (re.compile(r"\d{4}-\d{2}-\d{2}"), "date"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(.\d{7,9})?)?"), "timestamp_ns"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(.\d{7,9})?)?" + _ZONE), "timestamptz_ns"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}T" + _TIME), "timestamp"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}T" + _TIME + _ZONE), "timestamptz"),
-    (re.compile(_TIME), "time"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII), "date"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(.\d{7,9})?)?", re.ASCII), "timestamp_ns"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(.\d{7,9})?)?" + _ZONE, re.ASCII), "timestamptz_ns"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}T" + _TIME, re.ASCII), "timestamp"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}T" + _TIME + _ZONE, re.ASCII), "timestamptz"),
+    (re.compile(_TIME, re.ASCII), "time"),
 )
 
 

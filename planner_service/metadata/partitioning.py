@@ -16,8 +16,8 @@ PARTITION_DATA_ID_START = 1000  # v1 specs carry no field ids: Iceberg assigns 1
 MANIFEST_FIELD_IDS = frozenset({*range(5), *range(100, 147)})
 
 MAX_TRANSFORM_WIDTH = 2**31 - 1  # a Java int
-_BUCKET = re.compile(r"bucket\[\s*(\d+)\s*\]")
-_TRUNCATE = re.compile(r"truncate\[\s*(\d+)\s*\]")
+_BUCKET = re.compile(r"bucket\[\s*(\d+)\s*\]", re.ASCII)
+_TRUNCATE = re.compile(r"truncate\[\s*(\d+)\s*\]", re.ASCII)
 _INT = PrimitiveType("int")
 _DATE = PrimitiveType("date")
 

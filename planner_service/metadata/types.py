@@ -12,8 +12,8 @@ from planner_service.json_text import without_nulls
 from planner_service.metadata.json_fields import echo, get_array, get_bool, get_int, get_string, require_object
 from planner_service.nesting import depth_of, ensure_recursion_headroom
 
-_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]")
-_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+_FIXED = re.compile(r"fixed\[\s*(\d+)\s*\]", re.ASCII)
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)", re.ASCII)
 MAX_DECIMAL_PRECISION = 38
 # Nesting of struct, list and map types a schema may have, checked before anything recurses over a type.
 # Java's limit is Jackson's 1,000 levels of JSON: 330 structs (three levels each), or 990 lists.

@@ -37,3 +37,30 @@ def test_a_literal_that_cannot_convert_is_refused_with_javas_message(filter_json
     with pytest.raises(InvalidFilterError) as err:
         bind(SCHEMA, expression_from_json(filter_json))
     assert err.value.message.startswith(message), err.value.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["\u0661\u0662:\u0660\u0660", "\u0662\u0660\u0662\u0664-\u0660\u0661-\u0660\u0661"],
+    ids=["arabic-indic-time", "arabic-indic-date"],
+)
+def test_digits_of_other_scripts_are_no_date_or_time(text: str) -> None:
+    """Java's ISO formatters read ASCII digits only (DecimalStyle.STANDARD); Python's \\d also matches
+    Arabic-Indic ones, which int() then reads: a time '١٢:٠٠' was noon. Both refuse it now."""
+    from planner_service.expressions.literals import parse_time_nanos, parse_timestamp_nanos
+
+    with pytest.raises(ValueError, match="could not be parsed"):
+        if ":" in text:
+            parse_time_nanos(text)
+        else:
+            parse_timestamp_nanos(text + "T00:00", False)
+
+
+def test_type_strings_take_ascii_digits_only() -> None:
+    """Types.fromPrimitiveString's and Transforms.fromString's patterns: Java's \\d is [0-9]."""
+    from planner_service.errors import CorruptMetadataError
+    from planner_service.metadata.types import parse_primitive
+
+    assert parse_primitive("fixed[3]").length == 3
+    with pytest.raises(CorruptMetadataError, match="Cannot parse type string to primitive"):
+        parse_primitive("fixed[\u0663]")
