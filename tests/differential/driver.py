@@ -166,5 +166,9 @@ class JavaProcess:
         """{"request": resolved, "answer": Java's} or {"invalid": why}."""
         return self.send(cmd="plan", table=table, request=request)
 
+    def read(self, table: str, request: dict[str, Any], grouping: bool, rows: dict[str, Any] | None) -> dict[str, Any]:
+        """Spark + Iceberg's reads of a resolved request (spark_reads.py): {"grouping": ..., "rows": ...}."""
+        return self.send(cmd="read", table=table, request=request, grouping=grouping, rows=rows)
+
     def drop(self, table: str) -> None:
         self.send(cmd="drop", table=table)

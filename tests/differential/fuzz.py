@@ -1,5 +1,6 @@
 """One differential round: a seeded history built by Iceberg Java, seeded requests over it, Java's answers
-recorded (ask_java), then ours held to them (judge). The suite caches what ask_java records; run.py does both
+recorded (ask_java) with Spark + Iceberg's reads of some of them (spark_reads.py: task groups, rows), then
+ours held to them (judge; compare.py, compare_reads.py). The suite caches what ask_java records; run.py does both
 in one go and shrinks what it finds.
 """
 
@@ -14,29 +15,19 @@ from typing import Any
 
 from planner_service.planning.planner import ScanPlanner
 from tests.differential.compare import our_answer, verdict
+from tests.differential.compare_reads import grouping_verdict, our_groups, our_rows, rows_verdict
 from tests.differential.driver import Built, JavaProcess, applied_ops
 from tests.differential.requests import RequestGenerator, TableShape
+from tests.differential.spark_reads import ROWS_PER_HISTORY, rows_read, wants_grouping
 
 HERE = Path(__file__).resolve().parent
 FINDINGS = HERE / "findings"
 
 # Divergences already minimized and saved under findings/ (see each file): recognized by the finding's text,
-# counted and printed but not failing a run, so that the suite stays green until the planner is fixed.
-KNOWN: dict[str, re.Pattern[str]] = {
-    # with a select, Java's planFiles() binds the filter to the scan's schema too (the snapshot's, when
-    # travelling in time): a column the snapshot lacks is refused, and an unknown one is named with its struct
-    "select-time-travel-binds-filter-to-snapshot-schema": re.compile(
-        r"^(we planned what Java refuses: \S*ValidationException: |another error: Java's .)Cannot find field '"
-        r"|^another error: Java's .*, ours \"Cannot find field '"  # (a renamed column: Java's other complaint)
-    ),
-    # ... and binds it as given, before NOT is pushed down: not(is-nan) is refused as IsNaN, not NotNaN
-    "select-binds-filter-before-not-rewrite": re.compile(
-        r"^another error: Java's '(IsNaN|NotNaN) cannot be used with a non-floating-point column', "
-        r"ours \"(NotNaN|IsNaN)"
-    ),
-    # Java's select ignores a name the schema lacks; we refuse it
-    "select-unknown-column": re.compile(r"^we refused what Java plans: Cannot select unknown column "),
-}
+# counted and printed but not failing a run, so that the suite stays green until the planner is fixed. None
+# now: the select binding (regressions/select-*.json) is fixed, and an unknown selected column is refused by
+# design (compare.UNKNOWN_SELECT).
+KNOWN: dict[str, re.Pattern[str]] = {}
 
 
 @dataclass
@@ -46,7 +37,8 @@ class Recorded:
     seed: int
     ops: list[dict[str, Any]]  # each with "skipped"
     metadata_location: str | None
-    asked: list[dict[str, Any]]  # {"request": symbolic, "resolved": concrete, "java": Java's answer}
+    # {"request": symbolic, "resolved": concrete, "java": Java's answer, and maybe "spark": Spark's reads}
+    asked: list[dict[str, Any]]
     invalid: int = 0  # requests whose symbols this history could not resolve
 
     def to_json(self) -> dict[str, Any]:
@@ -74,14 +66,24 @@ def ask_java(java: JavaProcess, seed: int, requests: int, size: str = "short") -
     recorded = Recorded(seed, built.ops, built.metadata_location, [])
     if built.metadata_location is None:
         return recorded, built
-    generator = RequestGenerator(seed, TableShape(built.metadata_location))
+    shape = TableShape(built.metadata_location)
+    generator = RequestGenerator(seed, shape)
+    rows_left = ROWS_PER_HISTORY
     for number in range(requests):
         request = generator.request(number)
         reply = java.plan(built.table, request)
         if "invalid" in reply:
             recorded.invalid += 1
             continue
-        recorded.asked.append({"request": request, "resolved": reply["request"], "java": reply["answer"]})
+        asked = {"request": request, "resolved": reply["request"], "java": reply["answer"]}
+        grouping = wants_grouping(number, request)
+        rows = rows_read(request, shape.schemas[shape.current_schema_id]) if rows_left else None
+        if reply["answer"]["error"] is not None:
+            rows = None
+        if grouping or rows is not None:
+            rows_left -= rows is not None
+            asked["spark"] = {"rows_read": rows, **java.read(built.table, reply["request"], grouping, rows)}
+        recorded.asked.append(asked)
     return recorded, built
 
 
@@ -90,12 +92,16 @@ class Judged:
     """Our answers held to Java's: how many agreed, which tolerated differences, and the findings."""
 
     requests: int = 0
+    grouped: int = 0  # requests whose task groups were compared with Spark's
+    read: int = 0  # requests whose rows were compared with Spark's
     tolerated: collections.Counter[str] = field(default_factory=collections.Counter)
     known: collections.Counter[str] = field(default_factory=collections.Counter)
     findings: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, other: Judged) -> None:
         self.requests += other.requests
+        self.grouped += other.grouped
+        self.read += other.read
         self.tolerated.update(other.tolerated)
         self.known.update(other.known)
         self.findings += other.findings
@@ -116,25 +122,70 @@ def judge(planner: ScanPlanner, recorded: Recorded) -> Judged:
         out.requests += 1
         if tolerated:
             out.tolerated[tolerated] += 1
-        if finding is None:
-            continue
-        name = known_as(finding)
-        if name is not None:
-            out.known[name] += 1
-            continue
-        out.findings.append(
-            {
-                "seed": recorded.seed,
-                "request_number": number,
-                "finding": finding,
-                "history": recorded.history,
-                "request": asked["request"],
-                "resolved": asked["resolved"],
-                "java": asked["java"],
-                "ours": ours,
-            }
-        )
+        found = [(finding, asked["java"], ours)] if finding is not None else []
+        found += _judge_reads(planner, recorded.metadata_location, asked, out)
+        for text, java, mine in found:
+            name = known_as(text)
+            if name is not None:
+                out.known[name] += 1
+                continue
+            out.findings.append(
+                {
+                    "seed": recorded.seed,
+                    "request_number": number,
+                    "finding": text,
+                    "history": recorded.history,
+                    "request": asked["request"],
+                    "resolved": asked["resolved"],
+                    "java": java,
+                    "ours": mine,
+                }
+            )
     return out
+
+
+SPARK_READS = ("grouping", "rows")  # what the findings of the Spark reads start with (compare_reads.py)
+
+
+def spark_findings(
+    java: JavaProcess, planner: ScanPlanner, table: str, location: str, resolved: dict[str, Any], kind: str
+) -> list[tuple[str, Any, Any]]:
+    """Spark's read of a resolved request that a finding's kind names (grouping or rows) asked again, and
+    ours held to it: what shrinking checks."""
+    grouping = kind.startswith("grouping")
+    shape = TableShape(location)
+    rows = None if grouping else rows_read(resolved, shape.schemas[shape.current_schema_id])
+    if not grouping and rows is None:
+        return []
+    spark = {"rows_read": rows, **java.read(table, resolved, grouping, rows)}
+    return _judge_reads(planner, location, {"resolved": resolved, "spark": spark}, Judged())
+
+
+def _judge_reads(
+    planner: ScanPlanner, metadata_location: str, asked: dict[str, Any], out: Judged
+) -> list[tuple[str, Any, Any]]:
+    """The Spark reads recorded with a request (spark_reads.py) held to ours: (finding, Spark's, ours) each."""
+    spark = asked.get("spark")
+    if spark is None:
+        return []
+    found = []
+    if "grouping" in spark:
+        ours = our_groups(planner, metadata_location, asked["resolved"])
+        finding, tolerated = grouping_verdict(spark["grouping"], ours)
+        out.grouped += tolerated is None
+        if tolerated:
+            out.tolerated[tolerated] += 1
+        if finding is not None:
+            found.append((finding, spark["grouping"], ours))
+    if "rows" in spark:
+        ours = our_rows(planner, metadata_location, asked["resolved"])
+        finding, tolerated = rows_verdict(spark["rows"], ours)
+        out.read += tolerated is None
+        if tolerated:
+            out.tolerated[tolerated] += 1
+        if finding is not None:
+            found.append((finding, {**spark["rows"], "read": spark["rows_read"]}, ours))
+    return found
 
 
 def signature(finding: str) -> str:

@@ -11,6 +11,10 @@ on stdout, prefixed with PREFIX (Spark and the JVM may print there too):
     {"cmd": "table", "table": T}                {"metadata_location": ..., "snapshots": N}
     {"cmd": "plan", "table": T, "request": R}   {"request": R with its snapshot resolved, "answer": Java's}
                                                 or {"invalid": why} when R's snapshot symbols do not resolve
+    {"cmd": "read", "table": T, "request": R,   Spark + Iceberg's read of a planned request (spark_reads.py):
+     "grouping": bool, "rows": {...} or None}   {"grouping": {"groups": [{"key", "tasks"}]} or {"error"},
+                                                 "rows": {"columns", "rows"} or {"error"}} (each if asked;
+                                                 an error as "<Java class>: <message>" of its root cause)
     {"cmd": "drop", "table": T}                 forget the table and delete its files
     {"cmd": "quit"}
 
@@ -18,7 +22,9 @@ A request R is a conformance case (tests/conformance/cases.py: snapshot, options
 with_schema) plus "select" (column names or None). Java's answer is generate.plan()'s shape without the
 scan report: its exception, or planFiles() and planTasks() in order (task_json), plus "schema_ids": every
 field id of the scan's projected schema (or {"error": ...} when scan.schema() throws after planning). Each
-request is planned twice on freshly loaded tables; the two answers must agree.
+request is planned twice on freshly loaded tables; the two answers must agree. A read's grouping keys are
+generate.task_groups' (each value JSON as generate._plain writes it, a binary one as upper-case hex); its
+rows are sorted, each value in read_cases.plain_value's form (structs as objects, maps as sorted pairs).
 """
 
 from __future__ import annotations
@@ -35,16 +41,29 @@ from typing import Any
 from py4j.java_gateway import JavaObject
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import CapturedException
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType, TimestampType
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "conformance"))
 
-from generate import java_exception, java_iter, new_scan, resolve_snapshot, start_spark, task_json  # noqa: E402
+from generate import (  # noqa: E402
+    PRESERVE_GROUPING,
+    _plain,
+    java_exception,
+    java_iter,
+    new_scan,
+    resolve_snapshot,
+    start_spark,
+    task_json,
+)
+from read_cases import plain_value  # noqa: E402
 from reference_tables import Writer  # noqa: E402
+from spark_reads import SPARK_OPTIONS  # noqa: E402
 from sql import CATALOG, NAMESPACE, ident, statements  # noqa: E402
 
 PREFIX = "@@differential "
+BUCKETING = "spark.sql.sources.v2.bucketing.enabled"
 _REFUSALS = (Py4JJavaError, CapturedException, ValueError, TypeError, KeyError, RuntimeError)
 
 
@@ -124,6 +143,77 @@ class JavaSide:
             ids = {"error": _error(err)}
         return {"error": None, "files": files, "tasks": tasks, "schema_ids": ids}
 
+    def read(self, table: str, request: dict[str, Any], grouping: bool, rows: dict[str, Any] | None) -> dict[str, Any]:
+        """Spark + Iceberg's reads of a resolved request: its task groups (unfiltered) and its rows."""
+        out: dict[str, Any] = {}
+        if grouping:
+            out["grouping"] = self._refused_or(lambda: {"groups": self._groups(table, request)})
+        if rows is not None:
+            out["rows"] = self._refused_or(lambda: self._rows(table, request, rows["filter"], rows["select"]))
+        return out
+
+    def _refused_or(self, read: Any) -> dict[str, Any]:
+        try:
+            answer: dict[str, Any] = read()
+        except _REFUSALS as err:
+            return {"error": _root_cause(err)}
+        return answer
+
+    def _reader(self, table: str, snapshot: dict[str, Any]) -> Any:
+        """spark.read of the request's snapshot (generate.spark_read's options; a ref as a branch or tag)."""
+        reader = self.writer.spark.read.format("iceberg")
+        kind, value = snapshot["kind"], snapshot.get("value")
+        if kind == "ref":
+            kind = "branch" if self.writer.load(table).refs().get(value).isBranch() else "tag"
+        option = {"id": "snapshot-id", "as_of": "as-of-timestamp", "branch": "branch", "tag": "tag"}.get(kind)
+        return reader if option is None else reader.option(option, str(value))
+
+    def _groups(self, table: str, request: dict[str, Any]) -> list[dict[str, Any]]:
+        """generate.task_groups for one read: each input partition's grouping key and (path, start, length)s."""
+        spark, jvm = self.writer.spark, self.jvm
+        any_class = jvm.java.lang.Class.forName("java.lang.Object")
+        spark.conf.set(PRESERVE_GROUPING, "true")
+        spark.conf.set(BUCKETING, "true")
+        try:
+            reader = self._reader(table, request["snapshot"])
+            for key, value in (request.get("options") or {}).items():
+                reader = reader.option(SPARK_OPTIONS.get(key, key), value)
+            df = reader.load(ident(table))
+            scan = df._jdf.queryExecution().executedPlan().collectLeaves().head()
+            if scan.getClass().getSimpleName() != "BatchScanExec":  # nothing to read (an empty relation)
+                return []
+            groups = []
+            for partition in scan.batch().planInputPartitions():
+                group = partition.taskGroup()
+                key = group.groupingKey()
+                groups.append(
+                    {
+                        "key": None
+                        if key is None
+                        else [self._key_value(key.get(i, any_class)) for i in range(key.size())],
+                        "tasks": [[t.file().location(), t.start(), t.length()] for t in java_iter(group.tasks())],
+                    }
+                )
+            return groups
+        finally:
+            spark.conf.unset(PRESERVE_GROUPING)
+            spark.conf.unset(BUCKETING)
+
+    def _key_value(self, value: Any) -> Any:
+        if isinstance(value, JavaObject) and value.getClass().getName().startswith("java.nio."):
+            return bytes(self.jvm.org.apache.iceberg.util.ByteBuffers.toByteArray(value)).hex().upper()
+        return _plain(value)
+
+    def _rows(self, table: str, request: dict[str, Any], where: str | None, select: list[str] | None) -> dict[str, Any]:
+        df = self._reader(table, request["snapshot"]).load(ident(table))
+        if where is not None:
+            df = df.where(where)
+        if select is not None:
+            df = df.select(*select)
+        fields = df.schema.fields
+        rows = [[_plain_row_value(v, f.dataType) for v, f in zip(row, fields, strict=True)] for row in df.collect()]
+        return {"columns": [f.name for f in fields], "rows": sorted(rows, key=json.dumps)}
+
     def drop(self, table: str) -> dict[str, Any]:
         self.writer.sql(f"DROP TABLE IF EXISTS {ident(table)}")
         shutil.rmtree(self.warehouse / NAMESPACE / table, ignore_errors=True)
@@ -144,9 +234,35 @@ def _drain(closeable: Any) -> list[Any]:
         closeable.close()
 
 
+def _plain_row_value(value: Any, type_: DataType) -> Any:
+    """A collected value as plain JSON: read_cases.plain_value's forms, a struct as an object, a map as its
+    [key, value] pairs sorted."""
+    if value is None:
+        return None
+    if isinstance(type_, StructType):
+        return {f.name: _plain_row_value(v, f.dataType) for v, f in zip(value, type_.fields, strict=True)}
+    if isinstance(type_, ArrayType):
+        return [_plain_row_value(v, type_.elementType) for v in value]
+    if isinstance(type_, MapType):
+        pairs = [[_plain_row_value(k, type_.keyType), _plain_row_value(v, type_.valueType)] for k, v in value.items()]
+        return sorted(pairs, key=json.dumps)
+    return plain_value(value, utc_wall_clock=isinstance(type_, TimestampType))
+
+
 def _error(err: Py4JJavaError | CapturedException) -> dict[str, Any]:
     exc = java_exception(err)
     return {"class": exc.getClass().getName(), "message": exc.getMessage()}
+
+
+def _root_cause(err: BaseException) -> str:
+    """A refused read as "<class>: <message>" of the Java exception at the bottom of its causes (Spark wraps
+    Iceberg's), else its first line."""
+    exc = java_exception(err) if isinstance(err, Py4JJavaError | CapturedException) else None
+    if exc is None:
+        return _first_line(err)
+    while exc.getCause() is not None and not exc.getCause().equals(exc):
+        exc = exc.getCause()
+    return f"{exc.getClass().getName()}: {exc.getMessage()}".splitlines()[0][:500]
 
 
 def _first_line(err: BaseException) -> str:
@@ -181,6 +297,8 @@ def main() -> int:
                     reply(side.table(message["table"]))
                 elif cmd == "plan":
                     reply(side.plan(message["table"], message["request"]))
+                elif cmd == "read":
+                    reply(side.read(message["table"], message["request"], message["grouping"], message["rows"]))
                 elif cmd == "drop":
                     reply(side.drop(message["table"]))
                 else:

@@ -30,7 +30,9 @@ GENERATOR_FILES = (
     HERE / "requests.py",
     HERE / "sql.py",
     HERE / "java_side.py",
+    HERE / "spark_reads.py",
     HERE / "driver.py",
+    HERE / "fuzz.py",  # (which requests Spark reads, and when)
     reference.GENERATE,
     reference.HERE / "reference_tables.py",
     reference.JAVA_ENV,

@@ -73,7 +73,8 @@ def main() -> int:
                 minutes = (time.monotonic() - started) / 60
                 log(
                     f"{histories} histories, {total.requests} requests in {minutes:.1f} min "
-                    f"({histories / minutes:.1f} histories/min, {total.requests / minutes:.0f} requests/min): "
+                    f"({histories / minutes:.1f} histories/min, {total.requests / minutes:.0f} requests/min; "
+                    f"{total.grouped} grouped, {total.read} read): "
                     f"{len(total.findings)} findings, known {dict(total.known)}, tolerated {dict(total.tolerated)}"
                 )
                 seed += 1
@@ -87,6 +88,8 @@ def main() -> int:
         "ops": ops,
         "ops_skipped": skipped_ops,
         "requests": total.requests,
+        "grouped": total.grouped,
+        "rows_read": total.read,
         "histories_per_minute": round(histories / minutes, 1),
         "requests_per_minute": round(total.requests / minutes),
         "tolerated": dict(total.tolerated),

@@ -3,7 +3,8 @@
 First the history: delta debugging (ddmin) over its ops after the create, then simpler forms of the ops that
 remain (the create without a property or a partition field, inserts with fewer rows); a history is kept when,
 replayed by java_side.py (ops Spark now refuses are skipped), the request still shows the same kind of
-divergence (fuzz.signature). Then the request on the last table: the filter without a subtree (replaced by
+divergence (fuzz.signature; a divergence of a Spark read, grouping or rows, is checked by that read again).
+Then the request on the last table: the filter without a subtree (replaced by
 a child or true), fewer IN values, each option dropped, no select, the current snapshot.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 from planner_service.planning.planner import ScanPlanner
 from tests.differential.compare import our_answer, verdict
 from tests.differential.driver import JavaProcess, log
-from tests.differential.fuzz import signature
+from tests.differential.fuzz import SPARK_READS, signature, spark_findings
 
 
 class Shrinker:
@@ -70,8 +71,12 @@ class Shrinker:
             if "invalid" in reply:
                 return None
             location = self.java.send(cmd="table", table=table)["metadata_location"]
-            ours = our_answer(self.planner, location, reply["request"])
-            finding, _ = verdict(reply["answer"], ours, reply["request"])
+            java_answer: Any = reply["answer"]
+            ours: Any = our_answer(self.planner, location, reply["request"])
+            finding, _ = verdict(java_answer, ours, reply["request"])
+            if self.kind.startswith(SPARK_READS):  # a divergence of a Spark read: that read, again
+                found = spark_findings(self.java, self.planner, table, location, reply["request"], self.kind)
+                finding, java_answer, ours = found[0] if found else (None, None, None)
             if finding is None or signature(finding) != self.kind:
                 return None
             keep = True
@@ -81,7 +86,7 @@ class Shrinker:
                 "history": applied,
                 "request": request,
                 "resolved": reply["request"],
-                "java": reply["answer"],
+                "java": java_answer,
                 "ours": ours,
             }
             return self.best

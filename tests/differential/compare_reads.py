@@ -1,0 +1,169 @@
+"""Our side of the Spark reads (spark_reads.py) and their verdicts: our grouping="partition" plan's task groups
+against Spark + Iceberg's input partitions, and the rows our client's reader reads over our plan against the
+rows Spark reads.
+
+Grouping is compared as tests/planning/test_grouping.py compares the conformance cases: each task's grouping
+key (our internal values; a decimal as its text, binary as hex, as java_side writes Java's) with its
+(path, start, length)s, as a multiset (Iceberg orders the groups by hash, we by key), with Spark's
+parallelism (local[2]) for the adaptive split size. Rows: spark_client.read_task over each task of our
+plan (its /plan JSON, encode_plan's, split by partitions.expand_tasks), which applies the scan's filter
+with SQL's null rules as Spark does; the requested columns, each row's values in read_cases.plain_value's
+form, sorted.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import traceback
+from decimal import Decimal
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from planner_service.catalog.base import load_by_metadata_location
+from planner_service.errors import PlannerError
+from planner_service.expressions.expression import TRUE
+from planner_service.planning.planner import ScanPlanner
+from planner_service.wire.plan_json import encode_plan
+from spark_client.partitions import expand_tasks
+from spark_client.reader import read_task
+from spark_client.schema import arrow_schema
+from tests.conformance.read_cases import plain_value
+from tests.differential.compare import JAVA_NPE, scan_request
+from tests.planning.conformance_plans import task_pieces
+
+SPARK_PARALLELISM = 2  # java_side's SparkSession is local[2]
+
+
+def our_groups(planner: ScanPlanner, metadata_location: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Our grouping="partition" plan of the request without its filter and select: {"groups"}, or
+    {"error": message} when we refuse it, {"crash": ...} when we break."""
+    try:
+        table = load_by_metadata_location(planner.io, metadata_location)
+        scan = dataclasses.replace(
+            scan_request(request), row_filter=TRUE, select=None, grouping="partition", parallelism=SPARK_PARALLELISM
+        )
+        plan = planner.plan(table, scan)
+        if plan.combined is None or not len(plan.combined):
+            return {"groups": []}
+        tasks = task_pieces(plan)
+        keys = (
+            [()] * len(tasks) if plan.grouping is None else [plan.grouping.keys[int(k)] for k in plan.grouping.task_key]
+        )
+    except PlannerError as err:
+        return {"error": err.message}
+    except Exception:
+        return {"crash": traceback.format_exc()[-3000:]}
+    return {
+        "groups": [{"key": [_key_value(v) for v in key], "tasks": task} for key, task in zip(keys, tasks, strict=True)]
+    }
+
+
+def _key_value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).hex().upper()
+    return value
+
+
+# Spark cannot read a snapshot, grouped, once a partition field's source column was renamed since: Iceberg
+# reports the key's transforms by the current schema's names and Spark resolves them against the snapshot's
+SPARK_KEY_NAMES = "Spark's grouped read of an older snapshot resolves the key by current column names"
+SPARK_REFUSES_ROWS = "Spark refuses a read that Java plans (the filter's column is not the snapshot's)"
+
+
+def grouping_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(finding, tolerated): what differs between Spark's task groups and ours (None: nothing), and which
+    tolerated difference (SPARK_KEY_NAMES, or compare.JAVA_NPE: Spark's planning meets the Iceberg bug that
+    Java's does) they show, if any."""
+    if "crash" in ours:
+        return f"grouping: our planner crashed: {ours['crash'].strip().splitlines()[-1]}", None
+    if "error" in java or "error" in ours:
+        if "error" in java and "error" in ours:
+            return None, None
+        if "error" in java:
+            if "Unable to resolve " in java["error"]:
+                return None, SPARK_KEY_NAMES
+            if java["error"].startswith("java.lang.NullPointerException"):
+                return None, JAVA_NPE
+            return f"grouping: we group what Spark refuses: {java['error']}", None
+        return f"grouping: we refused what Spark groups: {ours['error']}", None
+    expected, got = _group_counter(java["groups"]), _group_counter(ours["groups"])
+    if expected == got:
+        return None, None
+    missing, extra = expected - got, got - expected
+    if {k for k, _ in missing} != {k for k, _ in extra}:
+        spark_keys, our_keys = sorted({k for k, _ in missing}), sorted({k for k, _ in extra})
+        return f"grouping keys: only Spark's {spark_keys}, only ours {our_keys}", None
+    first = next(iter(missing))[0]
+    return f"grouping tasks: {len(missing)} of Spark's task groups differ from ours (first key {first})", None
+
+
+def _group_counter(groups: list[dict[str, Any]]) -> collections.Counter[tuple[str, tuple[tuple[Any, ...], ...]]]:
+    return collections.Counter((json.dumps(g["key"] or []), tuple(tuple(t) for t in g["tasks"])) for g in groups)
+
+
+def our_rows(planner: ScanPlanner, metadata_location: str, request: dict[str, Any]) -> dict[str, Any]:
+    """The rows our client's reader reads over our plan of the request: {"columns", "rows"}, or {"error"}
+    when we refuse to plan it, {"crash": ...} when planning or reading breaks."""
+    try:
+        table = load_by_metadata_location(planner.io, metadata_location)
+        plan = planner.plan(table, scan_request(request))
+        body = orjson.loads(b"".join(encode_plan(plan)))
+        schema = arrow_schema(body["schema"])
+        tasks = expand_tasks(body)  # each task with its files written out, as plan_and_read sends them
+        batches = [batch for t in tasks for batch in read_task(t["task"], t["plan"])]
+        read = pa.Table.from_batches(batches, schema=schema)
+    except PlannerError as err:
+        return {"error": err.message}
+    except Exception:
+        return {"crash": traceback.format_exc()[-3000:]}
+    select = request.get("select")
+    if select is not None:
+        read = read.select(select)
+    columns = read.column_names
+    values = [[_plain_arrow(v, f.type) for v in read.column(f.name).to_pylist()] for f in read.schema]
+    rows = [list(row) for row in zip(*values, strict=True)] if values else []
+    return {"columns": columns, "rows": sorted(rows, key=json.dumps)}
+
+
+def _plain_arrow(value: Any, type_: pa.DataType) -> Any:
+    """A value of a pyarrow column as java_side writes Spark's: structs as objects, maps as sorted pairs."""
+    if value is None:
+        return None
+    if pa.types.is_struct(type_):
+        return {
+            type_.field(i).name: _plain_arrow(value[type_.field(i).name], type_.field(i).type)
+            for i in range(type_.num_fields)
+        }
+    if pa.types.is_map(type_):
+        pairs = [[_plain_arrow(k, type_.key_type), _plain_arrow(v, type_.item_type)] for k, v in value]
+        return sorted(pairs, key=json.dumps)
+    if pa.types.is_list(type_) or pa.types.is_large_list(type_):
+        return [_plain_arrow(v, type_.value_type) for v in value]
+    return plain_value(value)
+
+
+def rows_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(finding, tolerated): what differs between the rows Spark reads and ours (None: nothing). Spark
+    refusing a read Java planned (a filter's column the snapshot's schema lacks, say) compares nothing."""
+    if "error" in java:
+        return None, SPARK_REFUSES_ROWS
+    if "crash" in ours:
+        return f"rows: our read crashed: {ours['crash'].strip().splitlines()[-1]}", None
+    if "error" in ours:
+        return f"rows: we refused what Spark reads: {ours['error']}", None
+    if java["columns"] != ours["columns"]:
+        return f"rows: Spark's columns {java['columns']}, ours {ours['columns']}", None
+    if java["rows"] == ours["rows"]:
+        return None, None
+    expected = collections.Counter(json.dumps(r) for r in java["rows"])
+    got = collections.Counter(json.dumps(r) for r in ours["rows"])
+    missing, extra = list((expected - got).elements()), list((got - expected).elements())
+    first = f"; first only Spark's {missing[0][:200]}" if missing else f"; first only ours {extra[0][:200]}"
+    counts = f"Spark reads {len(java['rows'])}, we read {len(ours['rows'])}"
+    return f"rows: {counts} ({len(missing)} only Spark's, {len(extra)} only ours){first}", None
