@@ -66,28 +66,33 @@ PyObject *kernels_split_weights(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* How many ranges n files make, saturating at INT64_MAX, into *total; or why the columns are not usable. */
+static const char *total_ranges(const int64_t *size, const uint8_t *can, const int64_t *count, Py_ssize_t n,
+                                Py_ssize_t n_flat, const int64_t *offsets, int64_t target, int64_t *total) {
+    int64_t used = 0;
+    *total = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int how;
+        if (count[i] < 0 || count[i] > n_flat - used) return "split offset counts past the offsets";
+        int64_t ranges = ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
+        *total = ranges > INT64_MAX - *total ? INT64_MAX : *total + ranges;
+        used += count[i];
+    }
+    return NULL;
+}
+
 /* How many ranges n files make (saturating at INT64_MAX): what splitting them would allocate, known first. */
 PyObject *kernels_count_ranges(PyObject *self, PyObject *args) {
     Py_buffer sizes, splittable, counts, flat;
     long long target;
     PyObject *result = NULL;
     if (!PyArg_ParseTuple(args, "y*y*y*y*L", &sizes, &splittable, &counts, &flat, &target)) return NULL;
-    Py_ssize_t n = sizes.len / 8, n_flat = flat.len / 8;
-    const int64_t *size = sizes.buf, *count = counts.buf, *offsets = flat.buf;
-    const uint8_t *can = splittable.buf;
-    int64_t total = 0, used = 0;
+    Py_ssize_t n = sizes.len / 8;
+    int64_t total = 0;
     const char *bad = target <= 0 ? "a split size <= 0" : NULL;
     if (bad == NULL && (splittable.len != n || counts.len / 8 != n)) bad = "columns of different lengths";
-    for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
-        int how;
-        if (count[i] < 0 || count[i] > n_flat - used) {
-            bad = "split offset counts past the offsets";
-            break;
-        }
-        int64_t ranges = ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
-        total = ranges > INT64_MAX - total ? INT64_MAX : total + ranges;
-        used += count[i];
-    }
+    if (bad == NULL)
+        bad = total_ranges(sizes.buf, splittable.buf, counts.buf, n, flat.len / 8, flat.buf, target, &total);
     if (bad != NULL) PyErr_Format(PyExc_ValueError, "count_ranges: %s", bad);
     else result = PyLong_FromLongLong(total);
     PyBuffer_Release(&sizes);
@@ -117,20 +122,8 @@ PyObject *kernels_split_files(PyObject *self, PyObject *args) {
     if (bad == NULL && (splittable.len != n || counts.len / 8 != n || deletes.len / 8 != n ||
                         delete_counts.len / 8 != n))
         bad = "columns of different lengths";
-    for (Py_ssize_t i = 0; bad == NULL && i < n; i++) {
-        int how;
-        if (count[i] < 0 || count[i] > n_flat - used) {
-            bad = "split offset counts past the offsets";
-            break;
-        }
-        int64_t ranges = ranges_of(size[i], can[i], offsets + used, count[i], target, &how);
-        if (ranges > PY_SSIZE_T_MAX / 8 - total) {
-            bad = "more ranges than memory holds (count_ranges first)";
-            break;
-        }
-        total += ranges;
-        used += count[i];
-    }
+    if (bad == NULL) bad = total_ranges(size, can, count, n, n_flat, offsets, target, &total);
+    if (bad == NULL && total > PY_SSIZE_T_MAX / 8) bad = "more ranges than memory holds (count_ranges first)";
     if (bad != NULL) {
         PyErr_Format(PyExc_ValueError, "split_files: %s", bad);
         goto done;

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from planner_service.errors import InvalidOptionError
+from planner_service.splitting.combine import split_option_problem
 
 SPLIT_SIZE = "read.split.target-size"
 LOOKBACK = "read.split.planning-lookback"
@@ -53,12 +54,9 @@ def resolve_split_options(request: Mapping[str, object] | None, table_properties
         lookback=resolve(LOOKBACK, "lookback (read.split.planning-lookback)", _INT_MAX),
         open_file_cost=resolve(OPEN_FILE_COST, "file-open-cost (read.split.open-file-cost)", _LONG_MAX),
     )
-    if opts.split_size <= 0:
-        raise InvalidOptionError(f"Split size must be > 0: {opts.split_size}")
-    if opts.lookback <= 0:
-        raise InvalidOptionError(f"Split planning lookback must be > 0: {opts.lookback}")
-    if opts.open_file_cost < 0:
-        raise InvalidOptionError(f"File open cost must be >= 0: {opts.open_file_cost}")
+    problem = split_option_problem(opts.split_size, opts.lookback, opts.open_file_cost)
+    if problem is not None:
+        raise InvalidOptionError(problem)
     return opts
 
 

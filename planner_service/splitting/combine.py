@@ -69,12 +69,20 @@ class Packing:
     stop: Stop = field(default_factory=never)
 
     def __post_init__(self) -> None:
-        if self.split_size <= 0:
-            raise ValueError(f"Split size must be > 0: {self.split_size}")
-        if self.lookback <= 0:
-            raise ValueError(f"Split planning lookback must be > 0: {self.lookback}")
-        if self.open_file_cost < 0:
-            raise ValueError(f"File open cost must be >= 0: {self.open_file_cost}")
+        problem = split_option_problem(self.split_size, self.lookback, self.open_file_cost)
+        if problem is not None:
+            raise ValueError(problem)
+
+
+def split_option_problem(split_size: int, lookback: int, open_file_cost: int) -> str | None:
+    """What Java's TableScanUtil.planTasks refuses in these options, in its words (None: nothing)."""
+    if split_size <= 0:
+        return f"Split size must be > 0: {split_size}"
+    if lookback <= 0:
+        return f"Split planning lookback must be > 0: {lookback}"
+    if open_file_cost < 0:
+        return f"File open cost must be >= 0: {open_file_cost}"
+    return None
 
 
 class TooManyRangesError(InvalidOptionError):
