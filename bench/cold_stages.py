@@ -5,7 +5,9 @@
 On the bench table (bench/make_table.py: built with Iceberg Java when missing, then cached), in one
 process of the checkout --src:
 1. the cold full plan as the service makes it (ScanPlanner.plan, a fresh planner each time, its pool of
-   threads): wall and CPU seconds, and the planner's own stage timings;
+   threads): wall and CPU seconds, and the planner's own stage timings; then the same with the planner's
+   threads at 1 and at 2, alternated (--threads): the speedup, the serial share it implies (Amdahl:
+   s = (2 / speedup - 1)) and what that share allows on 8 and 16 cores;
 2. the same work one stage at a time on one thread, each stage's wall time: read (the manifests' bytes from
    the page cache), inflate (Avro framing and deflate), decode (the entries into columns, chunks of
    manifests as the planner groups them), assemble (the chunks as one index, content checked), prune and
@@ -45,6 +47,7 @@ def main() -> int:
         env = load_java_env().ensure_java_env()
         marker = ensure_table(args, {**env, "env": java_environment(env["java_home"])})
     results = measure(marker["metadata_location"], args.repeat)
+    results["threads"] = scaling(marker["metadata_location"], args.repeat)
     results["table"] = {"files": args.files, "manifests": args.manifests}
     for line in report(results):
         print(line)
@@ -78,6 +81,42 @@ def measure(location: str, repeat: int) -> dict[str, Any]:
         },
         "stages_s": {k: statistics.median(s[k] for s in stages) for k in stages[0] if not k.startswith("floor")},
         "floor_s": {k: statistics.median(s[k] for s in stages) for k in stages[0] if k.startswith("floor")},
+    }
+
+
+def _cold_plan_s(location: str, threads: int | None) -> tuple[float, float]:
+    """A cold full plan by a fresh planner of `threads` threads (None: the default): wall and CPU seconds."""
+    from planner_service.catalog.base import load_by_metadata_location
+    from planner_service.io.fileio import FileIO
+    from planner_service.planning.planner import ScanPlanner
+    from planner_service.planning.scan_request import scan_request
+
+    io = FileIO()
+    planner = ScanPlanner(io) if threads is None else ScanPlanner(io, threads=threads)
+    table = load_by_metadata_location(io, location)
+    wall, cpu = time.perf_counter(), time.process_time()
+    planner.plan(table, scan_request())
+    out = time.perf_counter() - wall, time.process_time() - cpu
+    planner.close()
+    return out
+
+
+def scaling(location: str, repeat: int) -> dict[str, Any]:
+    """Cold plans on 1 and on 2 threads, alternated (medians); the serial share that speedup implies."""
+    walls: dict[int, list[float]] = {1: [], 2: []}
+    for run in range(repeat):
+        for threads in (1, 2):
+            progress("cold-stages", f"cold plan on {threads} thread(s), {run + 1}/{repeat}")
+            walls[threads].append(_cold_plan_s(location, threads)[0])
+    one, two = statistics.median(walls[1]), statistics.median(walls[2])
+    speedup = one / two
+    serial = min(max(2 / speedup - 1, 0.0), 1.0)  # Amdahl: speedup(n) = 1 / (s + (1 - s) / n)
+    return {
+        "wall_1_s": one,
+        "wall_2_s": two,
+        "speedup_2": speedup,
+        "serial_share": serial,
+        "amdahl": {n: 1 / (serial + (1 - serial) / n) for n in (8, 16)},
     }
 
 
@@ -167,6 +206,14 @@ def report(results: dict[str, Any]) -> list[str]:
     lines.append(f"  {'sum (to the tasks)':<22} {total * 1000:>9,.0f} ms")
     lines.append("Floor:")
     lines += [f"  {name:<22} {seconds * 1000:>9,.0f} ms" for name, seconds in floor.items()]
+    threads = results.get("threads")
+    if threads:
+        lines.append(
+            f"Threads: 1 {threads['wall_1_s'] * 1000:,.0f} ms, 2 {threads['wall_2_s'] * 1000:,.0f} ms: "
+            f"{threads['speedup_2']:.2f}x; serial share {threads['serial_share']:.2f} (Amdahl: "
+            + ", ".join(f"{n} cores {v:.1f}x" for n, v in threads["amdahl"].items())
+            + ")"
+        )
     lines.append(
         f"Cold plan / floor (2 threads): {plan['wall_s'] / floor['floor_inflate_2_threads']:.1f}x; "
         f"/ floor (1 thread): {plan['wall_s'] / floor['floor_inflate_1_thread']:.1f}x"

@@ -39,10 +39,15 @@ def table_digest() -> str:
     return hashlib.sha256(MAKE_TABLE.read_bytes()).hexdigest()[:16]
 
 
-def table_dir(files: int, manifests: int) -> Path:
-    """$SCAN_PLANNER_CACHE/bench/<digest>/<files>-files-<manifests>-manifests: one directory per table shape."""
+SHAPES = ("uniform", "mixed")  # make_table.py's --shape: which optional fields the data files carry
+
+
+def table_dir(files: int, manifests: int, shape: str = "uniform") -> Path:
+    """$SCAN_PLANNER_CACHE/bench/<digest>/<files>-files-<manifests>-manifests[-<shape>]: one directory per
+    table shape (the uniform shape without a suffix)."""
     root: Path = load_java_env().cache_root()
-    return root / "bench" / table_digest() / f"{files}-files-{manifests}-manifests"
+    suffix = "" if shape == "uniform" else f"-{shape}"
+    return root / "bench" / table_digest() / f"{files}-files-{manifests}-manifests{suffix}"
 
 
 def read_marker(directory: Path) -> dict[str, Any] | None:

@@ -110,6 +110,9 @@ def main() -> int:
     parser.add_argument("--one-id", type=int, required=True, help="an id only one data file holds")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--heap", default="8g", help="the driver's heap (spark.driver.memory)")
+    parser.add_argument(
+        "--worker-threads", type=int, help="Iceberg's worker pool (iceberg.worker.num-threads; default: the cores)"
+    )
     parser.add_argument("--planning-mode", choices=("local", "distributed"), help="iceberg: data planning mode")
     args = parser.parse_args()
 
@@ -118,6 +121,8 @@ def main() -> int:
         catalog = "spark.sql.catalog.sp"
         conf = {catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest"}
         conf |= {f"{catalog}.uri": args.service_url, f"{catalog}.scan-planning-mode": args.rest_mode}
+    if args.worker_threads:  # (a system property, read when the pool is made: the driver JVM's options)
+        conf["spark.driver.extraJavaOptions"] = f"-Diceberg.worker.num-threads={args.worker_threads}"
     spark = session(args.jars.split(",") if args.jars else None, args.heap, args.planning_mode, conf)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     pids = [os.getpid(), jvm]

@@ -1,6 +1,6 @@
 """Write the benchmark table with Iceberg Java 1.10.2: metadata only, many data files in many manifests.
 
-    <java venv python> bench/make_table.py [--files 200000] [--manifests 400]
+    <java venv python> bench/make_table.py [--files 200000] [--manifests 400] [--shape uniform|mixed]
 
 Runs in the pyspark venv of scripts/java_env.py (plan_bench.py starts it). The table is format v2 with
 schema (id long, category string, ts timestamp, amount double), partitioned by day(ts) and
@@ -12,6 +12,8 @@ only metadata. Each file gets realistic metadata so that planning does realistic
 
 * sizes of 10-200 MB with 1-4 row groups (split offsets), so planTasks() splits and bin-packs as usual;
 * full metrics: record, value and null counts, column sizes, lower/upper bounds of every column;
+* `--shape mixed`: files of several writers side by side, their optional fields (sort order id, split
+  offsets) present in some and absent in others, as in tables that several engines append to;
 * manifest k covers day k alone (manifests can be pruned by their partition summaries), and ids are
   consecutive and disjoint per file (an id range selects a known share of the files by their bounds).
 
@@ -41,7 +43,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from common import MARKER, load_java_env, read_marker, table_dir, write_json
+from common import MARKER, SHAPES, load_java_env, read_marker, table_dir, write_json
 from jvm import started_jvm
 
 SEED = 1729
@@ -125,8 +127,12 @@ def _id_map(values: dict[str, Any]) -> dict[str, list[Any]]:
     return {"keys": [FIELD_IDS[name] for name in values], "values": list(values.values())}
 
 
-def data_file(rng: random.Random, location: str, index: int, day: dt.date, first_id: int) -> dict[str, Any]:
-    """One data file of day `day` whose ids start at `first_id`, as Iceberg's ContentFileParser reads it."""
+def data_file(
+    rng: random.Random, location: str, index: int, day: dt.date, first_id: int, shape: str = "uniform"
+) -> dict[str, Any]:
+    """One data file of day `day` whose ids start at `first_id`, as Iceberg's ContentFileParser reads it.
+    Shape `mixed`: files of several writers in each manifest, so their optional fields differ from file to file:
+    every third has no sort order id (PyIceberg's appends record none), every fifth no split offsets."""
     category = rng.choice(CATEGORIES)
     size = rng.randint(10 * MIB, 200 * MIB)
     rows = size // rng.randint(40, 60)
@@ -136,7 +142,7 @@ def data_file(rng: random.Random, location: str, index: int, day: dt.date, first
     ts_low = day_start + rng.randrange(_HOUR_MICROS)
     ts_high = day_start + _DAY_MICROS - 1 - rng.randrange(_HOUR_MICROS)
     amount_nulls = rows // rng.randint(50, 500)
-    return {
+    described: dict[str, Any] = {
         "spec-id": 0,
         "content": "DATA",
         "file-path": f"{location}/data/ts_day={day}/category={category}/{index:08d}-bench.parquet",
@@ -166,9 +172,12 @@ def data_file(rng: random.Random, location: str, index: int, day: dt.date, first
                 "amount": _double(round(rng.uniform(995, 1000), 2)),
             }
         ),
-        "split-offsets": offsets,
-        "sort-order-id": 0,
     }
+    if shape == "uniform" or index % 5:
+        described["split-offsets"] = offsets
+    if shape == "uniform" or index % 3:
+        described["sort-order-id"] = 0
+    return described
 
 
 # --- Writing through Iceberg Java -------------------------------------------------------------------------
@@ -210,7 +219,7 @@ def bench_methods(gateway: Any) -> tuple[Any, Any]:
     return method("write", table, string, string), method("commit", table, "java.util.List")
 
 
-def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
+def build(directory: Path, files: int, manifests: int, jars: list[str], shape: str) -> dict[str, Any]:
     """Write the table into directory/table: `manifests` manifests, MANIFESTS_PER_COMMIT per fast append;
     return its description. Python describes the next manifest's files while Java writes the last."""
     per_manifest = files // manifests
@@ -246,7 +255,7 @@ def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[
             day = FIRST_DAY + dt.timedelta(days=k)
             batch = []
             for j in range(per_manifest):
-                batch.append(data_file(rng, location, k * per_manifest + j, day, next_id))
+                batch.append(data_file(rng, location, k * per_manifest + j, day, next_id, shape))
                 file_ids.append(next_id)
                 next_id += batch[-1]["record-count"]
             written.append(java.submit(write_manifest, k, json.dumps(batch)))
@@ -257,7 +266,7 @@ def build(directory: Path, files: int, manifests: int, jars: list[str]) -> dict[
         table.refresh()
         metadata_location = table.operations().current().metadataFileLocation()
         snapshots = len(list(table.snapshots()))
-    return describe(location, metadata_location, files, manifests, snapshots, file_ids, next_id)
+    return {**describe(location, metadata_location, files, manifests, snapshots, file_ids, next_id), "shape": shape}
 
 
 def describe(
@@ -286,9 +295,9 @@ def describe(
     }
 
 
-def ensure_table(files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
+def ensure_table(files: int, manifests: int, jars: list[str], shape: str = "uniform") -> dict[str, Any]:
     """The cached table's description, building it first if it is missing or incomplete."""
-    directory = table_dir(files, manifests)
+    directory = table_dir(files, manifests, shape)
     described = read_marker(directory)
     if described is not None:
         return described
@@ -299,7 +308,7 @@ def ensure_table(files: int, manifests: int, jars: list[str]) -> dict[str, Any]:
                 log(f"removing the incomplete {directory}")
                 shutil.rmtree(directory)
             log(f"building {files} data files in {manifests} manifests into {directory}")
-            described = build(directory, files, manifests, jars)
+            described = build(directory, files, manifests, jars, shape)
             write_json(directory / MARKER, described)
     return described
 
@@ -308,13 +317,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=200_000, help="data files in all (default 200000)")
     parser.add_argument("--manifests", type=int, default=400, help="data manifests (default 400)")
+    parser.add_argument("--shape", choices=SHAPES, default="uniform", help="the files' optional fields (data_file)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
     args = parser.parse_args()
     if args.manifests < 1 or args.files < args.manifests or args.files % args.manifests:
         parser.error("--files must be a positive multiple of --manifests")
     jars = args.jars.split(",") if args.jars else list(load_java_env().ensure_java_env()["jars"])
     started = time.monotonic()
-    described = ensure_table(args.files, args.manifests, jars)
+    described = ensure_table(args.files, args.manifests, jars, args.shape)
     log(f"ready in {time.monotonic() - started:.1f}s: {described['metadata_location']}")
     print(json.dumps(described))
     return 0

@@ -3,9 +3,10 @@ cgroup v1 or v2 memory controller), --clients clients each asking at once for th
 200,000-file bench table (each with its own split size: a plan each), twice: with the budgets the service
 fits under the cgroup's limit at start (service/memory_limit.py), and with the defaults forced (the
 budgets of an unlimited machine, given explicitly). For each: the answers (200, 503 with Retry-After, or
-none: the process killed), the cgroup's peak usage and OOM kills.
+none: the process killed), the cgroup's peak usage and OOM kills. With --slow-readers, each client reads its
+answer --read-kib at a time with a pause between reads (a slow client: the service holds what it has not sent).
 
-    .venv/bin/python bench/memory_limit_bench.py [--limit-mib 1024] [--clients 4] [--src DIR]
+    .venv/bin/python bench/memory_limit_bench.py [--limit-mib 1024] [--clients 4] [--slow-readers] [--src DIR]
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit-mib", type=int, default=1024)
     parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--slow-readers", action="store_true", help="read each answer slowly")
+    parser.add_argument("--read-kib", type=int, default=64, help="--slow-readers: KiB read at a time (default 64)")
+    parser.add_argument("--pause", type=float, default=0.05, help="--slow-readers: seconds between reads")
+    parser.add_argument("--uncompressed", action="store_true", help="ask for the answers as they are (curl's way)")
     parser.add_argument("--files", type=int, default=200_000)
     parser.add_argument("--manifests", type=int, default=400)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds building the table may take")
@@ -61,8 +66,11 @@ def run(args: argparse.Namespace, location: str, env: dict[str, str]) -> dict[st
             def plan(split_mib: int) -> None:
                 body = {"table": "bench.t", "inline-task-limit": 10**9, "options": {"split-size": str(split_mib * MIB)}}
                 try:
-                    answer = httpx.post(f"{service.url}/plan", json=body, timeout=600)
-                    answer.read()
+                    headers = {"Accept-Encoding": "identity"} if args.uncompressed else {}
+                    with httpx.stream("POST", f"{service.url}/plan", json=body, headers=headers, timeout=600) as answer:
+                        for _ in answer.iter_raw(args.read_kib * 1024 if args.slow_readers else None):
+                            if args.slow_readers:
+                                time.sleep(args.pause)
                     kind = str(answer.status_code) + (" + Retry-After" if "retry-after" in answer.headers else "")
                 except httpx.HTTPError as exc:
                     kind = f"no answer ({type(exc).__name__})"

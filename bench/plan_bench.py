@@ -76,10 +76,12 @@ def python_environment(src: Path) -> dict[str, str]:
 
 def ensure_table(args: argparse.Namespace, java: dict[str, Any]) -> dict[str, Any]:
     """The table's table.json; make_table.py builds the table first if it is not cached (under a lock)."""
-    described = read_marker(table_dir(args.files, args.manifests))
+    shape = getattr(args, "shape", "uniform")
+    described = read_marker(table_dir(args.files, args.manifests, shape))
     if described is None:
         progress("bench", f"building the table ({args.files} files, {args.manifests} manifests); cached afterwards")
         cmd = [java["python"], str(MAKE_TABLE), "--files", str(args.files), "--manifests", str(args.manifests)]
+        cmd += ["--shape", shape]
         described = run_json("make_table", [*cmd, "--jars", ",".join(java["jars"])], java["env"], args.timeout)
     return described
 

@@ -1,7 +1,8 @@
 """Spark + Iceberg's own REST catalog client planning through the service, against the same Spark + Iceberg
 planning in its driver, from the user's seat (issue 32).
 
-    .venv/bin/python bench/rest_client_bench.py [--files 200000 --manifests 400] [--iceberg 1.12.0] [--cold-runs 2]
+    .venv/bin/python bench/rest_client_bench.py [--files 200000 --manifests 400] [--shape uniform|mixed]
+        [--iceberg 1.12.0] [--cold-runs 2] [--worker-threads N]
 
 On the metadata-only bench table (bench/make_table.py; built once with Iceberg Java and cached), served by
 a fresh `scan-planner serve` as `bench.t`, each Spark driver (pyspark 3.5 with iceberg-spark-runtime 1.12.0,
@@ -27,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from common import BENCH, REPO, load_java_env, progress, write_json
+from common import BENCH, REPO, SHAPES, load_java_env, progress, write_json
 from plan_bench import BenchError, ensure_table, java_environment, run_json
 from service_bench import bench_service
 
@@ -46,6 +47,8 @@ def session(args: argparse.Namespace, java: dict[str, Any], location: str, one_i
         cpu = service_cpu_seconds(service.pid)
         cmd = [java["python"], str(BENCH / "driver_partitions.py"), "rest", "--service-url", service.url]
         cmd += ["--rest-mode", mode, "--one-id", str(one_id), "--repeat", str(args.repeat), "--heap", args.heap]
+        if args.worker_threads:
+            cmd += ["--worker-threads", str(args.worker_threads)]
         result = run_json(f"rest {mode}", [*cmd, "--jars", ",".join(java["jars"])], java["env"], args.timeout)
         result["service_cpu_s"] = service_cpu_seconds(service.pid) - cpu
         result["service_peak_rss_bytes"] = service.peak_rss_bytes()
@@ -78,8 +81,9 @@ FIGURES = (
 def report(results: dict[str, Any]) -> list[str]:
     server, client = results["server"], results["client"]
     lines = [
-        f"{results['files']:,} files in {results['manifests']:,} manifests; Iceberg {results['iceberg']} on "
-        f"Spark {server[0]['spark']}; medians of {len(server)} fresh sessions each",
+        f"{results['files']:,} files in {results['manifests']:,} manifests ({results['shape']}); Iceberg "
+        f"{results['iceberg']} on Spark {server[0]['spark']}, worker threads {results['worker_threads'] or 'cores'}; "
+        f"medians of {len(server)} fresh sessions each",
         f"{'':34} {'service plans':>14} {'driver plans':>14} {'ratio':>7}",
     ]
     for label, path in FIGURES:
@@ -96,6 +100,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", type=int, default=200_000)
     parser.add_argument("--manifests", type=int, default=400)
+    parser.add_argument("--shape", choices=SHAPES, default="uniform", help="the bench table's shape (make_table.py)")
+    parser.add_argument("--worker-threads", type=int, help="the client's iceberg.worker.num-threads (default: cores)")
     parser.add_argument("--iceberg", default="1.12.0", help="the Iceberg release (1.11 or later)")
     parser.add_argument("--repeat", type=int, default=3, help="warm repeats in each session (default 3)")
     parser.add_argument("--cold-runs", type=int, default=2, help="fresh sessions of each (default 2)")
@@ -112,6 +118,7 @@ def main() -> int:
         java = {**env, "env": java_environment(env["java_home"])}
         one_id = table["one_percent"]["id_range"]["min"]  # ids are disjoint per file: one file holds it
         results: dict[str, Any] = {"files": args.files, "manifests": args.manifests, "iceberg": args.iceberg}
+        results |= {"shape": args.shape, "worker_threads": args.worker_threads}
         results |= {"server": [], "client": []}
         for run in range(args.cold_runs):
             for mode in ("server", "client"):

@@ -35,6 +35,11 @@ class LruCache(Generic[V]):
     def max_bytes(self) -> int:
         return self._max_bytes
 
+    def __contains__(self, key: str) -> bool:
+        """Whether `key` is kept (neither counted as a hit or miss nor made more recent)."""
+        with self._lock:
+            return key in self._data
+
     def get(self, key: str) -> V | None:
         with self._lock:
             hit = self._data.get(key)

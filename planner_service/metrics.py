@@ -57,6 +57,14 @@ CACHE_ENTRIES = Metric("scan_planner_cache_entries", "gauge", "Entries cached no
 CACHE_BYTES = Metric("scan_planner_cache_bytes", "gauge", "Estimated bytes cached now", ("cache",))
 CACHE_EVICTIONS = Metric("scan_planner_cache_evictions", "gauge", "Entries evicted so far", ("cache",))
 PLANS_MADE = Metric("scan_planner_plans_made", "gauge", "Plans made (fresh, explained, or rebuilt from a plan id)")
+PLANS_RUNNING = Metric("scan_planner_plans_running", "gauge", "Plans being made now")
+PLANS_WAITING = Metric("scan_planner_plans_waiting", "gauge", "Plans waiting for their turn now")
+PLAN_MEMORY = Metric(
+    "scan_planner_plan_memory_bytes",
+    "gauge",
+    "Estimated bytes counted against plan_memory_bytes now: plans being made, answers being sent",
+    ("held_by",),
+)
 SPILL_PLANS = Metric("scan_planner_plan_spill_plans", "gauge", "Plans spilled to disk so far")
 SPILL_BYTES = Metric("scan_planner_plan_spill_bytes", "gauge", "Bytes of spilled plans on disk")
 SPILL_EVICTIONS = Metric(
@@ -93,6 +101,9 @@ METRICS: tuple[Metric, ...] = (
     CACHE_BYTES,
     CACHE_EVICTIONS,
     PLANS_MADE,
+    PLANS_RUNNING,
+    PLANS_WAITING,
+    PLAN_MEMORY,
     SPILL_PLANS,
     SPILL_BYTES,
     SPILL_EVICTIONS,

@@ -254,7 +254,8 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: float = Field(default=60.0, gt=0)
     """After draining, requests still running this long are cut off."""
     plan_memory_bytes: int = 1024 * 1024 * 1024
-    """Estimated memory of the plans made at once; a bigger plan runs alone."""
+    """Estimated memory of the plans made at once and of the answers being sent (what a slow client has not read
+    yet); a bigger plan runs alone, when nothing else is held."""
     max_waiting_plans: int = 2
     """Plans waiting for their turn; more are answered 503 with Retry-After at once."""
     manifest_threads: int = Field(default_factory=default_manifest_threads, gt=0)

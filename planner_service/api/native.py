@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
@@ -20,6 +20,7 @@ from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, 
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.documented import PLAN_ID, PLAN_TASK, PLANNING, TABLE, answers, link
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
+from planner_service.api.held_responses import HeldResponse, HeldStreamingResponse
 from planner_service.api.request_models import PlanRequest, json_body_schema, parse_body
 from planner_service.api.response_models import DeferredPlan, HealthStatus, PlanResponse, described
 from planner_service.api.responses import json_bytes, json_response
@@ -34,7 +35,10 @@ from planner_service.metrics import (
     CACHE_MISSES,
     GC_COLLECTIONS,
     GC_FROZEN,
+    PLAN_MEMORY,
     PLANS_MADE,
+    PLANS_RUNNING,
+    PLANS_WAITING,
     SPILL_BYTES,
     SPILL_EVICTIONS,
     SPILL_FAILURES,
@@ -42,15 +46,19 @@ from planner_service.metrics import (
     Gauge,
 )
 from planner_service.planning.admission import Cancellation
+from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
+from planner_service.wire.data_file_rows import CHUNK_ROWS
 from planner_service.wire.native_tasks_json import encode_tasks
 from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head
 
 router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
+AHEAD = 2  # chunks of a streamed answer rendered ahead of the socket
+BYTES_PER_ROW = 512  # a data file's or task's JSON, most of them (410 B measured)
 
 
 def plan_response(
@@ -83,18 +91,31 @@ def plan_response(
         deferred = json_bytes(deferred_body(result, plan_id, credentials, body.task_estimates), pretty)
         return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
     key = f"{plan_id}|{limit}|{pretty}|{coding}"
-    stored = runtime.plans.bodies.get(key) if reusable else None
-    if stored is not None:
+    bodies = runtime.plans.bodies
+    stored = bodies.get(key) if reusable else None
+    if stored is not None:  # (held by the body cache, which counts it)
         return _encoded_response(stored, coding, etag)
     chunks = encode_plan(result.plan, plan_id, credentials)
+    admission = runtime.plans.admission
     if pretty:
-        return _body_response(b"".join(chunks), pretty, coding, etag)
-    keep = partial(runtime.plans.bodies.put, key) if reusable else None
-    return StreamingResponse(
-        _teed(compressed(rendered_ahead(chunks), coding), keep),
+        encoded = b"".join(compressed([json_bytes(orjson.loads(b"".join(chunks)), pretty=True)], coding))
+        return HeldResponse(
+            encoded, headers=_headers(coding, etag), media_type="application/json", release=admission.hold(len(encoded))
+        )
+    kept = min(MAX_KEPT_BODY, bodies.max_bytes) if reusable else 0  # (a copy for the body cache, while it fits)
+    plan_bytes = 0 if runtime.plans.keeps(request.cache_id) else result.weight  # (else the cache counts it)
+    return HeldStreamingResponse(
+        _teed(compressed(rendered_ahead(chunks, AHEAD), coding), partial(bodies.put, key) if kept else None, kept),
         headers=_headers(coding, etag),
         media_type="application/json",
+        release=admission.hold(plan_bytes + streamed_bytes(result.plan) + kept),
     )
+
+
+def streamed_bytes(plan: ScanPlan) -> int:
+    """What a streamed answer holds besides its plan: the chunks rendered ahead, the one being compressed."""
+    rows = (len(plan.files) if plan.files is not None else 0) + (len(plan.combined) if plan.combined else 0)
+    return 4096 + min(rows, (AHEAD + 2) * CHUNK_ROWS) * BYTES_PER_ROW
 
 
 def deferred_body(
@@ -129,23 +150,17 @@ def _headers(coding: str | None, etag: str) -> dict[str, str]:
     return headers
 
 
-def _body_response(raw: bytes, pretty: bool, coding: str | None, etag: str) -> Response:
-    if pretty:
-        raw = json_bytes(orjson.loads(raw), pretty=True)
-    return _encoded_response(b"".join(compressed([raw], coding)), coding, etag)
-
-
 def _encoded_response(encoded: bytes, coding: str | None, etag: str) -> Response:
     return Response(encoded, headers=_headers(coding, etag), media_type="application/json")
 
 
-def _teed(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None) -> Iterator[bytes]:
-    """`chunks`, and once all have passed, their concatenation to `keep` (the body cache) if small enough."""
+def _teed(chunks: Iterator[bytes], keep: Callable[[bytes], None] | None, limit: int) -> Iterator[bytes]:
+    """`chunks`, and once all have passed, their concatenation to `keep` (the body cache) if at most `limit`."""
     copy: list[bytes] | None = [] if keep is not None else None
     size = 0
     for chunk in chunks:
         size += len(chunk)
-        if copy is not None and size > MAX_KEPT_BODY:
+        if copy is not None and size > limit:
             copy = None
         if copy is not None:
             copy.append(chunk)
@@ -309,6 +324,11 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
             gauges.append((metric, float(value), {"cache": name}))
     plans = runtime.plans
     gauges.append((PLANS_MADE, float(plans.made), {}))
+    admitted = plans.admission.state()
+    gauges.append((PLANS_RUNNING, float(admitted["running"]), {}))
+    gauges.append((PLANS_WAITING, float(admitted["waiting"]), {}))
+    gauges.append((PLAN_MEMORY, float(admitted["bytes"] - admitted["held-bytes"]), {"held_by": "plans"}))
+    gauges.append((PLAN_MEMORY, float(admitted["held-bytes"]), {"held_by": "answers"}))
     if (spill := plans.spill) is not None:
         for metric, value in (
             (SPILL_PLANS, spill.spilled),

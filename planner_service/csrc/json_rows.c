@@ -11,6 +11,8 @@
  *   (SNIPPET, int64 ids, int64 offsets, data)           the ids[row]-th of pre-rendered JSON snippets
  *   (SPLITS, int64 task offsets, int64 file, int64 start, int64 length, offset)
  *                                                       [[file,start,length],...] of the row's pieces
+ * INT, STRING and INTS take an optional last item, a key (say b',"sort-order-id":'): the key and the value
+ * where the value is present, nothing at all where it is null (an optional field left out of that row).
  * Buffers are checked against `length` before any row is rendered; rendering runs without the GIL. */
 #include "kernels.h"
 
@@ -20,6 +22,7 @@ enum { P_LITERAL, P_INT, P_STRING, P_INTS, P_SNIPPET, P_SPLITS, P_TAIL };
 typedef struct {
     int kind;
     Py_buffer views[MAX_BUFFERS];
+    Py_buffer key;  /* INT, STRING, INTS: written before a present value; a null one is left out (buf NULL: none) */
     int64_t offset;
 } Part;
 
@@ -119,19 +122,20 @@ static char *put_string(char *p, const uint8_t *s, size_t n) {
 static size_t part_bound(const Part *part, int64_t row) {
     const Py_buffer *v = part->views;
     int64_t i = row + part->offset;
+    size_t key = part->key.buf != NULL ? (size_t)part->key.len : 0;
     switch (part->kind) {
         case P_LITERAL:
             return (size_t)v[0].len;
         case P_INT:
-            return INT_BYTES;
+            return key + INT_BYTES;
         case P_STRING:
         case P_TAIL: {
             const int64_t *offsets = i64(&v[1]);
-            return 6 * (size_t)(offsets[i + 1] - offsets[i]) + 4;  /* every byte \u00XX; or null */
+            return key + 6 * (size_t)(offsets[i + 1] - offsets[i]) + 4;  /* every byte \u00XX; or null */
         }
         case P_INTS: {
             const int64_t *offsets = i64(&v[1]);
-            return (size_t)(offsets[i + 1] - offsets[i]) * (INT_BYTES + 1) + 4;
+            return key + (size_t)(offsets[i + 1] - offsets[i]) * (INT_BYTES + 1) + 4;
         }
         case P_SNIPPET: {
             int64_t id = i64(&v[0])[row];
@@ -150,6 +154,10 @@ static size_t part_bound(const Part *part, int64_t row) {
 static char *render_part(char *p, const Part *part, int64_t row) {
     const Py_buffer *v = part->views;
     int64_t i = row + part->offset;
+    if (part->key.buf != NULL) {  /* an optional field: its key and value, or nothing */
+        if (!present(&v[0], i)) return p;
+        p = put_text(p, part->key.buf, (size_t)part->key.len);
+    }
     switch (part->kind) {
         case P_LITERAL:
             return put_text(p, v[0].buf, (size_t)v[0].len);
@@ -244,7 +252,7 @@ static const char *check_part(const Part *part, int64_t length) {
     }
 }
 
-static const char *FORMATS[] = {"iy*", "iz*y*L", "iz*y*y*L", "iz*y*y*L", "iy*y*y*", "iy*y*y*y*L", "iz*y*y*L"};
+static const char *FORMATS[] = {"iy*", "iz*y*L|y*", "iz*y*y*L|y*", "iz*y*y*L|y*", "iy*y*y*", "iy*y*y*y*L", "iz*y*y*L"};
 
 PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
     long long length;
@@ -277,10 +285,12 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
         int ok;
         switch (kind) {
             case P_LITERAL: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0]); break;
-            case P_INT: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &offset); break;
+            case P_INT: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &offset, &p->key); break;
             case P_STRING:
-            case P_TAIL:
-            case P_INTS: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &offset); break;
+            case P_INTS:
+                ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &offset, &p->key);
+                break;
+            case P_TAIL: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &offset); break;
             case P_SNIPPET: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2]); break;
             default: ok = PyArg_ParseTuple(item, FORMATS[kind], &kind, &w[0], &w[1], &w[2], &w[3], &offset); break;
         }
@@ -314,8 +324,10 @@ PyObject *kernels_render_rows(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     _PyBytes_Resize(&result, (Py_ssize_t)(p - start));  /* (NULL, an error set, if it fails) */
 fail:
-    for (Py_ssize_t i = 0; i < parsed; i++)
-        for (int k = 0; k < MAX_BUFFERS; k++) PyBuffer_Release(&parts[i].views[k]);  /* (a no-op if unused) */
+    for (Py_ssize_t i = 0; i < parsed; i++) {  /* (a no-op for the buffers unused) */
+        for (int k = 0; k < MAX_BUFFERS; k++) PyBuffer_Release(&parts[i].views[k]);
+        PyBuffer_Release(&parts[i].key);
+    }
     PyMem_Free(parts);
     PyBuffer_Release(&prefix);
     return result;

@@ -4,7 +4,10 @@ and for how long; and cancellation, which stops a plan at its next step when nob
 A plan's cost is its estimated memory: the data files of its snapshot (the manifest list's counts) times
 BYTES_PER_FILE, and the ranges its split size cuts them into beyond one a file times BYTES_PER_RANGE.
 Plans run while fewer than `slots` run and their costs fit the budget; a plan bigger than the whole budget
-runs alone. A plan that would wait while `max_waiting` already wait, or that waits
+runs alone. Answers being sent hold memory too (a plan no cache keeps, the body rendered ahead of a slow
+reader): `hold` counts it against the same budget until the answer is sent, so that plans wait for slow
+readers instead of adding to what they hold; only with nothing held and nothing running does a plan
+bigger than the budget run. A plan that would wait while `max_waiting` already wait, or that waits
 `queue_seconds`, is refused (OverloadedError, saying when to try again); a waiting plan whose client
 goes away leaves the queue."""
 
@@ -119,6 +122,7 @@ class Admission:
         self._used = 0
         self._waiting = 0
         self._patient = 0  # waiting without a deadline, outside max_waiting (submitted REST plans)
+        self._held = 0  # bytes answers hold while they are sent (hold)
 
     @contextmanager
     def admitted(
@@ -141,12 +145,39 @@ class Admission:
                 self._used -= cost
                 self._changed.notify_all()
 
+    def hold(self, cost: int) -> Callable[[], None]:
+        """Count `cost` bytes an answer holds while it is sent, until the returned release is called (once or
+        more). The memory is held already, so this never waits: plans are admitted around it."""
+        cost = max(cost, 0)
+        with self._changed:
+            self._held += cost
+        released = threading.Event()
+
+        def release() -> None:
+            if released.is_set():
+                return
+            with self._changed:
+                if released.is_set():
+                    return
+                released.set()
+                self._held -= cost
+                self._changed.notify_all()
+
+        return release
+
     def state(self) -> dict[str, int]:
         with self._changed:
-            return {"running": self._running, "waiting": self._waiting + self._patient, "bytes": self._used}
+            return {
+                "running": self._running,
+                "waiting": self._waiting + self._patient,
+                "bytes": self._used + self._held,
+                "held-bytes": self._held,
+            }
 
     def _fits(self, cost: int) -> bool:
-        return self._running == 0 or (self._running < self.slots and self._used + cost <= self.budget_bytes)
+        if self._running == 0 and self._held == 0:  # (alone: however big)
+            return True
+        return self._running < self.slots and self._used + self._held + cost <= self.budget_bytes
 
     def _enter(self, cost: int, cancel: Cancellation) -> None:
         with self._changed:

@@ -145,6 +145,10 @@ class PlanCache:
         table = LoadedTable(request.table, table.metadata_location, table.metadata, table.vouched)
         return self.get(request, table, cancel)
 
+    def keeps(self, key: str) -> bool:
+        """Whether the plan of `key` is kept in memory (and counted there)."""
+        return key in self.cache
+
     def _held(self, key: str) -> CachedPlan | None:
         """The plan held in memory or spilled to disk under `key`, if any."""
         cached = self.cache.get(key)

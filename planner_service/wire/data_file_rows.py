@@ -6,7 +6,6 @@ is `{"data-file": DataFile` (the Iceberg REST spec's form) followed by what the 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from planner_service.wire import json_rows as rows
 from planner_service.wire.content_file_json import partition_json, partition_types
 from planner_service.wire.json_rows import SnippetTable
 
-CHUNK_ROWS = 20_000  # data files rendered at a time
+CHUNK_ROWS = 8192  # data files rendered at a time (a few MB of JSON: what a streamed answer renders ahead)
 Tail = Callable[[int, int], list[rows.Part]]  # the parts after the data file, for files[begin:end]
 
 _DATA_FILE_COLUMNS = [
@@ -34,10 +33,10 @@ _DATA_FILE_COLUMNS = [
     "first_row_id",
     "data_sequence_number",
 ]
-_OPTIONAL: dict[str, tuple[str, Callable[[pl.Series], rows.Part]]] = {  # column: (JSON key, renderer)
+_OPTIONAL: dict[str, tuple[str, Callable[[pl.Series, str | None], rows.Part]]] = {  # column: (JSON key, part)
     "split_offsets": ("split-offsets", rows.int_lists),
     "sort_order_id": ("sort-order-id", rows.ints),
-    "key_metadata": ("key-metadata", lambda s: rows.strings(s.bin.encode("hex").str.to_uppercase())),
+    "key_metadata": ("key-metadata", lambda s, key: rows.strings(s.bin.encode("hex").str.to_uppercase(), key)),
     "first_row_id": ("first-row-id", rows.ints),
     "data_sequence_number": ("sequence-number", rows.ints),
 }
@@ -54,7 +53,7 @@ def data_file_chunks(
     omit_nulls: bool = False,
 ) -> Iterator[bytes]:
     """files[begin:end] as comma-separated entries, in chunks of CHUNK_ROWS. An optional field some files of a
-    chunk lack is null in those; with `omit_nulls`, left out of them (runs of files alike rendered apart)."""
+    chunk lack is null in those; with `omit_nulls`, left out of them."""
     index = files.index
     end = len(files) if end is None else end
     types = partition_types(specs, schema)
@@ -76,30 +75,17 @@ def data_file_chunks(
         contiguous = len(selected) and selected[-1] - selected[0] == len(selected) - 1  # a slice, not a copy
         start = int(selected[0]) if len(selected) else 0
         chunk = {n: c.slice(start, len(selected)) if contiguous else c.gather(selected) for n, c in columns.items()}
-        for a, b in _alike(chunk) if omit_nulls else [(0, len(selected))]:
-            run = selected[a:b]
-            yield _render(
-                {n: c.slice(a, b - a) for n, c in chunk.items()} if b - a < len(selected) else chunk,
-                len(run),
-                index.spec_id[run],
-                (format_ids[run], format_json),
-                (index.partition_id[run], partitions),
-                (index.directory_id[run], directories),
-                tail(chunk_first + a, chunk_first + b),
-                b"," if chunk_first + a > begin else b"",
-            )
-
-
-def _alike(chunk: dict[str, pl.Series]) -> list[tuple[int, int]]:
-    """The chunk's rows in runs whose optional fields are present alike (one run, most often)."""
-    height = len(chunk[_DATA_FILE_COLUMNS[0]])
-    present = np.zeros(height, np.int64)
-    for bit, name in enumerate(_OPTIONAL):
-        column = chunk[name]
-        if 0 < column.null_count() < height:  # (all present or all absent: the same in every row)
-            present |= (~column.is_null().to_numpy()).astype(np.int64) << bit
-    bounds = [0, *(np.flatnonzero(np.diff(present)) + 1).tolist(), height]
-    return list(itertools.pairwise(bounds))
+        yield _render(
+            chunk,
+            len(selected),
+            index.spec_id[selected],
+            (format_ids[selected], format_json),
+            (index.partition_id[selected], partitions),
+            (index.directory_id[selected], directories),
+            tail(chunk_first, chunk_first + len(selected)),
+            b"," if chunk_first > begin else b"",
+            omit_nulls,
+        )
 
 
 def _render(
@@ -111,10 +97,11 @@ def _render(
     directory: Snippets,
     tail: list[rows.Part],
     prefix: bytes,
+    omit_nulls: bool,
 ) -> bytes:
     """One chunk of entries, comma-separated, after `prefix`. Optional fields that no file of the chunk has are
-    left out; where only some files have one, the others carry null. A path is its directory's snippet (the
-    string opened, the directory escaped) and its name's tail."""
+    left out; where only some files have one, the others carry null, or with `omit_nulls` leave it out. A path
+    is its directory's snippet (the string opened, the directory escaped) and its name's tail."""
     col = chunk.__getitem__
     parts = [
         rows.literal('{"data-file":{"spec-id":'),
@@ -132,7 +119,12 @@ def _render(
         rows.ints(col("record_count")),
     ]
     for name, (key, part) in _OPTIONAL.items():
-        if col(name).null_count() < height:
-            parts += [rows.literal(f',"{key}":'), part(col(name))]
+        nulls = col(name).null_count()
+        if nulls == height:
+            continue
+        if nulls and omit_nulls:  # (only some files have it: the key with each value, nothing for the others)
+            parts.append(part(col(name), f',"{key}":'))
+        else:
+            parts += [rows.literal(f',"{key}":'), part(col(name), None)]
     parts += [rows.literal("}"), *tail, rows.literal("}")]
     return rows.render(height, parts, prefix)

@@ -2,7 +2,8 @@
 
 A row template is a list of parts: literal text, and columns (numbers, strings, lists of numbers,
 pre-rendered snippets picked per row, a task's splits). `render` gives the rows joined by commas. Columns
-come from polars, Arrow or numpy without a copy where their layout allows it.
+come from polars, Arrow or numpy without a copy where their layout allows it. A column given a `key` is an
+optional field: the key and the value in the rows that have one, nothing in the rows where it is null.
 """
 
 from __future__ import annotations
@@ -31,20 +32,20 @@ def literal(text: str) -> Part:
     return (_LITERAL, text.encode())
 
 
-def ints(values: pl.Series | np.ndarray[Any, Any]) -> Part:
-    """A number per row, or null."""
+def ints(values: pl.Series | np.ndarray[Any, Any], key: str | None = None) -> Part:
+    """A number per row, or null (with a `key`: the key and the number, or nothing)."""
     if isinstance(values, np.ndarray):
-        return (_INT, None, np.ascontiguousarray(values, dtype=np.int64), 0)
+        return _keyed((_INT, None, np.ascontiguousarray(values, dtype=np.int64), 0), key)
     array = _compact(values.cast(pl.Int64).to_arrow())
     validity, data = array.buffers()
-    return (_INT, validity, data, array.offset)
+    return _keyed((_INT, validity, data, array.offset), key)
 
 
-def strings(values: pl.Series) -> Part:
-    """A JSON string per row, or null."""
+def strings(values: pl.Series, key: str | None = None) -> Part:
+    """A JSON string per row, or null (with a `key`: the key and the string, or nothing)."""
     array = _compact(values.cast(pl.String).to_arrow().cast(pa.large_string()))
     validity, offsets, data = array.buffers()
-    return (_STRING, validity, offsets, data or b"", array.offset)
+    return _keyed((_STRING, validity, offsets, data or b"", array.offset), key)
 
 
 def string_tails(values: pl.Series) -> Part:
@@ -56,14 +57,18 @@ def string_tails(values: pl.Series) -> Part:
     return (_TAIL, None, offsets, data or b"", array.offset)
 
 
-def int_lists(values: pl.Series) -> Part:
-    """A JSON array of numbers per row, or null."""
+def int_lists(values: pl.Series, key: str | None = None) -> Part:
+    """A JSON array of numbers per row, or null (with a `key`: the key and the array, or nothing)."""
     array = _compact(values.cast(pl.List(pl.Int64)).to_arrow().cast(pa.large_list(pa.int64())))
     child = array.values
     if child.offset:
         array = _compact(array, force=True)
         child = array.values
-    return (_INTS, array.buffers()[0], array.buffers()[1], child.buffers()[1] or b"", array.offset)
+    return _keyed((_INTS, array.buffers()[0], array.buffers()[1], child.buffers()[1] or b"", array.offset), key)
+
+
+def _keyed(part: Part, key: str | None) -> Part:
+    return part if key is None else (*part, key.encode())
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,30 @@ def test_the_memory_budget_admits_what_fits_and_a_big_plan_alone() -> None:
     release.set()
     first.join(10)
     with admission.admitted(10_000, Cancellation()):  # bigger than the whole budget: runs when alone
-        assert admission.state() == {"running": 1, "waiting": 0, "bytes": 10_000 * BYTES_PER_FILE}
+        assert admission.state() == {"running": 1, "waiting": 0, "bytes": 10_000 * BYTES_PER_FILE, "held-bytes": 0}
+
+
+def test_answers_being_sent_hold_their_memory_until_released() -> None:
+    """What an answer holds while a slow client reads it counts against the budget: a plan that fits beside
+    it runs, one that does not waits (and here times out), and one bigger than the whole budget no longer
+    runs alone while any answer is held; released (once, however often called), the memory is free again."""
+    admission = Admission(slots=4, budget_bytes=100 * BYTES_PER_FILE, queue_seconds=0.3, max_waiting=4)
+    release = admission.hold(60 * BYTES_PER_FILE)
+    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 60 * BYTES_PER_FILE, "held-bytes": 60 * 1024}
+    with admission.admitted(40, Cancellation()):
+        pass
+    for files in (41, 10_000):
+        with pytest.raises(OverloadedError, match="waited"), admission.admitted(files, Cancellation()):
+            pass
+    other = admission.hold(5 * BYTES_PER_FILE)
+    release()
+    release()
+    assert admission.state()["held-bytes"] == 5 * BYTES_PER_FILE
+    with admission.admitted(95, Cancellation()):
+        pass
+    other()
+    with admission.admitted(10_000, Cancellation()):  # nothing held, nothing running: alone
+        assert admission.state()["held-bytes"] == 0
 
 
 def test_the_ranges_a_split_size_makes_are_weighed_with_the_files() -> None:
@@ -148,7 +171,7 @@ def test_a_background_plan_waits_for_its_turn_without_a_deadline() -> None:
     first.join(10)
     waiter.join(10)
     assert admitted and admitted[0] > 0.4, "admitted once the slot was free, well after queue_seconds"
-    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 0}
+    assert admission.state() == {"running": 0, "waiting": 0, "bytes": 0, "held-bytes": 0}
 
 
 # --- cancellation of the planner itself ----------------------------------------------------------------------

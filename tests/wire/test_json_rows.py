@@ -53,6 +53,33 @@ def test_rows_parse_back_to_their_columns() -> None:
     assert _parse(rows.render(n, parts)) == expected
 
 
+def test_keyed_columns_leave_out_their_nulls() -> None:
+    """A column with a key is an optional field: key and value where present, nothing where null."""
+    n = len(STRINGS)
+    frame = pl.DataFrame(
+        {"s": STRINGS, "i": INT64, "l": (LISTS * 2)[:n]},
+        schema={"s": pl.String, "i": pl.Int64, "l": pl.List(pl.Int64)},
+    )
+    parts = [
+        rows.literal('{"n":'),
+        rows.ints(np.arange(n)),
+        rows.strings(frame["s"], key=',"s":'),
+        rows.ints(frame["i"].slice(0, n), key=',"i":'),
+        rows.int_lists(frame["l"], key=',"l":'),
+        rows.ints(np.arange(n) * 2, key=',"m":'),  # (no validity: always there)
+        rows.literal("}"),
+    ]
+    expected = []
+    for k, (s, i, lst) in enumerate(zip(STRINGS, INT64, (LISTS * 2)[:n], strict=True)):
+        row = {"n": k, "s": s, "i": i, "l": lst, "m": 2 * k}
+        expected.append({key: value for key, value in row.items() if value is not None})
+    assert _parse(rows.render(n, parts)) == expected
+    sliced = frame["i"].slice(3, 4)  # (an Arrow offset into the validity bitmap)
+    assert _parse(rows.render(4, [rows.literal("{"), rows.ints(sliced, key='"i":'), rows.literal("}")])) == [
+        {"i": v} if v is not None else {} for v in INT64[3:7]
+    ]
+
+
 def test_sliced_and_chunked_columns() -> None:
     base = pl.Series("s", [f"v{i}" for i in range(100)])
     chunked = pl.concat([base.slice(0, 40), base.slice(40, 60)], rechunk=False)
