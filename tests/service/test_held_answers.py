@@ -137,7 +137,8 @@ def test_a_client_gone_before_reading_releases_its_answer(service: str) -> None:
 
 def _dechunked(body: bytes) -> bytes:
     """An HTTP/1.1 chunked body's content."""
-    out, rest = [], body
+    out: list[bytes] = []
+    rest = body
     while True:
         size_line, rest = rest.split(b"\r\n", 1)
         size = int(size_line, 16)
