@@ -56,22 +56,10 @@ def main() -> int:
 
 
 def measure(location: str, repeat: int) -> dict[str, Any]:
-    from planner_service.catalog.base import load_by_metadata_location
-    from planner_service.io.fileio import FileIO
-    from planner_service.planning.planner import ScanPlanner
-    from planner_service.planning.scan_request import scan_request
-
-    request = scan_request()
     plans = []
     for run in range(repeat):
         progress("cold-stages", f"cold plan {run + 1}/{repeat}")
-        io = FileIO()
-        planner = ScanPlanner(io)
-        table = load_by_metadata_location(io, location)
-        wall, cpu = time.perf_counter(), time.process_time()
-        plan = planner.plan(table, request)
-        plans.append((time.perf_counter() - wall, time.process_time() - cpu, dict(plan.metrics.stage_ms)))
-        planner.close()
+        plans.append(_cold_plan(location, None))
     stages = [_stages(location, run, repeat) for run in range(repeat)]
     return {
         "plan": {
@@ -84,8 +72,9 @@ def measure(location: str, repeat: int) -> dict[str, Any]:
     }
 
 
-def _cold_plan_s(location: str, threads: int | None) -> tuple[float, float]:
-    """A cold full plan by a fresh planner of `threads` threads (None: the default): wall and CPU seconds."""
+def _cold_plan(location: str, threads: int | None) -> tuple[float, float, dict[str, float]]:
+    """A cold full plan by a fresh planner of `threads` threads (None: the default): wall and CPU seconds,
+    and the planner's stage timings (ms)."""
     from planner_service.catalog.base import load_by_metadata_location
     from planner_service.io.fileio import FileIO
     from planner_service.planning.planner import ScanPlanner
@@ -95,8 +84,8 @@ def _cold_plan_s(location: str, threads: int | None) -> tuple[float, float]:
     planner = ScanPlanner(io) if threads is None else ScanPlanner(io, threads=threads)
     table = load_by_metadata_location(io, location)
     wall, cpu = time.perf_counter(), time.process_time()
-    planner.plan(table, scan_request())
-    out = time.perf_counter() - wall, time.process_time() - cpu
+    plan = planner.plan(table, scan_request())
+    out = time.perf_counter() - wall, time.process_time() - cpu, dict(plan.metrics.stage_ms)
     planner.close()
     return out
 
@@ -107,7 +96,7 @@ def scaling(location: str, repeat: int) -> dict[str, Any]:
     for run in range(repeat):
         for threads in (1, 2):
             progress("cold-stages", f"cold plan on {threads} thread(s), {run + 1}/{repeat}")
-            walls[threads].append(_cold_plan_s(location, threads)[0])
+            walls[threads].append(_cold_plan(location, threads)[0])
     one, two = statistics.median(walls[1]), statistics.median(walls[2])
     speedup = one / two
     serial = min(max(2 / speedup - 1, 0.0), 1.0)  # Amdahl: speedup(n) = 1 / (s + (1 - s) / n)

@@ -114,7 +114,7 @@ def plan_response(
 
 def streamed_bytes(plan: ScanPlan) -> int:
     """What a streamed answer holds besides its plan: the chunks rendered ahead, the one being compressed."""
-    rows = (len(plan.files) if plan.files is not None else 0) + (len(plan.combined) if plan.combined else 0)
+    rows = (len(plan.files) if plan.files is not None else 0) + (len(plan.combined) if plan.combined is not None else 0)
     return 4096 + min(rows, (AHEAD + 2) * CHUNK_ROWS) * BYTES_PER_ROW
 
 

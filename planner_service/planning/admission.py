@@ -151,15 +151,14 @@ class Admission:
         cost = max(cost, 0)
         with self._changed:
             self._held += cost
-        released = threading.Event()
+        released = False
 
         def release() -> None:
-            if released.is_set():
-                return
+            nonlocal released
             with self._changed:
-                if released.is_set():
+                if released:
                     return
-                released.set()
+                released = True
                 self._held -= cost
                 self._changed.notify_all()
 

@@ -171,21 +171,24 @@ def _judge_reads(
     found = []
     if "grouping" in spark:
         ours = our_groups(planner, metadata_location, asked["resolved"])
-        finding, tolerated = grouping_verdict(spark["grouping"], ours)
-        out.grouped += tolerated is None
-        if tolerated:
-            out.tolerated[tolerated] += 1
+        finding = _counted(out, "grouped", *grouping_verdict(spark["grouping"], ours))
         if finding is not None:
             found.append((finding, spark["grouping"], ours))
     if "rows" in spark:
         ours = our_rows(planner, metadata_location, asked["resolved"])
-        finding, tolerated = rows_verdict(spark["rows"], ours)
-        out.read += tolerated is None
-        if tolerated:
-            out.tolerated[tolerated] += 1
+        finding = _counted(out, "read", *rows_verdict(spark["rows"], ours))
         if finding is not None:
             found.append((finding, {**spark["rows"], "read": spark["rows_read"]}, ours))
     return found
+
+
+def _counted(out: Judged, compared: str, finding: str | None, tolerated: str | None) -> str | None:
+    """A read verdict counted in `out` (as compared, or as tolerated); its finding, if any."""
+    if tolerated:
+        out.tolerated[tolerated] += 1
+    else:
+        setattr(out, compared, getattr(out, compared) + 1)
+    return finding
 
 
 def signature(finding: str) -> str:
