@@ -1,4 +1,5 @@
-"""How uvicorn serves the app: its HTTP protocol with a deadline for a request's headers, and its options.
+"""How uvicorn serves the app: its HTTP protocol with deadlines for a request's headers and for a client
+that stops reading its answer, and its options.
 
 uvicorn times out idle keep-alive connections but not a request whose headers never finish (a client that
 connects and sends nothing, or a header line a minute): each such connection is held for ever, and enough of
@@ -6,12 +7,19 @@ them take every file descriptor. Here a request's headers are due `header_timeou
 byte (or after the connection opens, for the first request); late, the connection is answered 408 in the
 service's error shape and closed. The body has its own deadline (api/body_limit.py), and `limit_concurrency`
 bounds the connections and requests in progress (uvicorn answers 503 past it).
+
+Nor does uvicorn time out a client that stops reading an answer: the answer's memory stays counted against
+the plans' budget while it waits (api/held_responses.py), so a few such clients could keep every other plan
+at 503. Here a connection whose unsent output stays above the transport's high-water mark for
+`send_timeout` seconds (the client accepted too little of it in that time) is dropped, as if the client had
+reset it: the answer stops and its memory is released.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from typing import Any
 
 import orjson
@@ -20,16 +28,21 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from planner_service.api.errors import error_body
 from planner_service.settings import Settings
 
+log = logging.getLogger("planner_service.requests")
 
-class HeaderDeadlineProtocol(HttpToolsProtocol):
+
+class DeadlineProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, but a request whose headers take longer than `header_timeout` seconds is
-    answered 408 and its connection closed."""
+    answered 408 and its connection closed, and a connection whose client reads none of its answer's pending
+    output for `send_timeout` seconds is dropped."""
 
-    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout: float, send_timeout: float = 60.0, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.header_timeout = header_timeout
+        self.send_timeout = send_timeout
         self._header_deadline: asyncio.TimerHandle | None = None
         self._headers_due = False  # a request (or the connection's first) whose headers have not all come
+        self._send_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -46,7 +59,37 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._unstalled()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_deadline is None:
+            self._send_deadline = self.loop.call_later(self.send_timeout, self._stalled)
+
+    def resume_writing(self) -> None:
+        self._unstalled()
+        super().resume_writing()
+
+    def _unstalled(self) -> None:
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
+
+    def _stalled(self) -> None:
+        """The client has not taken the answer's pending output for `send_timeout` seconds: drop it."""
+        self._send_deadline = None
+        if self.transport.is_closing():
+            return
+        client = "{}:{}".format(*self.client) if self.client else "?"
+        log.warning(
+            "dropped a client that stopped reading its answer",
+            extra={"client": client, "send-timeout-seconds": self.send_timeout, "path": self._path()},
+        )
+        self.transport.abort()  # (connection_lost follows: the answer sees a disconnect, its hold is released)
+
+    def _path(self) -> str | None:
+        return self.cycle.scope.get("path") if self.cycle is not None else None
 
     def _arm(self) -> None:
         self._headers_due = True
@@ -79,11 +122,14 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
 
 
 def uvicorn_options(settings: Settings) -> dict[str, Any]:
-    """uvicorn.run's options for `settings` (one worker or many): the protocol with a header deadline, the
-    bound on connections, keep-alive and shutdown times. The protocol is a partial of a module-level class,
-    so that it also reaches worker processes."""
+    """uvicorn.run's options for `settings` (one worker or many): the protocol with its deadlines, the bound on
+    connections, keep-alive and shutdown times. The protocol is a partial of a module-level class, so that it
+    also reaches worker processes."""
+    protocol = functools.partial(
+        DeadlineProtocol, header_timeout=settings.header_timeout_seconds, send_timeout=settings.send_timeout_seconds
+    )
     return {
-        "http": functools.partial(HeaderDeadlineProtocol, header_timeout=settings.header_timeout_seconds),
+        "http": protocol,
         "limit_concurrency": settings.max_connections,
         "timeout_keep_alive": settings.keep_alive_seconds,
         "timeout_graceful_shutdown": int(settings.shutdown_grace_seconds),

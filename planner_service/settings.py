@@ -174,6 +174,10 @@ class Settings(BaseSettings):
     header_timeout_seconds: float = Field(default=10.0, gt=0)
     """A request whose headers are not all received this long after its first byte (or after its connection
     opened) is answered 408 and its connection closed."""
+    send_timeout_seconds: float = Field(default=60.0, gt=0)
+    """A client that takes none of its answer's pending output for this long (its connection's send buffer
+    stays full) is dropped, and the memory its answer held is released; a slow reader that keeps reading is
+    not."""
     max_connections: int = Field(default=1000, gt=0)
     """Connections and requests in progress at once (uvicorn's limit_concurrency); past it, 503."""
     keep_alive_seconds: int = Field(default=75, gt=0)

@@ -3,10 +3,12 @@ real uvicorn, a client that asks for a whole plan and then stops reading keeps i
 `scan_planner_plan_memory_bytes{held_by="answers"}`, a second plan that does not fit beside them waits and
 gets 503 with Retry-After (instead of adding to what the process holds until a container's limit kills it),
 and once the first answer has been read to its end, whole and valid, the memory is free and plans run again.
+A client that takes nothing for `send_timeout_seconds` is dropped and its answer's memory released.
 bench/memory_limit_bench.py --slow-readers --uncompressed shows the same under a 400 MiB cgroup limit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -44,17 +46,24 @@ def many_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
-def service(many_files: Path) -> Iterator[str]:
-    config = many_files / "service.json"
+@contextlib.contextmanager
+def _serving(many_files: Path, name: str, log_path: Path | None = None, **extra: object) -> Iterator[str]:
+    config = many_files / f"{name}.json"
     settings = {
         "catalog_uri": str(many_files / "catalog.db"),
         "catalog_name": "many",
         "plan_memory_bytes": 2 * 1024 * 1024,  # less than a held answer of this table
         "plan_queue_seconds": 1,
+        **extra,
     }
     config.write_text(json.dumps(settings))
-    with running_service("--config", str(config), "--log-level", "warning") as url:
+    with running_service("--config", str(config), "--log-level", "warning", log_path=log_path) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def service(many_files: Path) -> Iterator[str]:
+    with _serving(many_files, "patient") as url:
         yield url
 
 
@@ -133,6 +142,32 @@ def test_a_client_gone_before_reading_releases_its_answer(service: str) -> None:
     while _held_by(service, "answers") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _held_by(service, "answers") == 0
+
+
+def test_a_client_that_stops_reading_is_dropped(many_files: Path) -> None:
+    log = many_files / "impatient.log"
+    with _serving(many_files, "impatient", log_path=log, send_timeout_seconds=2) as url:
+        slow, start = _slow_client(url, {"table": TABLE, "filter": "id >= 1"})
+        try:
+            began = time.monotonic()
+            while _held_by(url, "answers") == 0 and time.monotonic() < began + 30:
+                time.sleep(0.1)
+            assert _held_by(url, "answers") > 0
+            while _held_by(url, "answers") and time.monotonic() < began + 30:
+                time.sleep(0.1)
+            assert _held_by(url, "answers") == 0, "released without the client reading or going"
+            assert time.monotonic() - began >= 1.5, "not before the client had send_timeout_seconds to read"
+            try:
+                answer = _rest(slow, start)
+            except ConnectionResetError:
+                answer = start
+        finally:
+            slow.close()
+        assert b'"files"' not in answer[-100:] and not answer.endswith(b"0\r\n\r\n"), "the answer was cut"
+        after = httpx.post(f"{url}/plan", json={"table": TABLE, "filter": "id > 10"}, timeout=30)
+        assert after.status_code == 200, after.text[:300]
+    dropped = [json.loads(line) for line in log.read_text().splitlines() if "stopped reading" in line]
+    assert dropped and dropped[0]["send-timeout-seconds"] == 2 and dropped[0]["path"] == "/plan", log.read_text()
 
 
 def _dechunked(body: bytes) -> bytes:
