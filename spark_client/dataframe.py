@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from iceberg_io import StorageConfig
 from planner_client import DEFAULT_SERVICE_URL, PlannerClient, Scan, ScanArgs
-from spark_client.executors import ExecutorCheck, require_classic
+from spark_client.executors import ExecutorCheck, application_id, require_classic
 from spark_client.jvm_options import advise_arrow_options
 from spark_client.partitions import (
     DEFAULT_MAX_PARTITIONS,
@@ -121,7 +121,7 @@ def plan_for_spark(
     )
     executors = ExecutorCheck(spark)  # once per application, run while the plan is made
     sc = spark.sparkContext
-    advise_arrow_options(sc.applicationId, lambda key: sc.getConf().get(key))
+    advise_arrow_options(application_id(sc), lambda key: sc.getConf().get(key))
     if client is not None:
         plan = client.plan(body)
         url, token = client.service_url, client.token

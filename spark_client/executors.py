@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from spark_client.environment import MAP_IN_ARROW_PACKAGES, ExecutorEnvironmentError, environment_message, probe
@@ -19,6 +20,15 @@ if TYPE_CHECKING:
 
 _CHECKED: set[str] = set()  # applications whose executors were found fit
 _LOCK = threading.Lock()
+_APPLICATIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # SparkContext -> its id
+
+
+def application_id(sc: Any) -> str:
+    """The Spark application's id, asked of the JVM once per SparkContext (two py4j calls each time else)."""
+    known = _APPLICATIONS.get(sc)
+    if known is None:
+        known = _APPLICATIONS[sc] = str(sc.applicationId)
+    return known
 
 
 class SparkConnectError(RuntimeError):
@@ -49,9 +59,13 @@ class ExecutorCheck:
 
     def __init__(self, spark: SparkSession) -> None:
         sc = spark.sparkContext
-        self._app = sc.applicationId
+        self._app = application_id(sc)
         with _LOCK:
-            checked = self._app in _CHECKED or _driver_python_runs_the_tasks(sc)
+            checked = self._app in _CHECKED
+        if not checked and _driver_python_runs_the_tasks(sc):
+            with _LOCK:
+                _CHECKED.add(self._app)
+            checked = True
         self._thread: threading.Thread | None = None
         self._result: tuple[str, str, list[str]] | None = None
         self._error: BaseException | None = None
