@@ -1,7 +1,7 @@
 """Time Iceberg Java 1.10.2's planTasks() on one table: the cold plan of a fresh JVM, then warm repeats.
 
     <java venv python> bench/java_plan.py --metadata-location LOC [--filter-json JSON] [--repeat 5]
-        [--budget 60] [--no-worker-pool]
+        [--budget 60] [--no-worker-pool] [--worker-threads N]
 
 Runs in the pyspark venv of scripts/java_env.py and drives a bare JVM through py4j (bench/jvm.py). Each plan
 loads the table afresh from its metadata file (StaticTableOperations + BaseTable, as a new query would),
@@ -9,7 +9,8 @@ then materializes `table.newScan().filter(expr).planTasks()` into a Java list, i
 task would cost more than the planning. The filter is `ExpressionParser.fromJson(--filter-json)`, parsed
 once (no filter: no filter() call). Only newScan() .. the list's size() is timed; the table load is
 reported apart. The JVM's start is not timed. Java's default plans manifests on its worker pool;
---no-worker-pool passes -Diceberg.scan.plan-in-worker-pool=false. The data files are counted once more at
+--no-worker-pool passes -Diceberg.scan.plan-in-worker-pool=false; --worker-threads N sizes that pool
+(-Diceberg.worker.num-threads, default: the JVM's processors), to measure how Java scales. The data files are counted once more at
 the end with planFiles() (untimed). Prints one JSON object on stdout; progress goes to stderr.
 
 Memory: the JVM's peak RSS (VmHWM of /proc/<jvm pid>/status) under a --heap limit (default 2g), and the sum
@@ -40,11 +41,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="warm plans after the cold one (default 5)")
     parser.add_argument("--budget", type=float, default=60.0, help="stop warm plans after this many seconds")
     parser.add_argument("--no-worker-pool", action="store_true", help="-Diceberg.scan.plan-in-worker-pool=false")
+    parser.add_argument("--worker-threads", type=int, help="-Diceberg.worker.num-threads (default: processors)")
     parser.add_argument("--heap", default="2g", help="the JVM's maximum heap, -Xmx (default 2g)")
     parser.add_argument("--jars", help="comma-separated jars (default: from scripts/java_env.py)")
     args = parser.parse_args()
     jars = args.jars.split(",") if args.jars else list(load_java_env().ensure_java_env()["jars"])
     options = ["-Diceberg.scan.plan-in-worker-pool=false"] if args.no_worker_pool else []
+    if args.worker_threads:
+        options.append(f"-Diceberg.worker.num-threads={args.worker_threads}")
     name = "java, no worker pool" if args.no_worker_pool else "java"
     location = args.metadata_location
 
@@ -89,6 +93,7 @@ def main() -> int:
                 "filter_json": json.loads(args.filter_json) if args.filter_json else None,
                 "filter_java": None if row_filter is None else row_filter.toString(),
                 "worker_pool": not args.no_worker_pool,
+                "worker_threads": args.worker_threads or "processors",
                 "memory_reported": "JVM peak RSS (VmHWM); heap_pools_peak_bytes is the heap pools' peak use",
                 "heap_pools_peak_bytes": heap_pools_peak_bytes(jvm),
                 "max_heap": args.heap,
