@@ -4,7 +4,9 @@
 #   bash scripts/test.sh --quick   all but the long tier (benchmark smoke tests, fuzzing at full budget)
 #   bash scripts/test.sh --unit    no JDK, Spark, services or long tier: every package's rules, in seconds
 # Other arguments go to pytest. Installs what it needs first; the Iceberg Java reference tables are built
-# once and cached under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}.
+# once and cached under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}. Tests run on
+# ${SCAN_PLANNER_TEST_WORKERS:-2} workers (pytest-xdist), a test module to a worker: most of a test's time is
+# spent waiting on a JVM, a Spark session or a service it started; 0 runs them in this process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tier=()
@@ -19,4 +21,7 @@ echo "[test] ruff" >&2
 echo "[test] mypy" >&2
 .venv/bin/mypy
 echo "[test] pytest" >&2
-.venv/bin/python -m pytest "${tier[@]}" "$@"
+workers=${SCAN_PLANNER_TEST_WORKERS:-2}
+parallel=()
+if [ "$workers" != 0 ]; then parallel=(-n "$workers" --dist loadfile); fi
+.venv/bin/python -m pytest "${parallel[@]}" "${tier[@]}" "$@"

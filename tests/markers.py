@@ -26,20 +26,22 @@ import pytest
 
 JAVA_FIXTURES = {"conformance"}  # Iceberg Java's tables and recorded plans
 SPARK_FIXTURES = {"spark"}
+SPARK_REST_MODULES = {"test_spark_rest.py", "test_spark_rest_older.py", "test_spark_rest_more.py"}
+BENCH_MODULES = {"test_bench_smoke.py", "test_scale_bench_smoke.py", "test_read_bench_smoke.py"}
 JAVA_MODULES = {
-    "test_bench_smoke.py",
+    *BENCH_MODULES,
     "test_pyspark35.py",
-    "test_spark_rest.py",
+    *SPARK_REST_MODULES,
     "test_iceberg_rest_server.py",
 }  # start a JVM of their own
 SPARK_MODULES = {
-    "test_bench_smoke.py",
+    *BENCH_MODULES,
     "test_pyspark35.py",
-    "test_spark_rest.py",
+    *SPARK_REST_MODULES,
     "test_spark_environments.py",
     "test_doc_examples.py",
 }
-LONG_MODULES = {"test_bench_smoke.py"}  # every benchmark end to end, at a tiny size: minutes
+LONG_MODULES = BENCH_MODULES  # every benchmark end to end, at a tiny size: minutes
 STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")
 
 
