@@ -10,8 +10,9 @@ task would cost more than the planning. The filter is `ExpressionParser.fromJson
 once (no filter: no filter() call). Only newScan() .. the list's size() is timed; the table load is
 reported apart. The JVM's start is not timed. Java's default plans manifests on its worker pool;
 --no-worker-pool passes -Diceberg.scan.plan-in-worker-pool=false; --worker-threads N sizes that pool
-(-Diceberg.worker.num-threads, default: the JVM's processors), to measure how Java scales. The data files are counted once more at
-the end with planFiles() (untimed). Prints one JSON object on stdout; progress goes to stderr.
+(-Diceberg.worker.num-threads, default: the JVM's processors), to measure how Java scales. The data files
+are counted once more at the end with planFiles() (untimed). Prints one JSON object on stdout; progress goes
+to stderr.
 
 Memory: the JVM's peak RSS (VmHWM of /proc/<jvm pid>/status) under a --heap limit (default 2g), and the sum
 of the heap pools' peak usage (an upper bound of the peak heap in use).
