@@ -13,8 +13,9 @@ local[2] SparkSession (not timed), then times, in order: the first full read (`f
 (`warm`, the median), then the selective read `id = ID` (one data file; first and warm), each with the
 driver's CPU seconds (its Python process and JVM). With `--planning-mode distributed`, Iceberg plans on the
 executors (`spark.sql.iceberg.data-planning-mode`, Iceberg's SparkDistributedDataScan). The driver's peak RSS
-(its Python process and its JVM, VmHWM) is reported with the times. Prints one JSON object on stdout;
-progress goes to stderr.
+(its Python process and its JVM, VmHWM) is reported with the times. --profile FILE records the driver
+JVM's session with JFR (`jfr print --json --events jdk.ExecutionSample FILE`). Prints one JSON object on
+stdout; progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -113,6 +115,7 @@ def main() -> int:
     parser.add_argument(
         "--worker-threads", type=int, help="Iceberg's worker pool (iceberg.worker.num-threads; default: the cores)"
     )
+    parser.add_argument("--profile", type=Path, help="record the driver JVM with JFR into this file")
     parser.add_argument("--planning-mode", choices=("local", "distributed"), help="iceberg: data planning mode")
     args = parser.parse_args()
 
@@ -121,8 +124,13 @@ def main() -> int:
         catalog = "spark.sql.catalog.sp"
         conf = {catalog: "org.apache.iceberg.spark.SparkCatalog", f"{catalog}.type": "rest"}
         conf |= {f"{catalog}.uri": args.service_url, f"{catalog}.scan-planning-mode": args.rest_mode}
+    options = []
     if args.worker_threads:  # (a system property, read when the pool is made: the driver JVM's options)
-        conf["spark.driver.extraJavaOptions"] = f"-Diceberg.worker.num-threads={args.worker_threads}"
+        options.append(f"-Diceberg.worker.num-threads={args.worker_threads}")
+    if args.profile:  # a JFR recording of the driver JVM's whole session (`jfr print --events ExecutionSample`)
+        options.append(f"-XX:StartFlightRecording=filename={args.profile},settings=profile")
+    if options:
+        conf["spark.driver.extraJavaOptions"] = " ".join(options)
     spark = session(args.jars.split(",") if args.jars else None, args.heap, args.planning_mode, conf)
     jvm = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     pids = [os.getpid(), jvm]
