@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner_service.planning.manifest_reader import MAX_DECODE_CHUNK, chunk_size
+from planner_service.planning.manifest_reader import MAX_DECODE_CHUNK, MAX_STATS_CHUNK, chunk_size
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,11 @@ def test_about_two_chunks_per_thread_and_no_more_than_the_maximum(manifests: int
     if manifests:
         chunks = -(-manifests // size)
         assert chunks <= max(2 * max(threads, 1), -(-manifests // MAX_DECODE_CHUNK))
+
+
+def test_statistics_are_added_in_smaller_chunks() -> None:
+    """Statistics joining indexes decoded without them: chunks of at most MAX_STATS_CHUNK manifests."""
+    assert MAX_STATS_CHUNK < MAX_DECODE_CHUNK
+    assert chunk_size(400, 2, MAX_STATS_CHUNK) == MAX_STATS_CHUNK
+    assert chunk_size(400, 2) == MAX_DECODE_CHUNK
+    assert chunk_size(20, 2, MAX_STATS_CHUNK) == 5  # still two chunks a thread when they are small

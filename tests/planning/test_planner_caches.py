@@ -100,6 +100,27 @@ def test_statistics_are_decoded_once_when_a_filter_first_needs_them(io: MemoryIO
     assert io.reads[M1] == 2
 
 
+def test_statistics_joining_many_manifests_keep_each_file_its_own(io: MemoryIO, planner: ScanPlanner) -> None:
+    """Statistics added to 70 manifests decoded without them come in several chunks (MAX_STATS_CHUNK): each
+    file keeps its own bounds, whichever chunk its manifest fell in."""
+    writer = TableWriter(io)
+    paths = [f"{META}/many-{k}.avro" for k in range(70)]
+    for k, path in enumerate(paths):
+        writer.manifest(
+            path,
+            [
+                FileEntry(f"s3://bucket/data/m{k}-{i}.parquet", id_range=(100 * k + 10 * i, 100 * k + 10 * i + 9))
+                for i in range(2)
+            ],
+        )
+    writer.snapshot(1, paths)
+    assert len(_files(_plan(planner, writer, 1))) == 140
+    for k in (0, 15, 16, 33, 69):
+        kept = _files(_plan(planner, writer, 1, row_filter=predicate(Op.EQ, "id", 100 * k + 15)))
+        assert kept == [f"s3://bucket/data/m{k}-1.parquet"], k
+    assert all(io.reads[path] == 2 for path in paths)
+
+
 def _three_snapshots(io: MemoryIO) -> TableWriter:
     """Snapshots 1, 2, 3, each listing one manifest of the same shape: M1, M2, M3."""
     writer = TableWriter(io)
