@@ -42,13 +42,21 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def _map_value(column: str, field_id: int) -> pl.Expr:
-    """The value stored under `field_id` in a list<struct<key, value>> map column (null when absent)."""
-    return (
-        pl.col(column)
-        .list.eval(pl.element().filter(pl.element().struct.field("key") == field_id).struct.field("value").first())
-        .list.first()
-    )
+def map_value(maps: pl.Series, field_id: int) -> pl.Series:
+    """The value stored under `field_id` in each map of a list<struct<key, value>> series (null when absent;
+    the first, should a key repeat). From the maps' entries flattened once, not per row: a third of the memory
+    and time of a per-row list.eval (measured on 200,000 files' bounds: 31 against 94 MB above the frame,
+    32-43 against 48-53 ms)."""
+    lengths = maps.list.len().fill_null(0).to_numpy()
+    entries = maps.explode(empty_as_null=False, keep_nulls=False)
+    keys = entries.struct.field("key").to_numpy()
+    hits = np.flatnonzero(keys == field_id)
+    rows = np.repeat(np.arange(len(maps), dtype=np.int64), lengths)[hits]
+    first = np.ones(len(rows), dtype=bool)
+    first[1:] = rows[1:] != rows[:-1]  # (rows ascend: the first entry of each row holding the key)
+    values = entries.struct.field("value").gather(hits[first])
+    out = pl.repeat(None, len(maps), dtype=values.dtype, eager=True).alias(maps.name)
+    return out.scatter(rows[first], values)
 
 
 @dataclass
@@ -90,7 +98,7 @@ class StatsColumns:
         """(count, present) per file for a count map: value_counts, null_value_counts, nan_value_counts."""
         key = (column, field_id)
         if key not in self._cache:
-            series = self.frame.select(_map_value(column, field_id)).to_series()
+            series = map_value(self.frame.get_column(column), field_id)
             present = np.asarray(series.is_not_null().to_numpy(), dtype=bool)
             values = np.asarray(series.fill_null(0).to_numpy(), dtype=np.int64)
             self._cache[key] = (values, present)
@@ -109,7 +117,7 @@ class StatsColumns:
     def raw_bounds(self, column: str, field_id: int) -> pl.Series:
         """The `lower_bounds` or `upper_bounds` of a column as stored (binary; null where absent). Not kept: an
         index keeps only the decoded bounds."""
-        return self.frame.select(_map_value(column, field_id)).to_series()
+        return map_value(self.frame.get_column(column), field_id)
 
     def bound_extreme(self, column: str, field_id: int, typ: PrimitiveType, rows: IntArray, largest: bool) -> Any:
         """The least (or greatest) `column` bound of a column among `rows` under Java's comparator, decoded;
@@ -127,7 +135,7 @@ class StatsColumns:
             pick = max if largest else min
             position = pick(range(len(values)), key=lambda i: key(values[i]))
         assert position is not None
-        raw = self.frame[int(chosen[position])].select(_map_value(column, field_id)).item()
+        raw = map_value(self.frame[int(chosen[position])].get_column(column), field_id).item()
         return from_bytes(typ, raw)
 
 
