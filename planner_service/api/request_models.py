@@ -250,7 +250,7 @@ class ReportMetricsRequest(BaseModel):
     """POST .../tables/{table}/metrics: the REST spec's ReportMetricsRequest, a ScanReport or CommitReport
     with its `report-type` (the report's own fields are kept as they come)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", validate_by_name=False, validate_by_alias=True)
 
     report_type: Literal["scan-report", "commit-report"] = Field(
         alias="report-type", description="scan-report or commit-report"
@@ -259,9 +259,10 @@ class ReportMetricsRequest(BaseModel):
 
 class RestWireModel(WireModel):
     """Strict types (a string is no snapshot id), but unknown fields are ignored: the spec adds optional
-    hints over time, and Iceberg's own parsers ignore what they do not know."""
+    hints over time, and Iceberg's own parsers ignore what they do not know. Only the spec's kebab-case
+    names are fields: `start_snapshot_id` is an unknown field here, not a second spelling."""
 
-    model_config = ConfigDict(extra="ignore", strict=True)
+    model_config = ConfigDict(extra="ignore", strict=True, validate_by_name=False, validate_by_alias=True)
 
 
 class PlanTableScanRequest(RestWireModel):  # POST .../tables/{table}/plan (no docstring: the OpenAPI schema)

@@ -270,6 +270,11 @@ def test_optional_hints_and_unknown_fields_are_accepted(client: httpx.Client) ->
         "stats-fields": ["id"],
         "min-rows-requested": 10,
         "some-future-hint": {"x": 1},
+        # The spec's names are kebab-case; the Python spellings are unknown fields like any other, as in
+        # Iceberg's parser (a fuzzer once sent start_snapshot_id alone and got "needs both ... ends").
+        "start_snapshot_id": 1,
+        "snapshot_id": "not a number",
+        "case_sensitive": "yes",
     }
     response = client.post(f"{table_url('unpartitioned')}/plan", json=body)
     assert response.status_code == 200 and response.json()["status"] == "completed", response.text
