@@ -96,26 +96,39 @@ def assert_planned_by_the_service(result: dict[str, Any], cases: list[dict[str, 
 Run = tuple[str, list[dict[str, Any]], dict[str, Any]]  # the Iceberg release, the cases, what the run read
 
 
-def read_run(name: str, conformance: Conformance, service: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """RUNS[name]'s read cases, read through `service`."""
-    spark, iceberg, every_case = RUNS[name]
-    cases = [c for c in conformance.reads if every_case or subset(c)]
-    out = tmp_path_factory.mktemp(name)
-    return iceberg, cases, run_reads(out, spark, iceberg, service, cases) | {"out": out}
+def read_runs(every_case: bool) -> Any:
+    """The module-scoped `run` fixture over RUNS with `every_case` (all the read cases, or the subset): one
+    Spark per run, each run's read cases read through the conformance service."""
+
+    @pytest.fixture(scope="module", params=sorted(name for name, run in RUNS.items() if run[2] == every_case))
+    def run(
+        request: pytest.FixtureRequest,
+        conformance: Conformance,
+        conformance_service: str,
+        tmp_path_factory: pytest.TempPathFactory,
+    ) -> Run:
+        spark, iceberg, _ = RUNS[request.param]
+        cases = [c for c in conformance.reads if every_case or subset(c)]
+        out = tmp_path_factory.mktemp(request.param)
+        return iceberg, cases, run_reads(out, spark, iceberg, conformance_service, cases) | {"out": out}
+
+    return run
 
 
-def assert_every_case_read(conformance: Conformance, run: Run) -> None:
-    """Each read case of the run, in order, gave Spark + Iceberg 1.10.2's rows."""
-    _, cases, result = run
-    assert [c["id"] for c in result["cases"]] == [c["id"] for c in cases]
-    assert_reads_match(conformance, result["out"], result)
+class ReadsThroughTheService:
+    """What every run checks; a module subclasses it beside its `run = read_runs(...)`."""
 
+    def test_every_read_case_has_spark_and_iceberg_rows(self, conformance: Conformance, run: Run) -> None:
+        """Each read case of the run, in order, gave Spark + Iceberg 1.10.2's rows."""
+        _, cases, result = run
+        assert [c["id"] for c in result["cases"]] == [c["id"] for c in cases]
+        assert_reads_match(conformance, result["out"], result)
 
-def assert_each_batch_scan_planned(run: Run) -> None:
-    """Batch scans planned by the service (but by 1.10.2's client), their pages fetched, nothing polled."""
-    iceberg, cases, result = run
-    assert_planned_by_the_service(result, cases, client=iceberg in CLIENT_PLANNED)
-    pages = sum(case["requests"].get(TASKS, 0) for case in result["cases"])
-    if iceberg not in CLIENT_PLANNED:  # plans of more than 4 tasks came in pages, fetched by the client
-        assert pages > len(result["cases"]) / 2
-    assert not any(POLL in case["requests"] for case in result["cases"])  # small plans complete at once
+    def test_each_batch_scan_is_planned_by_the_service(self, run: Run) -> None:
+        """Batch scans planned by the service (but by 1.10.2's client), their pages fetched, nothing polled."""
+        iceberg, cases, result = run
+        assert_planned_by_the_service(result, cases, client=iceberg in CLIENT_PLANNED)
+        pages = sum(case["requests"].get(TASKS, 0) for case in result["cases"])
+        if iceberg not in CLIENT_PLANNED:  # plans of more than 4 tasks came in pages, fetched by the client
+            assert pages > len(result["cases"]) / 2
+        assert not any(POLL in case["requests"] for case in result["cases"])  # small plans complete at once

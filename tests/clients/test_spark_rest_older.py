@@ -5,27 +5,10 @@ runs them)."""
 
 from __future__ import annotations
 
-import pytest
+from tests.clients.spark_rest import ReadsThroughTheService, read_runs
 
-from tests.clients.spark_rest import RUNS, Run, assert_each_batch_scan_planned, assert_every_case_read, read_run
-from tests.conformance.reference import Conformance
-
-NAMES = sorted(name for name, (_, _, every_case) in RUNS.items() if not every_case)
+run = read_runs(every_case=False)
 
 
-@pytest.fixture(scope="module", params=NAMES)
-def run(
-    request: pytest.FixtureRequest,
-    conformance: Conformance,
-    conformance_service: str,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Run:
-    return read_run(request.param, conformance, conformance_service, tmp_path_factory)
-
-
-def test_every_read_case_has_spark_and_iceberg_rows(conformance: Conformance, run: Run) -> None:
-    assert_every_case_read(conformance, run)
-
-
-def test_each_batch_scan_is_planned_by_the_service(run: Run) -> None:
-    assert_each_batch_scan_planned(run)
+class TestIceberg111And1102(ReadsThroughTheService):
+    pass
