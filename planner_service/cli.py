@@ -38,7 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except PlannerError as exc:
         kind = error_kind(exc)
-        print(json.dumps({"error": {"type": kind.type, "message": exc.message, "code": kind.status}}), file=sys.stderr)
+        if getattr(args, "json", False):  # the error as /plan answers it, for scripts
+            error = {"error": {"type": kind.type, "message": exc.message, "code": kind.status}}
+            print(json.dumps(error), file=sys.stderr)
+        else:
+            print(f"scan-planner {args.command}: {' '.join(exc.message.split())}", file=sys.stderr)
         return 1
 
 
@@ -78,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="partition: each task holds one partition tuple's splits (Iceberg's preserve-data-grouping); "
         "sort-order: also files in the table's sort order, no two of a task overlapping",
     )
+    plan.add_argument(
+        "--select",
+        action="append",
+        metavar="COLUMNS",
+        help="the columns read, comma-separated (or the flag repeated): the plan's schema holds only them",
+    )
+    plan.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each manifest and data file was kept or skipped (with --json: the response's `explain`)",
+    )
     plan.add_argument("--json", action="store_true", help="print the /plan response JSON")
     plan.set_defaults(run=_plan)
 
@@ -115,7 +130,9 @@ def _scan_arguments(parser: argparse.ArgumentParser) -> None:
     where = parser.add_argument_group("table (one of)")
     where.add_argument("--metadata-location", help="a metadata.json location (path, file:, s3:)")
     where.add_argument("--table-dir", help="a Hadoop-style table directory (metadata/version-hint.text)")
-    where.add_argument("--table", help="table name ns.name, with --warehouse or --catalog-uri")
+    where.add_argument(
+        "--table", help="table name ns.name: in --warehouse or --catalog-uri, else in the demo warehouse"
+    )
     parser.add_argument("--warehouse", help="a directory of Hadoop-style tables WAREHOUSE/ns/name")
     parser.add_argument("--catalog-uri", help="a SQL catalog: sqlite path or SQLAlchemy URL")
     parser.add_argument("--catalog-name", default="default", help="catalog_name in the SQL catalog")
@@ -218,7 +235,15 @@ def _plan(args: argparse.Namespace) -> int:
 
     options = dict(_split_option(o) for o in args.option)
     # the fields /plan takes too, checked by its own model: the same 400 for the same mistake
-    fields = {"limit": args.limit, "parallelism": args.parallelism, "options": options, "grouping": args.grouping}
+    select = None if args.select is None else [c.strip() for given in args.select for c in given.split(",")]
+    fields = {
+        "limit": args.limit,
+        "parallelism": args.parallelism,
+        "options": options,
+        "grouping": args.grouping,
+        "select": select,
+        "explain": args.explain,
+    }
     checked = validated(PlanRequest, fields)
     plan = _planned(
         args,
@@ -226,12 +251,17 @@ def _plan(args: argparse.Namespace) -> int:
         limit=checked.limit,
         parallelism=checked.parallelism,
         grouping=checked.grouping,
+        select=checked.select,
+        explain=checked.explain,
     )
     raw = b"".join(encode_plan(plan))
     if args.json:
         sys.stdout.buffer.write(raw + b"\n")
-    else:
-        _print_summary(orjson.loads(raw), checked.limit)
+        return 0
+    body = orjson.loads(raw)
+    _print_summary(body, checked.limit)
+    if checked.explain:
+        _print_explain(body["explain"])
     return 0
 
 
@@ -288,13 +318,13 @@ def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:
             return SqlCatalog(io, args.catalog_uri, args.catalog_name).load_table(identifier)
         if args.warehouse:
             return HadoopCatalog(io, args.warehouse).load_table(identifier)
-        raise BadRequestError("--table needs --warehouse DIR or --catalog-uri URI")
     from planner_service.demo import DEMO_CATALOG_NAME, DEMO_TABLE, demo_catalog_uri, ensure_demo_warehouse
 
+    name = args.table or DEMO_TABLE
     directory = ensure_demo_warehouse()
-    print(f"planning the demo table {DEMO_TABLE} in {directory}", file=sys.stderr)
+    print(f"planning {name} in the demo warehouse {directory}", file=sys.stderr)
     catalog = SqlCatalog(io, demo_catalog_uri(Path(directory)), DEMO_CATALOG_NAME)
-    return catalog.load_table(TableIdentifier.parse(DEMO_TABLE))
+    return catalog.load_table(TableIdentifier.parse(name))
 
 
 def _filter_arg(args: argparse.Namespace) -> Any:
@@ -319,7 +349,8 @@ def _print_summary(body: dict[str, Any], limit: int | None = None) -> None:
     ranges = sum(len(t["splits"]) for t in body["tasks"])
     print(f"table        {body['table']}")
     print(f"snapshot     {body['snapshot-id']}")
-    print(f"tasks        {len(body['tasks'])} combined tasks, {ranges} file ranges of {len(body['files'])} files")
+    tasks, files = len(body["tasks"]), len(body["files"])
+    print(f"tasks        {_count(tasks, 'combined task')}, {_count(ranges, 'file range')} of {_count(files, 'file')}")
     print(f"split size   {body['split-options']['split-size']:,} bytes")
     if limit is not None:
         print(
@@ -341,6 +372,27 @@ def _print_summary(body: dict[str, Any], limit: int | None = None) -> None:
     for i, task in enumerate(body["tasks"]):
         ranges, size, rows = len(task["splits"]), task["size-bytes"], task["estimated-row-count"]
         print(f"  task {i}: {ranges} ranges, {size:,} bytes, ~{rows} rows")
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n:,} {thing}" if n == 1 else f"{n:,} {thing}s"
+
+
+EXPLAINED_FILES = 20  # the files whose reasons the summary lists (--json has them all)
+
+
+def _print_explain(explain: dict[str, Any]) -> None:
+    """Why each manifest, and the first data files, were kept or skipped."""
+    print(f"filter       {json.dumps(explain['filter'])}")
+    for m in explain["manifests"]:
+        verdict = "kept   " if m["kept"] else "skipped"
+        print(f"  manifest {verdict} {m['manifest-path'].rsplit('/', 1)[-1]}: {m['reason']}")
+    files = explain["data-files"]
+    for f in files[:EXPLAINED_FILES]:
+        verdict = "kept   " if f["kept"] else "skipped"
+        print(f"  file     {verdict} {f['file-path'].rsplit('/', 1)[-1]}: {f['reason']}")
+    if len(files) > EXPLAINED_FILES:
+        print(f"  ... and {len(files) - EXPLAINED_FILES} more data files (--json lists every one)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ import time
 from typing import Any
 
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
+# uvicorn passes each of its messages again with ANSI colours (`color_message`), for its own terminal formatter
+_DROPPED = _STANDARD | {"color_message"}
 # Libraries that log what goes over the wire at debug level: botocore writes the signing material of each
 # request (the service's session token among it) and the body of each answer (STS AssumeRole's keys), so
 # the service's debug log stays above their debug (credentials never reach a log).
@@ -23,7 +25,7 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        out.update({k: v for k, v in record.__dict__.items() if k not in _STANDARD})
+        out.update({k: v for k, v in record.__dict__.items() if k not in _DROPPED})
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)

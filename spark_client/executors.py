@@ -3,10 +3,17 @@ SparkSession (Spark Connect has no sparkContext: the data source is the way ther
 Python has the reader's packages (environment.MAP_IN_ARROW_PACKAGES), said in the driver with what to do,
 instead of a ModuleNotFoundError deep in a Python worker's traceback. The check is one tiny task per
 application (environment.probe, pickled by value), run while the plan is being made; in local mode with
-the driver's own Python as the executors', there is nothing to check."""
+the driver's own Python as the executors', there is nothing to check.
+
+In local mode with no Python chosen for the executors (neither `spark.pyspark.python` nor PYSPARK_PYTHON),
+pyspark starts its workers with whatever `python3` is first on PATH: a script run as `.venv/bin/python job.py`
+without an activated venv would have its tasks run by the system's Python, which lacks pyarrow. There the
+executors are this very machine, so they are given the driver's interpreter, as `spark.pyspark.python`
+would (local_executors_use_this_python)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -18,6 +25,7 @@ from spark_client.environment import MAP_IN_ARROW_PACKAGES, ExecutorEnvironmentE
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+_LOG = logging.getLogger("spark_client")
 _CHECKED: set[str] = set()  # applications whose executors were found fit
 _LOCK = threading.Lock()
 _APPLICATIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # SparkContext -> its id
@@ -59,6 +67,7 @@ class ExecutorCheck:
 
     def __init__(self, spark: SparkSession) -> None:
         sc = spark.sparkContext
+        local_executors_use_this_python(sc)
         self._app = application_id(sc)
         with _LOCK:
             checked = self._app in _CHECKED
@@ -94,6 +103,20 @@ class ExecutorCheck:
             raise ExecutorEnvironmentError(environment_message(executable, version, missing, MAP_IN_ARROW_PACKAGES))
         with _LOCK:
             _CHECKED.add(self._app)
+
+
+def local_executors_use_this_python(sc: Any) -> None:
+    """A local master whose executors' Python nobody chose runs its Python tasks with this interpreter."""
+    if not str(sc.master).startswith("local") or os.environ.get("PYSPARK_PYTHON"):
+        return
+    if sc.getConf().get("spark.pyspark.python") or getattr(sc, "pythonExec", None) == sys.executable:
+        return
+    _LOG.info(
+        "local Spark: Python tasks run with this interpreter, %s, not %s (set spark.pyspark.python to choose)",
+        sys.executable,
+        sc.pythonExec,
+    )
+    sc.pythonExec = sys.executable
 
 
 def _driver_python_runs_the_tasks(sc: Any) -> bool:

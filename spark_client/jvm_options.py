@@ -3,8 +3,8 @@
 Spark reads the batches plan_and_read hands it through Arrow Java's vectors, whose `get` checks each value
 for null (`arrow.enable_null_check_for_get`) and each access for bounds (`arrow.enable_unsafe_memory_access`
 false). Both are static, read when Arrow's classes load, so they go in the JVMs' options before the session
-starts; Iceberg's own benchmarks set both. This module says once per application, in a log line with the
-exact configuration to add, when the session lacks them: plan_and_read from the session's conf; the data
+starts; Iceberg's own benchmarks set both. This module says once per application, in a short log line with
+the two flags and where they go, when the session lacks them: plan_and_read from the session's conf; the data
 source, whose code runs in Python workers that cannot see the conf, from the command line of the JVM that
 started its worker.
 """
@@ -39,19 +39,16 @@ def missing_arrow_properties(java_options: str) -> list[str]:
 
 
 def arrow_options_advice(conf: Callable[[str], str | None]) -> str | None:
-    """What to add to the session's configuration (`conf`: a key's value, or None), or None if it has both."""
-    lines = []
-    for key in JAVA_OPTIONS:
-        current = conf(key) or ""
-        missing = missing_arrow_properties(current)
-        if missing:
-            lines.append(f"--conf {key}={shlex.quote(' '.join([current, *missing]).strip())}")
-    if not lines:
+    """What to add to the session's configuration (`conf`: a key's value, or None), or None if it has both:
+    the two flags and the options that lack them, on one short line (not the options' whole value, which
+    on Spark 4 holds Spark's own --add-opens list: Spark adds that list again by itself)."""
+    lacking = [key for key in JAVA_OPTIONS if missing_arrow_properties(conf(key) or "")]
+    if not lacking:
         return None
+    flags = " ".join(f"-D{key}={value}" for key, value in ARROW_PROPERTIES.items())
     return (
-        "Spark's JVMs check every Arrow value of the rows read for null and for bounds; switching both checks "
-        "off takes up to a fifth of the JVM's CPU off a read (Iceberg's benchmarks run so). Add, before the "
-        "session starts: " + " ".join(lines)
+        "Spark's JVMs check every Arrow value read for null and bounds (up to a fifth of a read's JVM CPU); "
+        f"to switch both off, add to {' and '.join(lacking)} before the session starts: {flags}"
     )
 
 

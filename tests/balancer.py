@@ -71,7 +71,7 @@ def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
     base URL once every backend answers its health check through it."""
     executable = haproxy_path()
     if executable is None:
-        raise RuntimeError("haproxy is not installed: apt-get install haproxy (scripts/setup.sh installs it)")
+        raise RuntimeError("haproxy is not installed: apt-get install haproxy (scripts/setup_tests.sh installs it)")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="haproxy-") as directory:
         config = Path(directory) / "haproxy.cfg"

@@ -14,7 +14,7 @@ from typing import IO
 import pytest
 
 from tests.conformance.reference import Conformance, load_or_build
-from tests.markers import mark
+from tests.markers import forbid_jvm, mark
 from tests.processes import free_port, stop, wait_for_port
 
 __all__ = ["free_port", "running_service", "wait_for_port"]  # (imported from here by the tests)
@@ -63,7 +63,7 @@ def conformance_service(conformance: Conformance) -> Iterator[str]:
 def emulator(argv: list[str], port: int, what: str) -> Iterator[None]:
     """A storage emulator process listening on `port` of loopback while the block runs."""
     if not Path(argv[0]).exists():
-        raise RuntimeError(f"{what} is not installed at {argv[0]}: run scripts/setup.sh")
+        raise RuntimeError(f"{what} is not installed at {argv[0]}: run scripts/setup_tests.sh")
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, proc, timeout=60)
@@ -88,7 +88,7 @@ def gcs_endpoint() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def azurite_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Azurite's blob service (npm, installed by scripts/setup.sh) on loopback: its host:port."""
+    """Azurite's blob service (npm, installed by scripts/setup_tests.sh) on loopback: its host:port."""
     port = free_port()
     cli = str(Path(__file__).resolve().parent.parent / ".venv" / "azurite" / "node_modules" / ".bin" / "azurite-blob")
     data = tmp_path_factory.mktemp("azurite")
@@ -144,6 +144,14 @@ def conformance(request: pytest.FixtureRequest) -> Conformance:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark(items)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The unit tier (SCAN_PLANNER_TEST_TIER=unit, scripts/test.sh --unit) holds to its name: a test that
+    reaches for a JVM without its marker fails instead of quietly taking a minute (tests/markers.py
+    forbid_jvm; workers inherit the environment)."""
+    if os.environ.get("SCAN_PLANNER_TEST_TIER") == "unit" and not hasattr(config, "workerinput"):
+        forbid_jvm(os.environ, Path(tempfile.mkdtemp(prefix="scan-planner-no-jvm-")))
 
 
 @pytest.fixture(scope="session")

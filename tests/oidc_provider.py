@@ -1,5 +1,5 @@
 """A real OpenID Connect provider on loopback for the authentication tests: panva's oidc-provider (npm, installed
-by scripts/setup.sh into .venv/oidc-provider) run by tests/oidc/provider.mjs under Node.js.
+by scripts/setup_tests.sh into .venv/oidc-provider) run by tests/oidc/provider.mjs under Node.js.
 
 Its clients get JWT access tokens by the client-credentials grant (client_secret_post or client_secret_basic),
 signed RS256 with a `kid`, for one audience, with the client's groups in a `groups` claim; a request with only
@@ -34,7 +34,7 @@ MODULES = ROOT / ".venv" / "oidc-provider" / "node_modules"
 def _node() -> str:
     node = shutil.which("node")
     if node is None or not (MODULES / "oidc-provider" / "package.json").exists():
-        raise RuntimeError(f"Node.js or oidc-provider (at {MODULES}) is missing: run scripts/setup.sh")
+        raise RuntimeError(f"Node.js or oidc-provider (at {MODULES}) is missing: run scripts/setup_tests.sh")
     return node
 
 

@@ -1,6 +1,6 @@
 """`scan-planner plan` and `aggregate` end to end: plan's --json output for a filtered scan holds the files
 and residuals Iceberg Java planned, aggregate's the values Spark + Iceberg answers from metadata; bad input
-exits 1 with a JSON error on stderr."""
+exits 1 with one line on stderr (with --json, /plan's JSON error); --select and --explain as /plan's."""
 
 from __future__ import annotations
 
@@ -53,17 +53,21 @@ def test_plan_json_matches_java(
 def test_summary_and_errors(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
     location = conformance.tables["identity_part"]["metadata_location"]
     code, out, _ = _run(capsys, "plan", "--metadata-location", location, "--filter", "category = 'a'")
-    assert code == 0 and "combined tasks" in out and "skipped" in out
+    assert code == 0 and "1 combined task, 3 file ranges of 3 files" in out and "skipped" in out
 
     code, out, err = _run(capsys, "plan", "--metadata-location", location, "--filter", "categry = 'a'")
+    assert code == 1 and out == ""
+    assert err.startswith("scan-planner plan: ") and "Cannot find field 'categry'" in err and err.count("\n") == 1
+
+    code, out, err = _run(capsys, "plan", "--metadata-location", location, "--filter", "categry = 'a'", "--json")
     assert code == 1 and out == ""
     error = json.loads(err)["error"]
     assert error["code"] == 400 and "Cannot find field 'categry'" in error["message"]
 
-    code, _, err = _run(capsys, "plan", "--metadata-location", location, "--filter-json", "{not json")
+    code, _, err = _run(capsys, "plan", "--metadata-location", location, "--filter-json", "{not json", "--json")
     assert code == 1 and "--filter-json is not valid JSON" in json.loads(err)["error"]["message"]
 
-    code, _, err = _run(capsys, "plan", "--metadata-location", location + ".missing")
+    code, _, err = _run(capsys, "plan", "--metadata-location", location + ".missing", "--json")
     assert code == 1 and json.loads(err)["error"]["code"] == 404
 
 
@@ -91,7 +95,7 @@ def test_grouping_by_sort_order(conformance: Conformance, capsys: pytest.Capture
     ranges = [t["key-range"] for t in plan["tasks"]]
     assert ranges[0] is not None and ranges[-1] is None  # (the file without id bounds: last)
     unsorted = conformance.tables["unpartitioned"]["metadata_location"]
-    code, _, err = _run(capsys, "plan", "--metadata-location", unsorted, "--grouping", "sort-order")
+    code, _, err = _run(capsys, "plan", "--metadata-location", unsorted, "--grouping", "sort-order", "--json")
     assert code == 1 and "is unsorted" in json.loads(err)["error"]["message"]
 
 
@@ -108,9 +112,9 @@ def test_incremental_append_scans(conformance: Conformance, capsys: pytest.Captu
     ours = [(f["data-file"]["file-path"], f["start"], f["length"]) for f in splits(json.loads(out))]
     assert ours == [(t["path"], t["start"], t["length"]) for combined in case["tasks"] for t in combined]
 
-    code, _, err = _run(capsys, "plan", "--metadata-location", location, "--end-snapshot-id", "1")
+    code, _, err = _run(capsys, "plan", "--metadata-location", location, "--end-snapshot-id", "1", "--json")
     assert code == 1 and "Cannot set only end-snapshot-id" in json.loads(err)["error"]["message"]
-    code, _, err = _run(capsys, *argv[:5], "--snapshot-id", "1")
+    code, _, err = _run(capsys, *argv[:5], "--snapshot-id", "1", "--json")
     assert code == 1 and "when snapshot-id is set" in json.loads(err)["error"]["message"]
 
 
@@ -157,7 +161,7 @@ def test_limit_and_parallelism_are_refused_as_plan_refuses_them(
     conformance: Conformance, conformance_service: str, capsys: pytest.CaptureFixture[str], flag: str, value: int
 ) -> None:
     location = conformance.tables["many_manifests"]["metadata_location"]
-    code, out, err = _run(capsys, "plan", "--metadata-location", location, f"--{flag}", str(value))
+    code, out, err = _run(capsys, "plan", "--metadata-location", location, f"--{flag}", str(value), "--json")
     assert code == 1 and out == ""
     error = json.loads(err)["error"]
     response = httpx.post(f"{conformance_service}/plan", json={"table": "db.many_manifests", flag: value}, timeout=60)
@@ -211,10 +215,10 @@ def test_aggregates_as_spark_and_iceberg_answer(
 
 def test_aggregate_errors(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
     location = conformance.tables["unpartitioned"]["metadata_location"]
-    code, out, err = _run(capsys, "aggregate", "avg(id)", "--metadata-location", location)
+    code, out, err = _run(capsys, "aggregate", "avg(id)", "--metadata-location", location, "--json")
     assert code == 1 and out == ""
     assert "Invalid aggregate 'avg(id)'" in json.loads(err)["error"]["message"]
-    code, _, err = _run(capsys, "aggregate", "max(nope)", "--metadata-location", location)
+    code, _, err = _run(capsys, "aggregate", "max(nope)", "--metadata-location", location, "--json")
     assert code == 1 and "cannot find field 'nope'" in json.loads(err)["error"]["message"]
 
 
@@ -230,3 +234,29 @@ def test_serve_says_what_to_do_when_the_demo_warehouse_cannot_be_made(
     err = capsys.readouterr().err
     assert "cannot create the demo warehouse (Not a directory" in err and "SCAN_PLANNER_HOME" in err
     assert "Traceback" not in err
+
+
+def test_a_demo_table_by_name_selected_and_explained_as_plan_answers(
+    demo_service: str, demo_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--table without a catalog names a table of the demo warehouse (a bare `plan` plans demo.events);
+    --select and --explain are /plan's select and explain: the same schema and the same reasons."""
+    monkeypatch.setenv("SCAN_PLANNER_HOME", str(demo_home))
+    argv = ["plan", "--table", "demo.events", "--filter", "region = 'eu' AND id < 100"]
+    code, out, err = _run(capsys, *argv, "--select", "id", "--select", "amount,ts", "--explain", "--json")
+    assert code == 0, err
+    ours = json.loads(out)
+    body = {"table": "demo.events", "filter": "region = 'eu' AND id < 100", "select": ["id", "amount", "ts"]}
+    served = httpx.post(f"{demo_service}/plan", json={**body, "explain": True}, timeout=60).json()
+    assert {"id", "amount", "ts"} <= {f["name"] for f in ours["schema"]["fields"]}
+    assert ours["schema"] == served["schema"] and ours["explain"] == served["explain"]
+
+    code, out, err = _run(capsys, *argv, "--explain")
+    assert code == 0, err
+    skipped = [m for m in served["explain"]["manifests"] if not m["kept"]]
+    skipped += [f for f in served["explain"]["data-files"] if not f["kept"]]
+    assert skipped and all(f"skipped {Path(x.get('file-path') or x['manifest-path']).name}" in out for x in skipped[:5])
+
+    code, out, err = _run(capsys, "plan", "--table", "demo.nope")
+    said = err.splitlines()  # where it looked, then the error
+    assert code == 1 and out == "" and said[-1].startswith("scan-planner plan: ") and "demo.nope" in said[-1]

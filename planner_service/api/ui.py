@@ -18,6 +18,7 @@ ASSETS = {  # name -> media type: the only files served
     "index.html": "text/html; charset=utf-8",
     "explorer.js": "text/javascript; charset=utf-8",
     "explorer.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
 }
 # the page's own files only: no inline script, no other origin, not framed by another site
 SECURITY_HEADERS = {
@@ -32,6 +33,11 @@ SECURITY_HEADERS = {
 @router.api_route("/ui", methods=["GET", "HEAD"], include_in_schema=False)
 async def page() -> Response:
     return _asset("index.html")
+
+
+@router.api_route("/favicon.ico", methods=["GET", "HEAD"], include_in_schema=False)
+async def favicon() -> Response:  # what a browser asks of any page of the service (/docs too): the explorer's icon
+    return _asset("favicon.svg")
 
 
 @router.get("/ui/", include_in_schema=False)

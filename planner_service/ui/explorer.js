@@ -165,6 +165,7 @@ async function loadTables() {
     const { identifiers } = await api(`/v1/namespaces/${encodeURIComponent(namespace.join("\u001f"))}/tables`);
     for (const id of identifiers) list.append(el("option", undefined, { value: [...id.namespace, id.name].join(".") }));
   }
+  if (list.options.length === 1 && !$("table").value) $("table").value = list.options[0].value;  // the only one
 }
 
 async function loadHistory(table, body) {
@@ -265,6 +266,10 @@ async function explore() {
     if (/filter/i.test(error.message) && error.status === 400) showFilterError(error.message);
     status(`${error.status || ""} ${error.type || "Error"}: ${error.message}`.trim(), true);
   }
+}
+
+function count(n, thing) {
+  return `${number(n)} ${thing}${n === 1 ? "" : "s"}`;
 }
 
 function number(n) {
@@ -412,13 +417,14 @@ function renderFiles(files) {
 
 function renderTasks(tasks) {
   const target = tasks["split-size"];
-  $("bins-legend").textContent = `${number(tasks.count)} tasks packed to the split size ${bytes(target)} (dashed line), `
+  $("bins-legend").textContent = `${count(tasks.count, "task")} packed to the split size ${bytes(target)} (dashed line), `
     + `lookback ${tasks.lookback}; a piece weighs at least the open-file cost ${bytes(tasks["open-file-cost"])} (amber).`;
   const most = Math.max(1, ...tasks["fill-histogram"]);
   const fill = $("fill");
   fill.setAttribute("aria-label", `Tasks by how full they are, in tenths of the split size: ${tasks["fill-histogram"].join(", ")}`);
   fill.replaceChildren(...tasks["fill-histogram"].map((n, i) =>
-    el("span", undefined, { title: `${i * 10}-${i * 10 + 10}%: ${n} tasks` }, { height: `${(100 * n) / most}%` })));
+    el("span", undefined, { title: `${i * 10}-${i * 10 + 10}%: ${count(n, "task")}` }, { height: `${(100 * n) / most}%` })));
+  $("fill-most").textContent = count(most, "task");
   const scale = Math.max(target, ...tasks.items.map((t) => t.weight));
   $("bins").replaceChildren(...tasks.items.map((task) => {
     const li = el("li");

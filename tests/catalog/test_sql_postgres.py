@@ -29,7 +29,7 @@ from tests.plan_wire import splits
 def _pg_bin() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     if not found:
-        pytest.fail("PostgreSQL is not installed: scripts/setup.sh installs it (apt-get install postgresql)")
+        pytest.fail("PostgreSQL is not installed: scripts/setup_tests.sh installs it (apt-get install postgresql)")
     return Path(found[-1]).parent
 
 

@@ -1,17 +1,23 @@
 """The Python examples of the README and the site run as printed against the demo service, page by page in
-this process's Spark session (each page's examples in one namespace, as a reader runs them in order)."""
+this process's Spark session (each page's examples in one namespace, as a reader runs them in order); and the
+first read of the README and Get started as a user runs it: a script run by the venv's python by its path,
+no venv activated, a `python3` without pyarrow first on PATH."""
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import subprocess
+import sys
+import venv
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.docs.examples import for_service, runnable
+from tests.docs.examples import REPO, for_service, runnable
 
 pytest.importorskip("pyspark")
 
@@ -45,3 +51,18 @@ def _check_what_it_printed(page: str, printed: str) -> None:
         assert printed.strip().splitlines()[-1] == "34 1"  # eu ids below 100, one task
     if page in ("README.md", "docs/get-started.md"):
         assert re.search(r"^\d+ rows in [1-9]\d* partitions$", printed, re.MULTILINE), printed
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/get-started.md"])
+def test_the_first_read_runs_as_a_user_runs_it(page: str, demo_service: str, demo_home: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare"  # the system's python3 as a fresh machine has it: no pyarrow, no pandas
+    venv.EnvBuilder(with_pip=False).create(bare)
+    script = tmp_path / "first_read.py"
+    script.write_text("\n".join(for_service(e.code, demo_service, demo_home) for e in runnable("python")[page]))
+    drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "VIRTUAL_ENV"}
+    env["PATH"] = f"{bare / 'bin'}:{env.get('PATH', '')}"
+    python = Path(sys.executable).parent / "python"  # .venv/bin/python, as the README says
+    run = subprocess.run([str(python), str(script)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    _check_what_it_printed(page, run.stdout)

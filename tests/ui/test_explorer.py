@@ -39,7 +39,7 @@ WAIT_SECONDS = 30
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "install chromium and chromium-driver (scripts/setup.sh does)"
+    assert chromium and driver, "install chromium and chromium-driver (scripts/setup_tests.sh does)"
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
@@ -330,3 +330,18 @@ def test_refuses_without_a_token(
         by_id(browser, "table").click()  # (the token is kept when its field loses focus)
         by_id(browser, "plan").click()
         assert planned(browser).startswith(f"Planned {TABLE}")
+
+
+def test_the_only_table_is_there_to_plan(browser: WebDriver, demo_service: str) -> None:
+    """The demo warehouse holds one table: the Table box starts with it; one plan's task is "1 task", and the
+    fill chart says what its axes are."""
+    open_page(browser, demo_service)
+    table = by_id(browser, "table")
+    wait(browser, lambda: table.get_attribute("value") == "demo.events", "the only table in the Table box")
+    fill(browser, {"filter": "region = 'eu' AND id < 100"})  # one task (the PySpark guide's example)
+    by_id(browser, "table").send_keys(Keys.ENTER)
+    planned(browser)
+    legend = wait(browser, lambda: by_id(browser, "bins-legend").text or None, "the bins' legend")
+    assert legend.startswith("1 task packed to the split size"), legend
+    chart = by_id(browser, "fill").find_element(By.XPATH, "..").text
+    assert "0%" in chart and "100%" in chart and "share of the split size" in chart and "1 task" in chart
