@@ -58,13 +58,20 @@ def answer_schema(doc: dict[str, Any], operation: dict[str, Any]) -> dict[str, A
     return schema if schema.get("properties") else None
 
 
-def body_fields(doc: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, bool, str]]:
-    """(name, required, description) of a request or answer body's top-level fields."""
-    required = set(schema.get("required", ()))
+def body_fields(doc: dict[str, Any], schema: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(name, required, description) of a request or answer body's top-level fields: required is "yes", or
+    "one of a, b" for a field of a `oneOf` whose alternatives each require one field (PlanRequest's table or
+    metadata-location), or ""."""
+    required = dict.fromkeys(schema.get("required", ()), "yes")
+    for group in (schema, *schema.get("allOf", ())):
+        names = [alt.get("required", []) for alt in group.get("oneOf", ())]
+        if names and all(len(n) == 1 for n in names):
+            choice = "one of " + ", ".join(code(n[0]) for n in names)
+            required.update({n[0]: choice for n in names})
     fields = []
     for name, prop in schema.get("properties", {}).items():
         text = prop.get("description") or resolved(doc, prop).get("description", "")
-        fields.append((name, name in required, text))
+        fields.append((name, required.get(name, ""), text))
     return fields
 
 
@@ -93,7 +100,7 @@ def _operation(doc: dict[str, Any], method: str, path: str, operation: dict[str,
         lines += [f"Body: {code(title)}{about}", ""]
         fields = body_fields(doc, schema)
         if fields:
-            rows = [(code(n), "yes" if req else "", sentence(text)) for n, req, text in fields]
+            rows = [(code(n), req, sentence(text)) for n, req, text in fields]
             lines += [*table(("Field", "Required", "Meaning"), rows), ""]
     answer = answer_schema(doc, operation)
     if answer is not None:

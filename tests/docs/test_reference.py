@@ -97,3 +97,14 @@ def test_docstrings_read_as_lists_where_they_list() -> None:
         pyspark_page.docstring_markdown(doc)
         == "What it does.\n\n- `filter`: a filter continued.\n- `columns`: the columns."
     )
+
+
+def test_the_reference_says_which_fields_a_body_needs() -> None:
+    """/plan needs a table or a metadata location (a oneOf of the schema): the Required column says so;
+    /aggregate needs its aggregates."""
+    page = http_page.render()
+    plan = page[page.index("### POST /plan\n") :]
+    assert "| `table` | one of `table`, `metadata-location` |" in plan
+    assert "| `metadata-location` | one of `table`, `metadata-location` |" in plan
+    aggregate = page[page.index("### POST /aggregate\n") :]
+    assert "| `aggregates` | yes |" in aggregate
