@@ -83,10 +83,14 @@ def test_the_shell_examples_run(page: str, demo_service: str, demo_home: Path) -
 
 
 def _run_shell(example: Example, url: str, home: Path) -> None:
-    venv = Path(sys.executable).parent
+    """As a user runs it: in the checkout, the venv not activated (nothing of it on PATH: an example names
+    `.venv/bin/...`), no Spark or planner settings of the test's own."""
+    venv = str(Path(sys.executable).parent)
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}
+    drop |= {"VIRTUAL_ENV"}
     env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("SCAN_PLANNER_")}
-    env.update(PATH=f"{venv}:{env.get('PATH', '')}", SCAN_PLANNER_HOME=str(home))  # `scan-planner`, `python`
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and os.path.realpath(p) != os.path.realpath(venv)]
+    env.update(PATH=os.pathsep.join(path), SCAN_PLANNER_HOME=str(home))
     prelude = _ERRORS_PRELUDE if example.shows_errors else _PRELUDE
     script = prelude + for_service(example.code, url, home)
     run = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
