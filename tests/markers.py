@@ -33,6 +33,7 @@ SPARK_FIXTURES = {"spark"}
 SPARK_REST_MODULES = {"test_spark_rest.py", "test_spark_rest_older.py", "test_spark_rest_more.py"}
 BENCH_MODULES = {"test_bench_smoke.py", "test_scale_bench_smoke.py", "test_read_bench_smoke.py"}
 FIRST_HOUR = "test_first_hour.py"  # a fresh install as another user, then a Spark read: minutes
+CONTAINER = "test_container.py"  # the image and the compose stack built and run with podman: minutes
 JAVA_MODULES = {
     *BENCH_MODULES,
     FIRST_HOUR,
@@ -48,7 +49,7 @@ SPARK_MODULES = {
     "test_spark_environments.py",
     "test_doc_examples.py",
 }
-LONG_MODULES = {*BENCH_MODULES, FIRST_HOUR}  # every benchmark end to end, at a tiny size; the first hour
+LONG_MODULES = {*BENCH_MODULES, FIRST_HOUR, CONTAINER}  # the benchmarks at a tiny size; a first hour; images
 STARTS_A_SERVICE = ("running_service(", "emulator(", "moto_server(", "Popen(", "subprocess.run(", "HTTPServer(")
 NEEDS_JAVA = ("load_or_build(", "reference.generate(", "ensure_spark_env(", "ensure_jars(")  # a JVM, Maven
 
