@@ -131,10 +131,9 @@ def record(figures: dict[str, Any], results: dict[str, Any]) -> list[str]:
     if r.get("spark_iceberg_distributed"):
         first = ours["full"]["first_ms"] / r["spark_iceberg_distributed"]["full"]["first_ms"]
         found["driver_first_distributed"] = {"ratios": [round(first, 3)], "date": day}
-    peak = round(mem["peak_rss_bytes"] / MB)
     pyiceberg = (r.get("pyiceberg") or {}).get("peak_rss_bytes")
-    found["service_peak"] = {"ours": peak, "peer": round(pyiceberg / MB) if pyiceberg else None, "unit": "MB"}
-    found["service_peak"]["date"] = day
+    peer_peak = round(pyiceberg / MB) if pyiceberg else None
+    found["service_peak"] = {"ours": round(mem["peak_rss_bytes"] / MB), "peer": peer_peak, "unit": "MB", "date": day}
     rows = {row.get("key"): row for row in figures["planning"]["rows"]}
     for key, cell in found.items():
         rows[key]["cells"][column] = cell
@@ -161,10 +160,11 @@ def main() -> int:
         keys = record(figures, json.loads(args.results.read_text()))
         FIGURES.write_text(json.dumps(figures, indent=1) + "\n")
         print(f"[figures] recorded {', '.join(keys)} from {args.results}; now --write", file=sys.stderr)
-    stale = [page for page, text in rendered_pages(figures).items() if text != page.read_text()]
+    pages = rendered_pages(figures)
+    stale = [page for page, text in pages.items() if text != page.read_text()]
     if args.write:
-        for page, text in rendered_pages(figures).items():
-            page.write_text(text)
+        for page in stale:
+            page.write_text(pages[page])
         print(f"[figures] wrote {', '.join(str(p.relative_to(REPO)) for p in stale) or 'nothing (up to date)'}")
         return 0
     if stale:

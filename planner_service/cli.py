@@ -384,13 +384,12 @@ EXPLAINED_FILES = 20  # the files whose reasons the summary lists (--json has th
 def _print_explain(explain: dict[str, Any]) -> None:
     """Why each manifest, and the first data files, were kept or skipped."""
     print(f"filter       {json.dumps(explain['filter'])}")
-    for m in explain["manifests"]:
-        verdict = "kept   " if m["kept"] else "skipped"
-        print(f"  manifest {verdict} {m['manifest-path'].rsplit('/', 1)[-1]}: {m['reason']}")
     files = explain["data-files"]
-    for f in files[:EXPLAINED_FILES]:
-        verdict = "kept   " if f["kept"] else "skipped"
-        print(f"  file     {verdict} {f['file-path'].rsplit('/', 1)[-1]}: {f['reason']}")
+    decided = [("manifest", m, m["manifest-path"]) for m in explain["manifests"]]
+    decided += [("file", f, f["file-path"]) for f in files[:EXPLAINED_FILES]]
+    for what, decision, path in decided:
+        verdict = "kept   " if decision["kept"] else "skipped"
+        print(f"  {what:<8} {verdict} {path.rsplit('/', 1)[-1]}: {decision['reason']}")
     if len(files) > EXPLAINED_FILES:
         print(f"  ... and {len(files) - EXPLAINED_FILES} more data files (--json lists every one)")
 

@@ -67,10 +67,11 @@ class ExecutorCheck:
 
     def __init__(self, spark: SparkSession) -> None:
         sc = spark.sparkContext
-        local_executors_use_this_python(sc)
         self._app = application_id(sc)
         with _LOCK:
             checked = self._app in _CHECKED
+        if not checked:  # (the first plan of the application: later ones make no py4j call here)
+            local_executors_use_this_python(sc)
         if not checked and _driver_python_runs_the_tasks(sc):
             with _LOCK:
                 _CHECKED.add(self._app)
