@@ -28,6 +28,7 @@ import orjson
 import pyarrow as pa
 from isal import isal_zlib
 
+from iceberg_io.avro_names import AvroNameError, resolved
 from planner_service import _kernels
 from planner_service.io.fileio import MAX_INFLATED_BYTES
 
@@ -169,7 +170,11 @@ def compile_schema(
     field, a map of int keys to long values, comes out as a bitmap per record of the keys below 64 x width
     whose values are all 0 (left out when the field is not such a map). Kept per schema: a table's
     manifests share a handful of them."""
-    return _Compiler(select, fixed_as_bytes, zero_keys).compile(orjson.loads(schema_text))
+    try:
+        schema = resolved(orjson.loads(schema_text))  # (each named type's references by its definition)
+    except AvroNameError as exc:
+        raise AvroError(str(exc)) from None
+    return _Compiler(select, fixed_as_bytes, zero_keys).compile(schema)
 
 
 def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath, pa.Array]:
@@ -198,7 +203,6 @@ class _Compiler:
         self.children: list[int] = []
         self.kinds: list[int] = []
         self.fields: dict[FieldPath, _Field] = {}
-        self.named: dict[str, Any] = {}  # named types (records, enums, fixed) by full name
 
     def compile(self, schema: Any) -> Program:
         if not (isinstance(schema, dict) and schema.get("type") == "record"):
@@ -217,7 +221,6 @@ class _Compiler:
         (inside a selected field). Returns the node number and, when output, how to assemble it."""
         if depth > _MAX_DEPTH:
             raise AvroError("the schema nests too deeply")
-        schema = self._resolve(schema)
         number = len(self.nodes)
         self.nodes.append((0, -1, 0, 0))
         typ = schema if isinstance(schema, str) else schema.get("type") if isinstance(schema, dict) else None
@@ -234,7 +237,6 @@ class _Compiler:
         if typ in _PRIMITIVES:
             return number, self._leaf(number, _PRIMITIVES[str(typ)], out is not None)
         if typ == "fixed":
-            self._name(schema)
             size = schema.get("size")
             if not isinstance(size, int) or size < 0:
                 raise AvroError("a fixed type without a valid size")
@@ -244,28 +246,12 @@ class _Compiler:
                     return number, self._leaf(number, _BYTES, out is not None)
             return number, self._leaf(number, _FIXED, out is not None, size)
         if typ == "enum":
-            self._name(schema)
             return number, self._leaf(number, _ENUM, out is not None)
         if typ == "record":
             return number, self._record(number, schema, path, out is not None, depth)
         if typ in ("array", "map"):
             return number, self._repeated(number, schema, path, out is not None, depth)
         raise AvroError(f"an unknown Avro type {typ!r}")
-
-    def _resolve(self, schema: Any) -> Any:
-        if isinstance(schema, str) and schema not in _PRIMITIVES:
-            if schema not in self.named:
-                raise AvroError(f"an unknown named type {schema!r}")
-            return self.named[schema]  # (a recursive reference would recurse until _MAX_DEPTH)
-        return schema
-
-    def _name(self, schema: dict[str, Any]) -> None:
-        name = schema.get("name")
-        if isinstance(name, str):
-            namespace = schema.get("namespace")
-            self.named[name] = schema
-            if isinstance(namespace, str) and namespace:
-                self.named[f"{namespace}.{name}"] = schema
 
     def _output(self, typ: int) -> int:
         self.kinds.append(_KIND[typ])
@@ -277,7 +263,6 @@ class _Compiler:
         return _Field(typ, column, _ARROW[typ]) if output else None
 
     def _record(self, number: int, schema: dict[str, Any], path: FieldPath, output: bool, depth: int) -> _Field | None:
-        self._name(schema)
         fields = schema.get("fields")
         if not isinstance(fields, list):
             raise AvroError("a record without fields")

@@ -20,6 +20,7 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
+from iceberg_io.avro_names import resolved
 from planner_service.errors import CorruptMetadataError
 from planner_service.io.fileio import MAX_INFLATED_BYTES
 from planner_service.metadata.avro_columns import (
@@ -366,7 +367,7 @@ def _refuse(manifests: Sequence[ManifestBlocks], rows_of: np.ndarray[Any, Any], 
 
 def _partition_values(schema_text: str) -> tuple[PartitionValue | None, ...]:
     return _PARTITION_VALUES.get(schema_text) or _PARTITION_VALUES.setdefault(
-        schema_text, _partition_conversions(orjson.loads(schema_text))
+        schema_text, _partition_conversions(resolved(orjson.loads(schema_text)))
     )
 
 
@@ -376,16 +377,13 @@ _PARTITION_VALUES: dict[str, tuple[PartitionValue | None, ...]] = {}
 def _partition_conversions(schema: Any) -> tuple[PartitionValue | None, ...]:
     """Per partition field, how its decoded value becomes Iceberg's internal one: decimals (unscaled
     big-endian bytes) to Decimal, uuids (16 bytes) to UUID; dates, times and timestamps already are
-    (days, microseconds)."""
+    (days, microseconds). `schema` has its names resolved: Iceberg Java's two identity and truncate fields of
+    one decimal column share the fixed "decimal_9_2", defined once and named after (Avro spec, "Names")."""
     data_file = next(f for f in schema["fields"] if f.get("field-id") == 2)
     partition = next(f for f in _record(data_file["type"])["fields"] if f.get("field-id") == 102)
-    named = _named_types(schema, {})
     out: list[PartitionValue | None] = []
     for f in _record(partition["type"])["fields"]:
         typ: Any = next((b for b in f["type"] if b != "null"), "null") if isinstance(f["type"], list) else f["type"]
-        # Avro writes a named type once and refers to it by name after: Iceberg Java's two identity and
-        # truncate fields of one decimal column share the fixed "decimal_9_2" (Avro spec, "Names")
-        typ = named.get(typ, typ) if isinstance(typ, str) else typ
         logical = typ.get("logicalType") if isinstance(typ, dict) else None
         if logical == "decimal":
             out.append(_decimal(int(typ.get("scale", 0))))
@@ -422,22 +420,6 @@ def _null_fields(schema: Any) -> tuple[tuple[int, str], ...]:
     partition = next(f for f in _record(data_file["type"])["fields"] if f.get("field-id") == 102)
     fields = _record(partition["type"])["fields"]
     return tuple((i, str(f["name"])) for i, f in enumerate(fields) if f["type"] in ("null", ["null"]))
-
-
-def _named_types(node: Any, out: dict[str, Any]) -> dict[str, Any]:
-    """Every named type (fixed, enum, record) a schema defines, by its name and its full name."""
-    if isinstance(node, list):
-        for item in node:
-            _named_types(item, out)
-    elif isinstance(node, dict):
-        if node.get("type") in ("fixed", "enum", "record") and isinstance(node.get("name"), str):
-            out.setdefault(node["name"].rsplit(".", 1)[-1], node)
-            namespace = node.get("namespace")
-            out.setdefault(f"{namespace}.{node['name']}" if namespace else node["name"], node)
-        for key in ("type", "fields", "items", "values"):
-            if key in node:
-                _named_types(node[key], out)
-    return out
 
 
 def _record(typ: Any) -> dict[str, Any]:

@@ -4,8 +4,9 @@ The Arrow schema comes from the file's Avro schema, whose fields carry Iceberg's
 `element-id`, `key-id`, `value-id` on arrays and maps) as Iceberg's AvroSchemaUtil writes them: null
 unions are optional fields; logical types give date, time-micros, timestamp-micros (timestamptz when
 `adjust-to-utc` is true, as Iceberg reads it), the nanosecond ones, decimal (on fixed or bytes) and uuid;
-an array of key/value records with logicalType `map` is a map with non-string keys. Records are decoded by
-fastavro and laid out column by column.
+an array of key/value records with logicalType `map` is a map with non-string keys; a named type used again
+(Iceberg's writer names decimals, fixeds, uuids, structs' and maps' records) is read by its definition
+(iceberg_io/avro_names.py). Records are decoded by fastavro and laid out column by column.
 
 Which blocks a task reads: Avro files are split at any byte (they have no split offsets); Avro's reader,
 given [start, start + length), syncs to the first sync marker at or after `start` and reads blocks until
@@ -23,6 +24,7 @@ import fastavro
 import pyarrow as pa
 
 from iceberg_io import StorageConfig, resolve
+from iceberg_io.avro_names import AvroNameError, resolved
 from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
 
@@ -50,8 +52,8 @@ class AvroFile:
             fields = schema["fields"] if isinstance(schema, dict) and schema.get("type") == "record" else None
             if fields is None:
                 raise UnsupportedAvroSchema("not a record")
-            self.schema = pa.schema([arrow_field_of(f) for f in fields])
-        except UnsupportedAvroSchema as exc:
+            self.schema = pa.schema([arrow_field_of(f) for f in resolved(schema)["fields"]])
+        except (UnsupportedAvroSchema, AvroNameError) as exc:
             raise UnsupportedAvroSchema(f"Cannot read the Avro file {location}: {exc}") from None
 
     def ranges(self, start: int, length: int) -> list[RowRange]:

@@ -23,6 +23,8 @@ from typing import Any
 from tests.conformance import reference
 from tests.differential.driver import JavaProcess, log
 from tests.differential.fuzz import Recorded, ask_java
+from tests.differential.requests import TableShape
+from tests.differential.spark_reads import rows_read
 
 HERE = Path(__file__).resolve().parent
 GENERATOR_FILES = (
@@ -91,7 +93,8 @@ def regression_cases() -> list[Path]:
 
 def load_regressions() -> dict[str, dict[str, Any]]:
     """Each saved case (regressions/<name>.json: a history and a request) replayed by Java: its table's
-    metadata location, the ops Spark applied, and Java's answer now."""
+    metadata location, the ops Spark applied, and Java's answer now; a case with `"read": "rows"` (a finding
+    of the rows Spark reads) also has Spark + Iceberg's rows of the request ("spark": {"rows_read", "rows"})."""
     cases = {path.stem: json.loads(path.read_text()) for path in regression_cases()}
     key = "regressions-" + hashlib.sha256(json.dumps(cases, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -101,6 +104,12 @@ def load_regressions() -> dict[str, dict[str, Any]]:
             built = java.replay(case["history"])
             reply = java.plan(built.table, case["request"]) if built.metadata_location else {"invalid": "no table"}
             out[name] = {"ops": built.ops, "metadata_location": built.metadata_location, **reply}
+            if case.get("read") == "rows" and built.metadata_location and "request" in reply:
+                resolved = reply["request"]
+                assert isinstance(resolved, dict)
+                shape = TableShape(built.metadata_location)
+                rows = rows_read(resolved, shape.schemas[shape.current_schema_id])
+                out[name]["spark"] = {"rows_read": rows, **java.read(built.table, resolved, False, rows)}
         return out
 
     recorded: dict[str, dict[str, Any]] = _cached(key, record)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +186,68 @@ def test_avro_blocks_split_by_their_sync_markers(tmp_path: Path) -> None:
         ]
         ids = read_all(plan(ICEBERG, tasks)).column("id").to_pylist()
         assert sorted(ids) == list(range(200)), split
+
+
+def _optional(name: str, typ: Any, field_id: int) -> dict[str, Any]:
+    return {"name": name, "type": ["null", typ], "default": None, "field-id": field_id}
+
+
+# Iceberg's AvroSchemaUtil names what it writes and defines each name once: a second decimal(5, 1) column,
+# a second fixed(3), a second uuid, a decimal inside a struct and inside a list refer to the first by name
+NAMED_SCHEMA = {
+    "type": "record",
+    "name": "table",
+    "fields": [
+        {"name": "id", "type": "long", "field-id": 1},
+        _optional(
+            "d1",
+            {"type": "fixed", "name": "decimal_5_1", "size": 3, "logicalType": "decimal", "precision": 5, "scale": 1},
+            2,
+        ),
+        _optional("d2", "decimal_5_1", 3),
+        _optional("f1", {"type": "fixed", "name": "fixed_3", "size": 3}, 4),
+        _optional("f2", "fixed_3", 5),
+        _optional("u1", {"type": "fixed", "name": "uuid_fixed", "size": 16, "logicalType": "uuid"}, 6),
+        _optional("u2", "uuid_fixed", 7),
+        _optional("s", {"type": "record", "name": "r8", "fields": [_optional("d", "decimal_5_1", 9)]}, 8),
+        _optional("l", {"type": "array", "items": ["null", "decimal_5_1"], "element-id": 11}, 10),
+        _optional("s2", "r8", 12),
+    ],
+}
+NAMED_ICEBERG = schema(
+    field(1, "id", "long", required=True),
+    field(2, "d1", "decimal(5, 1)"),
+    field(3, "d2", "decimal(5, 1)"),
+    field(4, "f1", "fixed[3]"),
+    field(5, "f2", "fixed[3]"),
+    field(6, "u1", "uuid"),
+    field(7, "u2", "uuid"),
+    field(8, "s", {"type": "struct", "fields": [field(9, "d", "decimal(5, 1)")]}),
+    field(10, "l", {"type": "list", "element-id": 11, "element": "decimal(5, 1)", "element-required": False}),
+    field(12, "s2", {"type": "struct", "fields": [field(9, "d", "decimal(5, 1)")]}),
+)
+
+
+def test_avro_named_types_defined_once_are_read_where_they_are_named_again(tmp_path: Path) -> None:
+    """The differential fuzzer's finding (seed 612034): two decimal(5, 1) columns of an Avro data file, the
+    second naming the fixed the first defined (Avro spec, "Names"); and every other type Iceberg's writer
+    names, used twice. The rows are the ones written."""
+    u, v = uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7"), uuid.UUID("0f4bc2d5-8c2a-4a56-9a0e-3a1f2f2f8d10")
+    written = {
+        "id": 1,
+        "d1": Decimal("264.8"),
+        "d2": Decimal("-0.1"),
+        "f1": b"abc",
+        "f2": b"xyz",
+        "u1": u.bytes,
+        "u2": v.bytes,
+        "s": {"d": Decimal("9999.9")},
+        "l": [Decimal("1.5"), None],
+        "s2": {"d": None},
+    }
+    empty = {"id": 2, **{k: None for k in written if k != "id"}}
+    path = tmp_path / "named.avro"
+    with open(path, "wb") as out:
+        fastavro.writer(out, fastavro.parse_schema(NAMED_SCHEMA), [written, empty])
+    rows = read_all(plan(NAMED_ICEBERG, [[file_task(str(path), file_format="avro")]])).to_pylist()
+    assert rows == [written, empty]
