@@ -24,6 +24,7 @@ how many), ours reads only the manifests the filter cannot rule out, and ours fo
 CombinedScanTasks as Java without its worker pool (with the pool, Java's manifest order and so its task
 count varies from plan to plan). Otherwise the exit status is 1. The results go to --out as JSON
 (default bench/results/latest.json) and to stdout as one table per scenario and a summary of ratios.
+With --table-only it builds the table (or finds it cached), prints its table.json and stops.
 """
 
 from __future__ import annotations
@@ -187,6 +188,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds each step may take (default 600)")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "latest.json", help="the JSON results")
     parser.add_argument("--src", type=Path, default=REPO, help="checkout whose planner_service to time (default: this)")
+    parser.add_argument(
+        "--table-only", action="store_true", help="build the table (or find it cached), print its table.json, stop"
+    )
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -201,6 +205,9 @@ def main() -> int:
         env = java_env.ensure_java_env()
         java = {**env, "env": java_environment(env["java_home"])}
         table = ensure_table(args, java)
+        if args.table_only:
+            print(json.dumps(table), flush=True)
+            return 0
         results = run_scenarios(args, java, table)
     except (BenchError, java_env.JavaEnvError) as err:
         print(f"[bench] error: {err}", file=sys.stderr)

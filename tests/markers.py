@@ -31,7 +31,12 @@ import pytest
 JAVA_FIXTURES = {"conformance"}  # Iceberg Java's tables and recorded plans
 SPARK_FIXTURES = {"spark"}
 SPARK_REST_MODULES = {"test_spark_rest.py", "test_spark_rest_older.py", "test_spark_rest_more.py"}
-BENCH_MODULES = {"test_bench_smoke.py", "test_scale_bench_smoke.py", "test_read_bench_smoke.py"}
+BENCH_MODULES = {
+    "test_bench_smoke.py",
+    "test_scale_bench_smoke.py",
+    "test_read_bench_smoke.py",
+    "test_past_the_budget.py",
+}
 FIRST_HOUR = "test_first_hour.py"  # a fresh install as another user, then a Spark read: minutes
 CONTAINER = "test_container.py"  # the image and the compose stack built and run with podman: minutes
 JAVA_MODULES = {

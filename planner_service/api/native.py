@@ -7,9 +7,8 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated
 
-import orjson
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
@@ -20,12 +19,13 @@ from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, 
 from planner_service.api.disconnect import until_disconnected
 from planner_service.api.documented import PLAN_ID, PLAN_TASK, PLANNING, TABLE, answers, link
 from planner_service.api.encoding import compressed, negotiate, rendered_ahead
-from planner_service.api.held_responses import HeldResponse, HeldStreamingResponse
+from planner_service.api.held_responses import HeldStreamingResponse
 from planner_service.api.request_models import PlanRequest, json_body_schema, parse_body
 from planner_service.api.response_models import DeferredPlan, HealthStatus, PlanResponse, described
-from planner_service.api.responses import json_bytes, json_response
+from planner_service.api.responses import json_response
 from planner_service.catalog.base import LoadedTable
 from planner_service.errors import ForbiddenError
+from planner_service.json_text import indented
 from planner_service.metrics import (
     ACCESS_RELOADS,
     CACHE_BYTES,
@@ -52,13 +52,14 @@ from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
 from planner_service.wire.data_file_rows import CHUNK_ROWS
-from planner_service.wire.native_tasks_json import encode_tasks
-from planner_service.wire.plan_json import encode_plan, key_ranges_json, plan_head
+from planner_service.wire.native_tasks_json import TaskRange, encode_tasks
+from planner_service.wire.plan_json import ESTIMATES_PER_CHUNK, encode_deferred, encode_plan
 
 router = APIRouter()
 MAX_KEPT_BODY = 64 * 1024 * 1024  # larger bodies are re-encoded from the cached plan
 AHEAD = 2  # chunks of a streamed answer rendered ahead of the socket
 BYTES_PER_ROW = 512  # a data file's or task's JSON, most of them (410 B measured)
+BYTES_PER_ESTIMATE = 40  # a task's estimates in a deferred answer: its size and rows (and key), in JSON
 
 
 def plan_response(
@@ -88,27 +89,23 @@ def plan_response(
     access.audit_plan(table.name, snapshot.snapshot_id if snapshot else None, result.plan.metrics.scanned_data_files)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
-        deferred = json_bytes(deferred_body(result, plan_id, credentials, body.task_estimates), pretty)
-        return _encoded_response(b"".join(compressed([deferred], coding)), coding, etag)
+        deferred = encode_deferred(result.plan, plan_id, credentials, body.task_estimates)
+        return deferred_response(runtime, result, deferred, pretty, coding, _headers(coding, etag))
     key = f"{plan_id}|{limit}|{pretty}|{coding}"
     bodies = runtime.plans.bodies
     stored = bodies.get(key) if reusable else None
     if stored is not None:  # (held by the body cache, which counts it)
         return _encoded_response(stored, coding, etag)
     chunks = encode_plan(result.plan, plan_id, credentials)
-    admission = runtime.plans.admission
     if pretty:
-        encoded = b"".join(compressed([json_bytes(orjson.loads(b"".join(chunks)), pretty=True)], coding))
-        return HeldResponse(
-            encoded, headers=_headers(coding, etag), media_type="application/json", release=admission.hold(len(encoded))
-        )
+        chunks = indented(chunks)
     kept = min(MAX_KEPT_BODY, bodies.max_bytes) if reusable else 0  # (a copy for the body cache, while it fits)
-    plan_bytes = 0 if runtime.plans.keeps(request.cache_id) else result.weight  # (else the cache counts it)
-    return HeldStreamingResponse(
+    return streamed_response(
+        runtime,
+        result,
         _teed(compressed(rendered_ahead(chunks, AHEAD), coding), partial(bodies.put, key) if kept else None, kept),
-        headers=_headers(coding, etag),
-        media_type="application/json",
-        release=admission.hold(plan_bytes + streamed_bytes(result.plan) + kept),
+        _headers(coding, etag),
+        streamed_bytes(result.plan) + kept,
     )
 
 
@@ -118,33 +115,55 @@ def streamed_bytes(plan: ScanPlan) -> int:
     return 4096 + min(rows, (AHEAD + 2) * CHUNK_ROWS) * BYTES_PER_ROW
 
 
-def deferred_body(
-    result: CachedPlan, plan_id: str, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
-) -> dict[str, Any]:
-    """A plan too big to send inline: its id, reader context and (with `estimates`) per-task estimates (GET
-    /plans/{id}/tasks)."""
-    head = plan_head(result.plan, plan_id)
-    if storage_credentials:
-        head["storage-credentials"] = storage_credentials
-    if not estimates:
-        return head
-    tasks = result.plan.combined
-    head["task-size-bytes"] = tasks.size_bytes if tasks is not None else []
-    if result.plan.grouping is not None:  # each task's key, by its index into grouping.keys
-        head["task-grouping-key"] = result.plan.grouping.task_key
-        ranges = key_ranges_json(result.plan)
-        if ranges is not None:
-            head["task-key-range"] = ranges
-    head["task-estimated-row-count"] = tasks.estimated_rows if tasks is not None else []
-    return head
+def streamed_response(
+    runtime: Runtime, result: CachedPlan, body: Iterator[bytes], headers: dict[str, str], rendering_bytes: int
+) -> Response:
+    """A streamed answer of `result`, holding in the plan memory budget until sent what it renders ahead
+    (`rendering_bytes`) and the plan itself when nothing else accounts for it (no cache keeps it)."""
+    plan_bytes = 0 if runtime.plans.accounts_for(result.request.cache_id) else result.weight
+    release = runtime.plans.admission.hold(plan_bytes + rendering_bytes)
+    return HeldStreamingResponse(body, headers=headers, media_type="application/json", release=release)
+
+
+def deferred_response(
+    runtime: Runtime,
+    result: CachedPlan,
+    chunks: Iterator[bytes],
+    pretty: bool,
+    coding: str | None,
+    headers: dict[str, str],
+) -> Response:
+    """A plan answered by id (encode_deferred): whole when its estimates fit a chunk, else streamed."""
+    if pretty:
+        chunks = indented(chunks)
+    tasks = len(result.plan.combined) if result.plan.combined is not None else 0
+    if tasks <= ESTIMATES_PER_CHUNK:
+        return Response(b"".join(compressed(chunks, coding)), headers=headers, media_type="application/json")
+    rendering = 4096 + (AHEAD + 2) * ESTIMATES_PER_CHUNK * BYTES_PER_ESTIMATE
+    return streamed_response(runtime, result, compressed(rendered_ahead(chunks, AHEAD), coding), headers, rendering)
+
+
+def tasks_response(
+    runtime: Runtime, result: CachedPlan, plan_id: str, tasks: TaskRange, pretty: bool, coding: str | None
+) -> Response:
+    """Tasks of a plan by id: a chunk's pieces in one body, as they come; more (a task of every file, say)
+    streamed and compressed as the client accepts."""
+    chunks = encode_tasks(result.plan, plan_id, result.reader_context, tasks)
+    if pretty:
+        chunks = indented(chunks)
+    if tasks.last - tasks.first <= CHUNK_ROWS:
+        return Response(b"".join(chunks), media_type="application/json")
+    headers = _headers(coding)
+    rendering = 4096 + (AHEAD + 2) * CHUNK_ROWS * BYTES_PER_ROW
+    return streamed_response(runtime, result, compressed(rendered_ahead(chunks, AHEAD), coding), headers, rendering)
 
 
 def _etags(header: str) -> set[str]:
     return {tag.strip() for tag in header.split(",")}
 
 
-def _headers(coding: str | None, etag: str) -> dict[str, str]:
-    headers = {"ETag": etag, "Vary": "Accept-Encoding"}
+def _headers(coding: str | None, etag: str | None = None) -> dict[str, str]:
+    headers = {"Vary": "Accept-Encoding"} | ({"ETag": etag} if etag is not None else {})
     if coding is not None:
         headers["Content-Encoding"] = coding
     return headers
@@ -217,13 +236,15 @@ async def plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Resp
 )
 async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep) -> Response:
     access = access_of(request)
+    coding = negotiate(request.headers.get("accept-encoding"))
 
-    def answer(cancel: Cancellation) -> dict[str, Any]:
+    def answer(cancel: Cancellation) -> Response:
         opened = runtime.open_plan_id(plan_id, access)
         result = runtime.plan_by_id(opened, access, cancel)
-        return deferred_body(result, plan_id, runtime.plan_credentials(opened, access))
+        deferred = encode_deferred(result.plan, plan_id, runtime.plan_credentials(opened, access))
+        return deferred_response(runtime, result, deferred, pretty, coding, _headers(coding))
 
-    return json_response(await until_disconnected(request, answer), pretty=pretty)
+    return await until_disconnected(request, answer)
 
 
 @router.get(
@@ -242,11 +263,13 @@ async def plan_tasks(
     end: Annotated[int | None, Query(ge=1, description="one past the last task (default: start + 1)")] = None,
 ) -> Response:
     access = access_of(request)
+    coding = negotiate(request.headers.get("accept-encoding"))
 
-    def work() -> dict[str, Any]:
-        return _tasks(runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access), plan_id, start, end)
+    def work() -> Response:
+        result = runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access)
+        return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, start, end), pretty, coding)
 
-    return json_response(await run_in_threadpool(work), pretty=pretty)
+    return await run_in_threadpool(work)
 
 
 @router.get(
@@ -260,11 +283,13 @@ async def plan_task(
     plan_id: PlanIdPath, index: TaskIndexPath, request: Request, runtime: RuntimeDep, pretty: PrettyDep
 ) -> Response:
     access = access_of(request)
+    coding = negotiate(request.headers.get("accept-encoding"))
 
-    def work() -> dict[str, Any]:
-        return _tasks(runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access), plan_id, index, None)
+    def work() -> Response:
+        result = runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access)
+        return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, index, None), pretty, coding)
 
-    return json_response(await run_in_threadpool(work), pretty=pretty)
+    return await run_in_threadpool(work)
 
 
 @router.get(
@@ -404,7 +429,3 @@ async def history(name: TableNamePath, request: Request, runtime: RuntimeDep, pr
             }
         )
     return json_response({"table": table.name, "history": entries}, pretty=pretty)
-
-
-def _tasks(result: CachedPlan, plan_id: str, start: int, end: int | None) -> dict[str, Any]:
-    return encode_tasks(result.plan, plan_id, result.reader_context, start, end)

@@ -1,7 +1,7 @@
 /* The service's compiled loops (planner_service._kernels): Avro blocks decoded into Arrow-style columns
  * (avro_columns.c), first-fit bin packing with lookback (bin_packing.c), files split into ranges and
- * ranges merged into tasks (splitting.c), rows of columns rendered as JSON (json_rows.c), and file paths
- * split into interned directories and names (paths.c). All run
+ * ranges merged into tasks (splitting.c), rows of columns rendered as JSON (json_rows.c) and JSON indented
+ * as it streams (json_indent.c), and file paths split into interned directories and names (paths.c). All run
  * without the GIL, so they use every core. */
 #ifndef SCAN_PLANNER_KERNELS_H
 #define SCAN_PLANNER_KERNELS_H
@@ -18,6 +18,7 @@ PyObject *kernels_avro_framing(PyObject *self, PyObject *args);
 PyObject *kernels_decode_avro(PyObject *self, PyObject *args);
 PyObject *kernels_pack_bins(PyObject *self, PyObject *args);
 PyObject *kernels_render_rows(PyObject *self, PyObject *args);
+PyObject *kernels_json_indent(PyObject *self, PyObject *args);
 PyObject *kernels_count_ranges(PyObject *self, PyObject *args);
 PyObject *kernels_split_files(PyObject *self, PyObject *args);
 PyObject *kernels_split_weights(PyObject *self, PyObject *args);

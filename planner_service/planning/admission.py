@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from planner_service.errors import OverloadedError, PlanCancelledError, PlanTimeoutError
+from planner_service.splitting.combine import BYTES_PER_RANGE
 from planner_service.splitting.stop import Stop
 
 BYTES_PER_FILE = 1024  # a planned data file's share of a plan's peak: its index rows, tasks and encoded body
-BYTES_PER_RANGE = 128  # each further range a file is cut into: split, packing and task columns (98 B measured), JSON
 WAIT_STEP_SECONDS = 0.25  # how often a waiting plan looks at its cancellation
 
 

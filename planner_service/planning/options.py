@@ -74,11 +74,29 @@ def adapted_to_parallelism(
     """SparkScan.adjustSplitSize: with Spark's `parallelism`, the table's read.split.adaptive-size.enabled
     (default true) and no split size named by the request (Spark's split-size read option), the split size
     adjusted to the scan's size (its tasks: files and their deletes); else `options` as they are."""
-    if parallelism is None or any(ALIASES.get(key, key) == SPLIT_SIZE for key in request or {}):
+    if any(ALIASES.get(key, key) == SPLIT_SIZE for key in request or {}):
         return options
-    if table_properties.get(ADAPTIVE_SPLIT_SIZE, "true").strip().lower() == "false":
-        return options
-    return replace(options, split_size=adjust_split_size(scan_size, parallelism, options.split_size))
+    adjusted = adjusted_split_size(options.split_size, parallelism, scan_size, table_properties)
+    return replace(options, split_size=adjusted)
+
+
+def adjusted_split_size(
+    split_size: int, parallelism: int | None, scan_size: int, table_properties: Mapping[str, str]
+) -> int:
+    """The split size of a scan whose request names none: adjusted to Spark's `parallelism` (None: not) unless
+    the table's read.split.adaptive-size.enabled is false."""
+    if parallelism is None or table_properties.get(ADAPTIVE_SPLIT_SIZE, "true").strip().lower() == "false":
+        return split_size
+    return adjust_split_size(scan_size, parallelism, split_size)
+
+
+def table_split_size(table_properties: Mapping[str, str]) -> int:
+    """The table's own split size: its read.split.target-size when that is a valid one, else Iceberg's default
+    (a request that names its own never reads the property, so an invalid one is no error then)."""
+    try:
+        return resolve_split_options({}, {SPLIT_SIZE: table_properties[SPLIT_SIZE]}).split_size
+    except (KeyError, InvalidOptionError):
+        return DEFAULTS[SPLIT_SIZE]
 
 
 def adjust_split_size(scan_size: int, parallelism: int, split_size: int) -> int:

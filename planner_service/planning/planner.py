@@ -35,12 +35,18 @@ from planner_service.metadata.snapshot_choice import ChosenSnapshot, choose_appe
 from planner_service.metadata.table_metadata import Snapshot, TableMetadata
 from planner_service.metadata.types import Schema
 from planner_service.numerals import ascii_int
-from planner_service.planning.admission import BYTES_PER_RANGE, Cancellation
+from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.manifest_reader import ManifestReader
-from planner_service.planning.options import SplitOptions, adapted_to_parallelism, resolve_split_options
+from planner_service.planning.options import (
+    SplitOptions,
+    adapted_to_parallelism,
+    adjusted_split_size,
+    resolve_split_options,
+    table_split_size,
+)
 from planner_service.planning.partition_checks import check_partitions
 from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.projection import project_schema
@@ -49,7 +55,7 @@ from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest, filter_field_ids
 from planner_service.planning.task_planning import GroupBy, plan_tasks
 from planner_service.settings import default_manifest_threads
-from planner_service.splitting.combine import CombinedTasks, Packing
+from planner_service.splitting.combine import BYTES_PER_RANGE, CombinedTasks, Packing, RangeBound
 
 Rows = np.ndarray[Any, np.dtype[np.int64]]
 
@@ -147,13 +153,16 @@ class ScanPlanner:
         threads: int | None = None,
         timeout_seconds: float | None = None,
         range_budget_bytes: int | None = None,
+        memory_bytes: int | None = None,
     ) -> None:
         """`timeout_seconds`: how long a plan may run before it stops (PlanTimeoutError); `range_budget_bytes`:
-        the memory the ranges of a plan may take beyond one a file (its split size bounded by it: a plan
-        cut finer is refused before it is cut, TooManyRangesError); None: no limit, either."""
+        the memory the ranges of a plan may take beyond those of the table's own split size, and
+        `memory_bytes` the memory those may take at most (combine.RangeBound: a plan cut finer is refused
+        before it is cut, TooManyRangesError); None: no limit."""
         self.io = io
         self.timeout_seconds = timeout_seconds
         self.range_budget_bytes = range_budget_bytes
+        self.memory_bytes = memory_bytes
         self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads())
 
     def caches(self) -> dict[str, LruCache[Any]]:
@@ -320,18 +329,28 @@ class ScanPlanner:
         stopped inside its compiled loops once the plan is cancelled or out of time."""
         with context.stage("split_and_pack"):
             request, properties = context.request, context.meta.properties
+            scan_bytes = files.scan_bytes()
             options = adapted_to_parallelism(
-                context.options, request.parallelism, files.scan_bytes(), request.options, properties
+                context.options, request.parallelism, scan_bytes, request.options, properties
             )
-            budget = self.range_budget_bytes
             packing = Packing(
                 split_size=options.split_size,
                 lookback=options.lookback,
                 open_file_cost=options.open_file_cost,
-                max_ranges=None if budget is None else len(files) + budget // BYTES_PER_RANGE,
+                bound=self._range_bound(context, scan_bytes),
                 stop=context.cancel.stop(),
             )
             return PlannedTasks(*plan_tasks(files, packing, context.group_by), options)
+
+    def _range_bound(self, context: PlanContext, scan_bytes: int) -> RangeBound | None:
+        """What the plan's ranges are bounded by: the table's own split size (without the request's options, as
+        Spark's parallelism adapts it), the memory budget for more, the service's memory for all."""
+        if self.range_budget_bytes is None:
+            return None
+        properties = context.meta.properties
+        own = adjusted_split_size(table_split_size(properties), context.request.parallelism, scan_bytes, properties)
+        most = None if self.memory_bytes is None else self.memory_bytes // BYTES_PER_RANGE
+        return RangeBound(own, self.range_budget_bytes // BYTES_PER_RANGE, most)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ are fitted: a budget given explicitly (config file, environment, flag) is kept a
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from planner_service.numerals import ascii_int
@@ -50,6 +51,16 @@ def cgroup_memory_limit(proc: Path = Path("/proc/self/cgroup"), root: Path = Pat
         if number is not None:
             return number if number < UNLIMITED else None
     return None
+
+
+def service_memory_bytes(limit: int | None) -> int | None:
+    """The memory the service has: its cgroup's `limit`, else the machine's (None where it cannot be read)."""
+    if limit is not None:
+        return limit
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return None
 
 
 def fit_to_memory(settings: Settings, limit: int | None) -> Settings:

@@ -149,6 +149,11 @@ class PlanCache:
         """Whether the plan of `key` is kept in memory (and counted there)."""
         return key in self.cache
 
+    def accounts_for(self, key: str) -> bool:
+        """Whether the plan of `key` is held where its memory is accounted for: kept in memory (counted by the
+        cache) or spilled to disk (mapped pages, which the kernel reclaims)."""
+        return key in self.cache or (self.spill is not None and self.spill.holds(key))
+
     def _held(self, key: str) -> CachedPlan | None:
         """The plan held in memory or spilled to disk under `key`, if any."""
         cached = self.cache.get(key)

@@ -138,6 +138,12 @@ class PlanSpill:
                 self._remove(victim)
         return self.get(key)
 
+    def holds(self, key: str) -> bool:
+        """Whether the plan of `key` is on disk (or being written there)."""
+        stem = _stem(key)
+        with self._lock:
+            return stem in self._files or stem in self._pending
+
     def get(self, key: str) -> CachedPlan | None:
         """The spilled plan of `key`, mapped from disk; None when it was never spilled or has been evicted."""
         stem = _stem(key)

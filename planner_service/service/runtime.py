@@ -37,7 +37,7 @@ from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.access_control import signing_key
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
-from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_memory
+from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_memory, service_memory_bytes
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest, PlanIds
 from planner_service.service.plan_spill import plan_spill
@@ -67,7 +67,8 @@ class Runtime:
     @classmethod
     def from_settings(cls, settings: Settings, key: bytes | None = None) -> Runtime:
         """The runtime `settings` describe; `key` signs plan ids (service/access_control.signing_key)."""
-        settings = fit_to_memory(settings, cgroup_memory_limit())  # a container's limit: budgets under it
+        limit = cgroup_memory_limit()
+        settings = fit_to_memory(settings, limit)  # a container's limit: budgets under it
         io = file_io(settings, service_roots(settings))
         catalog = CatalogRouter.of(
             io,
@@ -86,6 +87,7 @@ class Runtime:
             threads=settings.manifest_threads,
             timeout_seconds=settings.plan_timeout_seconds,
             range_budget_bytes=settings.plan_memory_bytes,
+            memory_bytes=service_memory_bytes(limit),
         )
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(

@@ -8,7 +8,9 @@ per split or per task, and no temporary array per split beyond the splits themse
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from planner_service.splitting.stop import Stop, never
 
 Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+BYTES_PER_RANGE = 128  # a range beyond one a file: split, packing and task columns (98 B measured), its JSON
 
 
 @dataclass(frozen=True)
@@ -56,16 +59,30 @@ class CombinedTasks:
         return range(int(self.offsets[task]), int(self.offsets[task + 1]))
 
 
+@dataclass(frozen=True)
+class RangeBound:
+    """How many ranges a plan may cut its files into: what the table's own split size (`table_split_size`:
+    read.split.target-size, adapted to Spark's parallelism as Iceberg adapts it) makes of them, which any plan
+    of these files holds, but at most `most` (what the service's memory holds; None: no such bound); and
+    `extra` more, what a request's own split size may add (its memory budget's worth). Only a split size far
+    below the table's makes more: the ranges of an ordinary table of any size are never refused. Lookback and
+    open-file cost need no bound: they change how ranges are packed (O(ranges log lookback)), not how many."""
+
+    table_split_size: int
+    extra: int
+    most: int | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Packing:
     """How files become tasks (TableScanUtil.planTasks's split size, lookback and open-file cost, checked as
-    Java checks them), and what bounds the work: at most `max_ranges` ranges (None: no bound), stopped when
-    `stop` says. Lookback needs no bound: packing is O(ranges log lookback)."""
+    Java checks them), and what bounds the work: the ranges `bound` allows (None: no bound), stopped when
+    `stop` says."""
 
     split_size: int
     lookback: int
     open_file_cost: int
-    max_ranges: int | None = None
+    bound: RangeBound | None = None
     stop: Stop = field(default_factory=never)
 
     def __post_init__(self) -> None:
@@ -86,7 +103,7 @@ def split_option_problem(split_size: int, lookback: int, open_file_cost: int) ->
 
 
 class TooManyRangesError(InvalidOptionError):
-    """A split size that cuts a plan's files into more ranges than its memory budget holds."""
+    """A split size that cuts a plan's files into more ranges than its bound allows (RangeBound)."""
 
 
 def combine(
@@ -98,7 +115,7 @@ def combine(
 ) -> CombinedTasks:
     """The files' tasks. `groups` marks the files that start a group packed on its own (every task holds files
     of one group); `largest_bin_first` as pack_bins (False with a lookback of 1 keeps the files' order).
-    TooManyRangesError, before anything is allocated, when the files make more than `packing.max_ranges`."""
+    TooManyRangesError, before anything is allocated, when the files make more ranges than `packing.bound` allows."""
     split_size, stop = packing.split_size, packing.stop
     _check_ranges(files, packing)
     # every split is charged all of its file's delete bytes, and at least one open per file it opens
@@ -140,18 +157,50 @@ def combine(
 
 
 def _check_ranges(files: FileColumns, packing: Packing) -> None:
-    if packing.max_ranges is None:
+    bound = packing.bound
+    if bound is None:
         return
-    ranges = count_ranges(files.sizes, files.splittable, files.offset_counts, files.flat_offsets, packing.split_size)
-    if ranges <= packing.max_ranges:
+    count = partial(count_ranges, files.sizes, files.splittable, files.offset_counts, files.flat_offsets)
+    ranges = count(packing.split_size)
+    own = ranges if packing.split_size == bound.table_split_size else count(bound.table_split_size)
+    held = own if bound.most is None else min(own, bound.most)
+    limit = held + bound.extra
+    if ranges <= limit:
         return
-    n_files, total = len(files.sizes), int(files.sizes.sum())
-    enough = max(packing.split_size + 1, -(-total // max(packing.max_ranges - n_files, 1)))
-    raise TooManyRangesError(
-        f"Split size {packing.split_size:,} bytes (split-size, or the table's read.split.target-size) cuts the "
-        f"plan's {n_files:,} files into {ranges:,} ranges, more than its memory budget holds "
-        f"({packing.max_ranges:,}: plan_memory_bytes); ask for a split size of at least {enough:,} bytes"
+    n_files, size = len(files.sizes), packing.split_size
+    fits = _smallest_fitting_split_size(count, size, limit, int(files.sizes.max(initial=1)))
+    advice = (
+        f"ask for a split size of at least {fits:,} bytes (the split-size option)"
+        if fits is not None
+        else "their split offsets alone make more: plan fewer files at a time (a filter)"
     )
+    cut = f"cuts the plan's {n_files:,} files into {ranges:,} ranges"
+    if held < own:  # the table's own split size makes more than the service's memory holds
+        raise TooManyRangesError(
+            f"Split size {size:,} bytes {cut}, more than this service's memory holds ({limit:,} ranges of "
+            f"{BYTES_PER_RANGE} bytes); {advice}"
+        )
+    raise TooManyRangesError(
+        f"Split size {size:,} bytes (split-size) {cut}: {ranges - own:,} more than the table's own split size "
+        f"({bound.table_split_size:,} bytes: read.split.target-size, adapted to Spark's parallelism) makes, where "
+        f"a request may add {bound.extra:,} (plan_memory_bytes over {BYTES_PER_RANGE} bytes a range); {advice}"
+    )
+
+
+def _smallest_fitting_split_size(count: Callable[[int], int], too_small: int, limit: int, largest: int) -> int | None:
+    """The smallest split size above `too_small` that cuts at most `limit` ranges (ranges only fall as the size
+    grows; at the largest file's size or more, each file is one range or its offsets'), or None: none does."""
+    high = max(largest, too_small + 1)
+    if count(high) > limit:
+        return None
+    low = too_small  # count(low) > limit <= count(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if count(middle) <= limit:
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def run_positions(starts: Int64Array, counts: Int64Array) -> Int64Array:

@@ -51,9 +51,12 @@ def data_file_chunks(
     begin: int = 0,
     end: int | None = None,
     omit_nulls: bool = False,
+    before: Tail | None = None,
+    after: Tail | None = None,
 ) -> Iterator[bytes]:
     """files[begin:end] as comma-separated entries, in chunks of CHUNK_ROWS. An optional field some files of a
-    chunk lack is null in those; with `omit_nulls`, left out of them."""
+    chunk lack is null in those; with `omit_nulls`, left out of them. `before` and `after` render what goes
+    before and after each entry, as `tail` does inside it. The rows may come in any order, and more than once."""
     index = files.index
     end = len(files) if end is None else end
     types = partition_types(specs, schema)
@@ -72,7 +75,7 @@ def data_file_chunks(
     columns = {name: index.frame.get_column(name) for name in _DATA_FILE_COLUMNS}
     for chunk_first in range(begin, end, CHUNK_ROWS):
         selected = files.rows[chunk_first : min(chunk_first + CHUNK_ROWS, end)]
-        contiguous = len(selected) and selected[-1] - selected[0] == len(selected) - 1  # a slice, not a copy
+        contiguous = len(selected) and bool(np.all(np.diff(selected) == 1))  # a slice, not a copy
         start = int(selected[0]) if len(selected) else 0
         chunk = {n: c.slice(start, len(selected)) if contiguous else c.gather(selected) for n, c in columns.items()}
         yield _render(
@@ -85,6 +88,8 @@ def data_file_chunks(
             tail(chunk_first, chunk_first + len(selected)),
             b"," if chunk_first > begin else b"",
             omit_nulls,
+            [] if before is None else before(chunk_first, chunk_first + len(selected)),
+            [] if after is None else after(chunk_first, chunk_first + len(selected)),
         )
 
 
@@ -98,12 +103,15 @@ def _render(
     tail: list[rows.Part],
     prefix: bytes,
     omit_nulls: bool,
+    before: list[rows.Part],
+    after: list[rows.Part],
 ) -> bytes:
     """One chunk of entries, comma-separated, after `prefix`. Optional fields that no file of the chunk has are
     left out; where only some files have one, the others carry null, or with `omit_nulls` leave it out. A path
     is its directory's snippet (the string opened, the directory escaped) and its name's tail."""
     col = chunk.__getitem__
     parts = [
+        *before,
         rows.literal('{"data-file":{"spec-id":'),
         rows.ints(spec_id),
         rows.literal(',"content":"data","file-path":'),
@@ -126,5 +134,5 @@ def _render(
             parts.append(part(col(name), f',"{key}":'))
         else:
             parts += [rows.literal(f',"{key}":'), part(col(name), None)]
-    parts += [rows.literal("}"), *tail, rows.literal("}")]
+    parts += [rows.literal("}"), *tail, rows.literal("}"), *after]
     return rows.render(height, parts, prefix)

@@ -67,6 +67,44 @@ def _body(plan: ScanPlan, head: dict[str, Any]) -> Iterator[bytes]:
     yield b"}"
 
 
+ESTIMATES_PER_CHUNK = 1 << 18  # task estimates rendered at a time (a few MB of JSON)
+
+
+def encode_deferred(
+    plan: ScanPlan, plan_id: str, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
+) -> Iterator[bytes]:
+    """A plan too big to send inline, in chunks: its id, reader context and (with `estimates`) each task's
+    estimates (GET /plans/{id}/tasks fetches the tasks), ESTIMATES_PER_CHUNK of them at a time."""
+    head = plan_head(plan, plan_id)
+    if storage_credentials:
+        head["storage-credentials"] = storage_credentials
+    tasks = plan.combined
+    if not estimates or tasks is None:
+        yield dumps(head if not estimates else {**head, "task-size-bytes": [], "task-estimated-row-count": []})
+        return
+    yield dumps(head)[:-1]  # the object stays open
+    yield from _numbers("task-size-bytes", tasks.size_bytes)
+    if plan.grouping is not None:  # each task's key, by its index into grouping.keys
+        yield from _numbers("task-grouping-key", plan.grouping.task_key)
+        ranges = key_ranges_json(plan)
+        if ranges is not None:
+            yield b',"task-key-range":['
+            for begin in range(0, len(ranges), ESTIMATES_PER_CHUNK):
+                yield (b"," if begin else b"") + orjson.dumps(ranges[begin : begin + ESTIMATES_PER_CHUNK])[1:-1]
+            yield b"]"
+    yield from _numbers("task-estimated-row-count", tasks.estimated_rows)
+    yield b"}"
+
+
+def _numbers(key: str, values: np.ndarray[Any, Any]) -> Iterator[bytes]:
+    """`,"key":[...]` of a numpy array, a chunk at a time."""
+    yield b',"' + key.encode() + b'":['
+    for begin in range(0, len(values), ESTIMATES_PER_CHUNK):
+        text = dumps(values[begin : begin + ESTIMATES_PER_CHUNK])[1:-1]
+        yield b"," + text if begin else text
+    yield b"]"
+
+
 def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
     """Everything but the residuals, files and tasks (small: what a reader needs besides them)."""
     meta = plan.table.metadata

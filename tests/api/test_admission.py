@@ -26,7 +26,6 @@ from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import (
     BYTES_PER_FILE,
-    BYTES_PER_RANGE,
     Admission,
     Cancellation,
     SharedCancellation,
@@ -37,6 +36,7 @@ from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_store import PlanStore
+from planner_service.splitting.combine import BYTES_PER_RANGE
 from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service

@@ -22,7 +22,7 @@ from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.plan_spill import MAGIC, PlanSpill
-from planner_service.wire.native_tasks_json import encode_tasks
+from planner_service.wire.native_tasks_json import TaskRange, encode_tasks
 from planner_service.wire.plan_json import encode_plan
 from tests.conformance.reference import Conformance
 
@@ -58,7 +58,13 @@ def _answers(result: CachedPlan, timings: bool = True) -> tuple[bytes, list[Any]
     if not timings:
         body = orjson.dumps({k: v for k, v in orjson.loads(body).items() if k != "metrics"})
     tasks = [
-        encode_tasks(result.plan, result.request.cache_id, result.reader_context, t, None)
+        orjson.loads(
+            b"".join(
+                encode_tasks(
+                    result.plan, result.request.cache_id, result.reader_context, TaskRange.of(result.plan, t, None)
+                )
+            )
+        )
         for t in range(len(result.plan.combined or ()))
     ]
     return body, tasks

@@ -125,9 +125,10 @@ def test_splits_of_huge_files_do_not_overflow() -> None:
 
 def test_ranges_are_counted_and_bounded_before_they_are_made() -> None:
     """A file without split offsets and a split size of one byte: a range per byte. count_ranges says so in
-    O(files), and combine refuses more than `max_ranges` before allocating any (the message names the option
-    and a split size that fits); a file's offsets, when usable, decide its ranges whatever the size."""
-    from planner_service.splitting.combine import TooManyRangesError
+    O(files); combine refuses, before allocating any, more ranges than the table's own split size makes plus
+    what a request may add (the message names a split size that fits: the smallest); a file's offsets, when
+    usable, decide its ranges whatever the size."""
+    from planner_service.splitting.combine import RangeBound, TooManyRangesError
     from planner_service.splitting.splits import count_ranges
 
     columns = file_columns([8_000_000, 100], ["avro", "parquet"], [None, [4]], [1, 1])
@@ -135,11 +136,25 @@ def test_ranges_are_counted_and_bounded_before_they_are_made() -> None:
     assert count_ranges(columns.sizes, columns.splittable, columns.offset_counts, columns.flat_offsets, 2**62) == 2
     huge = file_columns([2**62, 2**62, 2**62], ["avro"] * 3, [None] * 3, [1] * 3)
     assert count_ranges(huge.sizes, huge.splittable, huge.offset_counts, huge.flat_offsets, 1) == 2**63 - 1
+    table = 1 << 20  # the table's own split size: 8 ranges of the first file (7.63 MiB), 1 of the second
     with pytest.raises(TooManyRangesError, match="cuts the plan's 2 files into 8,000,001 ranges") as refused:
-        combine(columns, Packing(split_size=1, lookback=10, open_file_cost=0, max_ranges=1_000))
-    assert "at least 8,017 bytes" in str(refused.value)  # 8,000,100 bytes over the 998 ranges left
-    tasks = combine(columns, Packing(split_size=8 << 20, lookback=10, open_file_cost=0, max_ranges=2))
-    assert len(tasks.file) == 2
+        combine(columns, Packing(split_size=1, lookback=10, open_file_cost=0, bound=RangeBound(table, 1_000)))
+    # at most 9 + 1,000 ranges: 1,008 of the first file, ceil(8,000,000 / 1,008) = 7,937.5 -> 7,937 bytes makes
+    # ceil(8,000,000 / 7,937) = 1,008 ranges (+ 1), and 7,936 bytes 1,009 (+ 1) too many
+    assert "7,999,992 more than the table's own split size (1,048,576 bytes" in str(refused.value)
+    assert "at least 7,937 bytes" in str(refused.value)
+    tasks = combine(columns, Packing(split_size=7_937, lookback=10, open_file_cost=0, bound=RangeBound(table, 1_000)))
+    assert len(tasks.file) == 1_009  # (each full range fills a task: none merge)
+    # the table's own split size is never refused, however many ranges it makes, up to the service's memory
+    tasks = combine(columns, Packing(split_size=table, lookback=10, open_file_cost=0, bound=RangeBound(table, 0)))
+    assert len(tasks) >= 1
+    with pytest.raises(TooManyRangesError, match="more than this service's memory holds") as refused:
+        combine(columns, Packing(split_size=1, lookback=10, open_file_cost=0, bound=RangeBound(1, 0, most=100)))
+    assert "at least 80,809 bytes" in str(refused.value)  # 99 ranges of the first file: 8,000,000 / 99 = 80,808.1
+    # a file's split offsets decide its ranges: offsets that alone make more than allowed cannot be helped
+    offsets = file_columns([100], ["parquet"], [[4, 20, 40, 60]], [1])
+    with pytest.raises(TooManyRangesError, match="their split offsets alone make more"):
+        combine(offsets, Packing(split_size=1, lookback=10, open_file_cost=0, bound=RangeBound(1, 0, most=2)))
 
 
 def test_a_stopped_split_raises_its_reason() -> None:
