@@ -4,13 +4,10 @@ writes (255 levels; a filter of a few hundred nested ANDs or NOTs is that deep).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 import orjson
-
-from planner_service import _kernels
 
 
 def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes:
@@ -32,16 +29,6 @@ def dumps(value: Any, *, sort_keys: bool = False, indent: bool = False) -> bytes
         default=_plain,
     )
     return (text + "\n" if indent else text).encode()
-
-
-def indented(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The compact JSON text of `chunks` (cut anywhere) as dumps(indent=True) writes the whole, a chunk at a time
-    in a compiled loop (csrc/json_indent.c): a `?pretty` body of any size costs what its chunks cost."""
-    state = bytearray(8)
-    for chunk in chunks:
-        if out := _kernels.json_indent(chunk, state):
-            yield out
-    yield b"\n"
 
 
 MAX_PARSED_DEPTH = 1024  # orjson's limit, checked while parsing: nothing recurses over a deeper value

@@ -25,7 +25,6 @@ from planner_service.api.response_models import DeferredPlan, HealthStatus, Plan
 from planner_service.api.responses import json_response
 from planner_service.catalog.base import LoadedTable
 from planner_service.errors import ForbiddenError
-from planner_service.json_text import indented
 from planner_service.metrics import (
     ACCESS_RELOADS,
     CACHE_BYTES,
@@ -52,6 +51,7 @@ from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
 from planner_service.wire.data_file_rows import CHUNK_ROWS
+from planner_service.wire.json_indent import indented
 from planner_service.wire.native_tasks_json import TaskRange, encode_tasks
 from planner_service.wire.plan_json import ESTIMATES_PER_CHUNK, encode_deferred, encode_plan
 

@@ -20,7 +20,7 @@ static PyMethodDef methods[] = {
     {"json_indent", kernels_json_indent, METH_VARARGS,
      "json_indent(chunk, state) -> bytes: the next chunk of a compact JSON text, indented as orjson's\n"
      "OPT_INDENT_2 writes it; `state` (a bytearray of 8 zero bytes at first) carries on to the next chunk\n"
-     "(planner_service/json_text.py: indented)."},
+     "(planner_service/wire/json_indent.py)."},
     {"render_rows", kernels_render_rows, METH_VARARGS,
      "render_rows(length, parts, prefix=b'') -> bytes: prefix, then `length` rows rendered by `parts`\n"
      "(literals and columns) joined by commas (planner_service/wire/json_rows.py describes the parts)."},

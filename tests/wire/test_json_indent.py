@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from planner_service.json_text import indented
+from planner_service.wire.json_indent import indented
 
 PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 STRINGS = ["", 'a"b', "back\\slash", "\\", '\\"', "x:y,[z]{w}", "é\u2028\U0001f600", "tab\there", " spaced "]
