@@ -85,7 +85,8 @@ def measure(
     rss: Callable[[], int],
     varying: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The cold plan (the process's first), then `repeat` (at least one) warm plans, fewer past `budget_s` seconds.
+    """The cold plan (the process's first), then `repeat` warm plans (at least one, unless 0), fewer past
+    `budget_s` seconds.
 
     Every plan must count the same, except for the counts named in `varying` (Java's worker pool makes its
     task count vary); `seen` lists the values each count took. Peak RSS is read after the cold plan and
@@ -96,7 +97,7 @@ def measure(
     progress(name, f"cold: plan {cold['plan_ms']:.0f} ms (table load {cold['load_ms']:.0f} ms) {counts(cold)}")
     warm: list[Sample] = []
     started = time.monotonic()
-    while len(warm) < max(1, repeat) and (not warm or time.monotonic() - started < budget_s):
+    while len(warm) < repeat and (not warm or time.monotonic() - started < budget_s):
         warm.append(plan_once())
         progress(name, f"warm {len(warm)}/{repeat}: plan {warm[-1]['plan_ms']:.0f} ms")
     seen = {k: sorted({counts(s)[k] for s in [cold, *warm]}) for k in counts(cold)}
@@ -106,7 +107,7 @@ def measure(
     warm_ms = [s["plan_ms"] for s in warm]
     return {
         "cold": cold,
-        "warm": {"plan_ms": warm_ms, "median_ms": statistics.median(warm_ms), "last": warm[-1]},
+        "warm": {"plan_ms": warm_ms, "median_ms": statistics.median(warm_ms), "last": warm[-1]} if warm else None,
         "peak_rss_bytes": rss(),
         "seen": seen,
         **counts(cold),

@@ -39,7 +39,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--metadata-location", required=True)
     parser.add_argument("--filter-json", help="a row filter, as a REST JSON expression (default: none)")
-    parser.add_argument("--repeat", type=int, default=5, help="warm plans after the cold one (default 5)")
+    parser.add_argument("--repeat", type=int, default=5, help="warm plans after the cold one (default 5; 0: none)")
     parser.add_argument("--budget", type=float, default=60.0, help="stop warm plans after this many seconds")
     parser.add_argument("--no-worker-pool", action="store_true", help="-Diceberg.scan.plan-in-worker-pool=false")
     parser.add_argument("--worker-threads", type=int, help="-Diceberg.worker.num-threads (default: processors)")
