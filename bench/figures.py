@@ -74,6 +74,15 @@ def _cell(cell: dict[str, Any] | None, peer: str) -> str:
     return text + (f" ({cell['note']})" if cell.get("note") else "")
 
 
+def _failure(message: str) -> str:
+    """Why a peer's step failed, in a few words, from its error output."""
+    if "OutOfMemoryError" in message or "out of memory" in message.lower():
+        return "out of memory"
+    if "maxResultSize" in message:
+        return "over Spark's 1 GiB result limit"
+    return "failed"
+
+
 def _number(value: float) -> str:
     """Integers with their thousands; other numbers (seconds) to a tenth."""
     return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
@@ -123,16 +132,27 @@ def record(figures: dict[str, Any], results: dict[str, Any]) -> list[str]:
     }
     if not r.get("no_inline"):
         found["cold_inline"] = timed(svc["full_cold_ms"], java_full)
-    if theirs:
+    if theirs and "failed" not in theirs:
         found["driver_first"] = timed(ours["full"]["first_ms"], theirs["full"]["first_ms"])
         warm = ours["full"]["warm_median_ms"] / theirs["full"]["warm_median_ms"]
         one = ours["one"]["warm_median_ms"] / theirs["one"]["warm_median_ms"]
         found["driver_warm_selective"] = {"ratios": [round(warm, 3), round(one, 3)], "date": day}
         rss = theirs["driver_peak_rss_bytes"], ours["driver_peak_rss_bytes"]
         found["driver_rss"] = {"ours": round(rss[1] / MB), "peer": round(rss[0] / MB), "unit": "MB", "date": day}
-    if r.get("spark_iceberg_distributed"):
-        first = ours["full"]["first_ms"] / r["spark_iceberg_distributed"]["full"]["first_ms"]
+    elif theirs:  # the peer's driver failed (out of memory): ours alone, and why
+        why = _failure(theirs["failed"])
+        found["driver_first"] = {**timed(ours["full"]["first_ms"], None), "peer_failed": why}
+        warm, one = round(ours["full"]["warm_median_ms"]), round(ours["one"]["warm_median_ms"])
+        found["driver_warm_selective"] = {"text": f"{warm:,} ms / {one:,} ms; Spark + Iceberg: {why}", "date": day}
+        rss = round(ours["driver_peak_rss_bytes"] / MB)
+        found["driver_rss"] = {"ours": rss, "peer": None, "unit": "MB", "date": day, "peer_failed": why}
+    distributed = r.get("spark_iceberg_distributed")
+    if distributed and "failed" not in distributed:
+        first = ours["full"]["first_ms"] / distributed["full"]["first_ms"]
         found["driver_first_distributed"] = {"ratios": [round(first, 3)], "date": day}
+    elif distributed:
+        why = _failure(distributed["failed"])
+        found["driver_first_distributed"] = {**timed(ours["full"]["first_ms"], None), "peer_failed": why}
     pyiceberg = (r.get("pyiceberg") or {}).get("peak_rss_bytes")
     peer_peak = round(pyiceberg / MB) if pyiceberg else None
     found["service_peak"] = {"ours": round(mem["peak_rss_bytes"] / MB), "peer": peer_peak, "unit": "MB", "date": day}

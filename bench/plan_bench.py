@@ -30,12 +30,14 @@ With --table-only it builds the table (or finds it cached), prints its table.jso
 from __future__ import annotations
 
 import argparse
+import collections
 import datetime as dt
 import json
 import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -52,14 +54,37 @@ class BenchError(RuntimeError):
 
 
 def run_json(name: str, cmd: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
-    """Run a step whose last stdout line is JSON; its stderr (progress) goes straight to ours."""
+    """Run a step whose last stdout line is JSON; its stderr (progress) goes straight on to ours, and a failure
+    names the step's last error line (an OutOfMemoryError, say) besides its command."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out: list[str] = []
+    errors: collections.deque[str] = collections.deque(maxlen=200)
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            sys.stderr.write(line)
+            errors.append(line)
+
+    threads = [threading.Thread(target=pump, daemon=True)]
+    threads.append(threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True))
+    for thread in threads:
+        thread.start()
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env=env, timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
         raise BenchError(f"{name} took more than {timeout:.0f}s (--timeout): {' '.join(cmd)}") from None
-    if proc.returncode != 0 or not proc.stdout.strip():
-        raise BenchError(f"{name} failed (exit {proc.returncode}): {' '.join(cmd)}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    for thread in threads:
+        thread.join(30)
+    stdout = "".join(out).strip()
+    if proc.returncode != 0 or not stdout:
+        lines = [line.strip() for line in reversed(errors)]
+        why = next((line for line in lines if "OutOfMemoryError" in line or "maxResultSize" in line), None)
+        why = why or next((line for line in lines if "Error" in line or "Exception" in line), "")
+        raise BenchError(f"{name} failed (exit {proc.returncode}){': ' + why if why else ''}: {' '.join(cmd)}")
+    result: dict[str, Any] = json.loads(stdout.splitlines()[-1])
     return result
 
 
