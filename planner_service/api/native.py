@@ -90,7 +90,7 @@ def plan_response(
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
         deferred = encode_deferred(result.plan, plan_id, credentials, body.task_estimates)
-        return deferred_response(runtime, result, deferred, pretty, coding, _headers(coding, etag))
+        return deferred_response(runtime, result, deferred, pretty, coding, etag)
     key = f"{plan_id}|{limit}|{pretty}|{coding}"
     bodies = runtime.plans.bodies
     stored = bodies.get(key) if reusable else None
@@ -126,36 +126,46 @@ def streamed_response(
 
 
 def deferred_response(
-    runtime: Runtime,
-    result: CachedPlan,
-    chunks: Iterator[bytes],
-    pretty: bool,
-    coding: str | None,
-    headers: dict[str, str],
+    runtime: Runtime, result: CachedPlan, chunks: Iterator[bytes], pretty: bool, coding: str | None, etag: str | None
 ) -> Response:
     """A plan answered by id (encode_deferred): whole when its estimates fit a chunk, else streamed."""
-    if pretty:
-        chunks = indented(chunks)
     tasks = len(result.plan.combined) if result.plan.combined is not None else 0
-    if tasks <= ESTIMATES_PER_CHUNK:
-        return Response(b"".join(compressed(chunks, coding)), headers=headers, media_type="application/json")
     rendering = 4096 + (AHEAD + 2) * ESTIMATES_PER_CHUNK * BYTES_PER_ESTIMATE
-    return streamed_response(runtime, result, compressed(rendered_ahead(chunks, AHEAD), coding), headers, rendering)
+    return _chunked(runtime, result, chunks, pretty, coding, etag, tasks <= ESTIMATES_PER_CHUNK, rendering)
 
 
 def tasks_response(
     runtime: Runtime, result: CachedPlan, plan_id: str, tasks: TaskRange, pretty: bool, coding: str | None
 ) -> Response:
-    """Tasks of a plan by id: a chunk's pieces in one body, as they come; more (a task of every file, say)
-    streamed and compressed as the client accepts."""
+    """Tasks of a plan by id: a chunk's pieces in one body, as they come (uncompressed: an executor's own task
+    is small and wanted at once); more (a task of every file, say) streamed and compressed as the client
+    accepts."""
     chunks = encode_tasks(result.plan, plan_id, result.reader_context, tasks)
+    small = tasks.last - tasks.first <= CHUNK_ROWS
+    rendering = 4096 + (AHEAD + 2) * CHUNK_ROWS * BYTES_PER_ROW
+    return _chunked(runtime, result, chunks, pretty, None if small else coding, None, small, rendering)
+
+
+def _chunked(
+    runtime: Runtime,
+    result: CachedPlan,
+    chunks: Iterator[bytes],
+    pretty: bool,
+    coding: str | None,
+    etag: str | None,
+    whole: bool,
+    rendering_bytes: int,
+) -> Response:
+    """An answer of `result` rendered in `chunks` (indented with `pretty`, compressed with `coding`): `whole`,
+    one body of known length, else streamed (streamed_response)."""
     if pretty:
         chunks = indented(chunks)
-    if tasks.last - tasks.first <= CHUNK_ROWS:
-        return Response(b"".join(chunks), media_type="application/json")
-    headers = _headers(coding)
-    rendering = 4096 + (AHEAD + 2) * CHUNK_ROWS * BYTES_PER_ROW
-    return streamed_response(runtime, result, compressed(rendered_ahead(chunks, AHEAD), coding), headers, rendering)
+    headers = _headers(coding, etag)
+    if whole:
+        return Response(b"".join(compressed(chunks, coding)), headers=headers, media_type="application/json")
+    return streamed_response(
+        runtime, result, compressed(rendered_ahead(chunks, AHEAD), coding), headers, rendering_bytes
+    )
 
 
 def _etags(header: str) -> set[str]:
@@ -242,7 +252,7 @@ async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep,
         opened = runtime.open_plan_id(plan_id, access)
         result = runtime.plan_by_id(opened, access, cancel)
         deferred = encode_deferred(result.plan, plan_id, runtime.plan_credentials(opened, access))
-        return deferred_response(runtime, result, deferred, pretty, coding, _headers(coding))
+        return deferred_response(runtime, result, deferred, pretty, coding, None)
 
     return await until_disconnected(request, answer)
 

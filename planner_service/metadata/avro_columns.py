@@ -170,11 +170,18 @@ def compile_schema(
     field, a map of int keys to long values, comes out as a bitmap per record of the keys below 64 x width
     whose values are all 0 (left out when the field is not such a map). Kept per schema: a table's
     manifests share a handful of them."""
+    return _Compiler(select, fixed_as_bytes, zero_keys).compile(resolved_schema(schema_text))
+
+
+@functools.lru_cache(maxsize=256)
+def resolved_schema(schema_text: str) -> Any:
+    """A writer schema (its JSON text) parsed, each named type's references by its definition
+    (iceberg_io/avro_names.py): what every reader of the schema walks, made once per schema and shared (read
+    it, never change it). AvroError when its names do not resolve; orjson.JSONDecodeError for no JSON."""
     try:
-        schema = resolved(orjson.loads(schema_text))  # (each named type's references by its definition)
+        return resolved(orjson.loads(schema_text))
     except AvroNameError as exc:
         raise AvroError(str(exc)) from None
-    return _Compiler(select, fixed_as_bytes, zero_keys).compile(schema)
 
 
 def decode(program: Program, blocks: list[tuple[bytes, int]]) -> dict[FieldPath, pa.Array]:

@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import numpy as np
-import orjson
 import polars as pl
 import pyarrow as pa
 
-from iceberg_io.avro_names import resolved
 from planner_service.errors import CorruptMetadataError
 from planner_service.io.fileio import MAX_INFLATED_BYTES
 from planner_service.metadata.avro_columns import (
@@ -33,6 +31,7 @@ from planner_service.metadata.avro_columns import (
     numpy_array,
     numpy_of,
     read_container,
+    resolved_schema,
 )
 from planner_service.metadata.conversions import decimal_of
 from planner_service.metadata.entry_checks import entry_problem
@@ -367,7 +366,7 @@ def _refuse(manifests: Sequence[ManifestBlocks], rows_of: np.ndarray[Any, Any], 
 
 def _partition_values(schema_text: str) -> tuple[PartitionValue | None, ...]:
     return _PARTITION_VALUES.get(schema_text) or _PARTITION_VALUES.setdefault(
-        schema_text, _partition_conversions(resolved(orjson.loads(schema_text)))
+        schema_text, _partition_conversions(resolved_schema(schema_text))
     )
 
 
@@ -401,7 +400,7 @@ def _with_null_fields(partition: pl.Series, schema_text: str) -> pl.Series:
     then the column)."""
     nulls = _NULL_FIELDS.get(schema_text)
     if nulls is None:
-        nulls = _NULL_FIELDS.setdefault(schema_text, _null_fields(orjson.loads(schema_text)))
+        nulls = _NULL_FIELDS.setdefault(schema_text, _null_fields(resolved_schema(schema_text)))
     if not nulls:
         return partition
     dtype = partition.dtype

@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from iceberg_io.avro_names import AvroNameError, resolved
+from planner_service.metadata.avro_columns import AvroError, resolved_schema
 
 _MAP_FIELD_IDS = frozenset({108, 109, 110, 125, 128, 137})  # data_file's maps: column sizes, counts, bounds
 _SCHEMA_PROBLEMS: dict[str, str | None] = {}
@@ -18,12 +18,10 @@ def schema_problem(schema_text: str) -> str | None:
     logicalType "map" (Iceberg's form of a map with int keys)."""
     if schema_text not in _SCHEMA_PROBLEMS:
         try:
-            schema = orjson.loads(schema_text)
-            resolved(schema)  # (every name it refers to defined before, nothing recursive, not too large)
-            _SCHEMA_PROBLEMS[schema_text] = _walk_schema(schema)
+            _SCHEMA_PROBLEMS[schema_text] = _walk_schema(resolved_schema(schema_text))
         except orjson.JSONDecodeError as exc:
             _SCHEMA_PROBLEMS[schema_text] = f"is no JSON: {exc}"
-        except AvroNameError as exc:
+        except AvroError as exc:  # (names that do not resolve, a recursive type, too large once expanded)
             _SCHEMA_PROBLEMS[schema_text] = f"is not one Avro reads: {exc}"
     return _SCHEMA_PROBLEMS[schema_text]
 

@@ -79,8 +79,11 @@ def encode_deferred(
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
     tasks = plan.combined
-    if not estimates or tasks is None:
-        yield dumps(head if not estimates else {**head, "task-size-bytes": [], "task-estimated-row-count": []})
+    if not estimates:
+        yield dumps(head)
+        return
+    if tasks is None:  # (a table without snapshots: no tasks)
+        yield dumps({**head, "task-size-bytes": [], "task-estimated-row-count": []})
         return
     yield dumps(head)[:-1]  # the object stays open
     yield from _numbers("task-size-bytes", tasks.size_bytes)
