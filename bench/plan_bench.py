@@ -24,7 +24,8 @@ how many), ours reads only the manifests the filter cannot rule out, and ours fo
 CombinedScanTasks as Java without its worker pool (with the pool, Java's manifest order and so its task
 count varies from plan to plan). Otherwise the exit status is 1. The results go to --out as JSON
 (default bench/results/latest.json) and to stdout as one table per scenario and a summary of ratios.
-With --table-only it builds the table (or finds it cached), prints its table.json and stops.
+With --table-only it builds the table (or finds it cached), prints its table.json and stops; --shape mixed
+plans the table of several writers (bench/make_table.py).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import BENCH, REPO, load_java_env, progress, read_marker, table_dir, write_json
+from common import BENCH, REPO, SHAPES, load_java_env, progress, read_marker, table_dir, write_json
 from report import ratios, render
 from scenarios import NAMES, Scenario, parse_names, scenarios
 
@@ -216,6 +217,7 @@ def main() -> int:
     parser.add_argument(
         "--table-only", action="store_true", help="build the table (or find it cached), print its table.json, stop"
     )
+    parser.add_argument("--shape", choices=SHAPES, default="uniform", help="make_table.py's --shape (default uniform)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
