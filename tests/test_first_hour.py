@@ -135,3 +135,54 @@ def test_the_readme_serves_the_demo_and_pyspark_reads_it(first_hour: tuple[Path,
         stop(proc)
     assert read.returncode == 0, read.stderr[-4000:]
     assert re.search(r"^\d+ rows in [1-9]\d* partitions$", read.stdout, re.MULTILINE), read.stdout
+
+
+NOTEBOOK_RUNNER = """
+import sys
+import nbformat
+from nbclient import NotebookClient
+code = sys.stdin.read()
+book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+NotebookClient(book, timeout=600, kernel_name="python3").execute()
+for output in book.cells[0].outputs:
+    print(output.get("text", ""), end="")
+"""
+
+
+def test_the_readme_read_runs_as_python_c_from_stdin_and_in_a_notebook(
+    first_hour: tuple[Path, dict[str, str], str],
+) -> None:
+    """A program with no file of its own (`python -c`, a script on standard input, a Jupyter kernel) reads
+    and goes on: nothing plan_and_read imports may end it (pyspark's Connect modules, without grpc, which
+    setup.sh does not install, once exited such a program with status 0 and no output)."""
+    checkout, env, _ = first_hour
+    subprocess.run(  # (a notebook's kernel and its runner, in the venv setup.sh made: neither brings grpc)
+        _as_nobody([".venv/bin/python", "-m", "pip", "install", "-q", "nbclient", "nbformat", "ipykernel"], env),
+        cwd=checkout,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    assert subprocess.run(_as_nobody([".venv/bin/python", "-c", "import grpc"], env), capture_output=True).returncode
+    port = free_port()
+    serve = _as_nobody([".venv/bin/scan-planner", "serve", "--port", str(port)], env)
+    proc = subprocess.Popen(serve, cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc, timeout=120)
+        url = f"http://127.0.0.1:{port}"
+        examples = runnable("python")["README.md"]
+        program = "\n".join(for_service(e.code, url, Path(env["HOME"])) for e in examples) + "\nprint('and on')\n"
+        ways = {
+            "python -c": ([".venv/bin/python", "-c", program], None),
+            "standard input": ([".venv/bin/python", "-"], program),
+            "a notebook": ([".venv/bin/python", "-c", NOTEBOOK_RUNNER], program),
+        }
+        for way, (argv, stdin) in ways.items():
+            read = subprocess.run(
+                _as_nobody(argv, env), cwd=checkout, input=stdin, capture_output=True, text=True, timeout=900
+            )
+            assert read.returncode == 0, (way, read.stderr[-4000:])
+            assert re.search(r"^\d+ rows in [1-9]\d* partitions$", read.stdout, re.MULTILINE), (way, read.stdout)
+            assert read.stdout.rstrip().endswith("and on"), (way, read.stdout[-2000:])
+    finally:
+        stop(proc)
