@@ -5,7 +5,11 @@ setting exists, what no rule gives is denied.
 Each rule matches callers (`principals` and `groups`: globs over the principal's name and its groups; a rule
 without either matches nobody) and objects (`tables`: globs over `namespace.name`; `namespaces`: globs over a
 table's dotted namespace; `locations`: globs over the metadata locations planned by `metadata-location`; a
-rule without any of the three matches every table and location). As in Trino's file-based access control,
+rule without any of the three matches every table and location). Locations are decided as storage reads
+them: the service resolves a requested location first (scheme aliases, `file:` URIs, percent-encoding, `.`,
+`..` and `//` in local paths, symbolic links) and each pattern is resolved alike when the policy is made
+(its directories up to the first glob character), so no other spelling of a path decides differently; a
+`*` in a location matches any characters, `/` included, as in an IAM resource. As in Trino's file-based access control,
 the first rule (in file order) that matches a caller and an object decides: its privileges are all the
 caller has there, and a rule with `privileges = []` denies.
 
@@ -24,6 +28,8 @@ privileges when the service is; a rule that denies (`privileges = []`) decides b
 from __future__ import annotations
 
 import fnmatch
+import os
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -31,6 +37,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from iceberg_io import InvalidLocation, parse_location
 from planner_service.access.principals import Principal
 
 
@@ -75,13 +82,46 @@ class AccessRule(BaseModel):
             raise ValueError(
                 "`metrics` is a privilege of the service: give it in a rule without tables, namespaces or locations"
             )
+        for pattern in self.locations:
+            location_pattern(pattern)  # (raises ValueError naming what is wrong with it)
         return self
+
+
+_GLOB = re.compile(r"[*?\[]")
+
+
+def location_pattern(pattern: str) -> str:
+    """A `locations` glob as the locations it is matched against are written: a URI of the store (`s3a:`
+    is `s3:`, a local path `file:///...`), a local path's directories before the first glob character
+    normalised and resolved (links too), as the service resolves a requested location."""
+    if pattern == "*":
+        return pattern
+    glob = _GLOB.search(pattern)
+    head, tail = (pattern[: glob.start()], pattern[glob.start() :]) if glob else (pattern, "")
+    directory, cut, rest = head.rpartition("/") if glob else (head, "/", "")
+    if not cut:
+        raise ValueError(f"location pattern {pattern!r} names no directory: give a full path or URI before any glob")
+    try:
+        parsed = parse_location(directory or "/")
+    except InvalidLocation as exc:
+        raise ValueError(f"location pattern {pattern!r}: {exc}") from None
+    if parsed.scheme == "file":
+        if not parsed.path.startswith("/"):
+            raise ValueError(f"location pattern {pattern!r} is not absolute: give a full path or URI")
+        parsed = type(parsed)("file", os.path.realpath(parsed.path))
+    elif any(part in (".", "..") for part in directory.partition("://")[2].split("/")):
+        raise ValueError(f"location pattern {pattern!r} has '.' or '..' segments, which no location read has")
+    return posixpath.join(parsed.uri, rest + tail) if rest or tail else parsed.uri
 
 
 def _globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
     if not patterns:
         return None
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def _location_globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    return _globs([location_pattern(p) for p in patterns])
 
 
 @dataclass(frozen=True)
@@ -110,7 +150,7 @@ class _Compiled:
             _globs(rule.groups),
             _globs(rule.tables),
             _globs(rule.namespaces),
-            _globs(rule.locations),
+            _location_globs(rule.locations),
             grants,
             index,
         )
@@ -161,13 +201,25 @@ class Policy:
         return decided
 
     def _decide(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
+        rule = self._deciding(principal, namespace, name)
+        return rule.grants - SERVICE_PRIVILEGES if rule is not None else NOTHING
+
+    def _deciding(self, principal: Principal, namespace: Sequence[str], name: str) -> _Compiled | None:
         for rule in self._compiled:
             if rule.for_tables and rule.matches_caller(principal) and rule.matches_table(namespace, name):
-                return rule.grants - SERVICE_PRIVILEGES
-        return NOTHING
+                return rule
+        return None
+
+    def by_name(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege] | None:
+        """What a rule naming the table (by `tables` or `namespaces`) gives `principal` on it, when such a rule
+        decides the table; None when a rule for every object decides it, or none does. A plan of the table by
+        its metadata location gets no more than this (a deny by name covers its files)."""
+        rule = self._deciding(principal, namespace, name)
+        return None if rule is None or rule.any_object else rule.grants - SERVICE_PRIVILEGES
 
     def on_location(self, principal: Principal, location: str) -> frozenset[Privilege]:
-        """What `principal` may do on the table whose metadata file is `location` (a plan by location)."""
+        """What `principal` may do on the table whose metadata file is `location` (a plan by location): the
+        location as storage reads it (a URI; local paths resolved), which the rules' patterns were made like."""
         for rule in self._compiled:
             if rule.for_tables and rule.matches_caller(principal) and rule.matches_location(location):
                 return (

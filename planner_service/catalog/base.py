@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from planner_service.errors import BadRequestError, NoSuchTableError, quoted
 from planner_service.io.fileio import FileIO, FileNotFound
+from planner_service.io.locations import Location
 from planner_service.metadata.table_metadata import TableMetadata, parse_table_metadata
 
 
@@ -74,6 +75,11 @@ class Catalog(Protocol):
     def list_namespaces(self) -> list[tuple[str, ...]]: ...
 
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]: ...
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        """The names this catalog gives the table in `directory` (io/roots.table_directory), as far as it
+        knows: a plan by metadata location is decided on them too."""
+        ...
 
 
 def missing_table(identifier: TableIdentifier) -> NoSuchTableError:

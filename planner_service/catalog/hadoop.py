@@ -10,6 +10,8 @@ from iceberg_io import join
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
 from planner_service.errors import LocationNotAllowedError, NoSuchNamespaceError, NoSuchTableError
 from planner_service.io.fileio import FileIO, FileNotFound
+from planner_service.io.locations import Location
+from planner_service.io.roots import table_directory
 
 _VERSION_FILE = re.compile(r"v(\d+)(\.gz)?\.metadata\.json(\.gz)?")
 
@@ -47,6 +49,14 @@ class HadoopCatalog:
     def __init__(self, io: FileIO, warehouse: str) -> None:
         self.io = io
         self.warehouse = warehouse.rstrip("/")
+        self._root = table_directory(join(self.warehouse, "metadata", "x"))  # the warehouse, resolved
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        """The name a directory under the warehouse has as a table (ns.../name), whether or not it is one."""
+        if not directory.within(self._root) or directory == self._root:
+            return []
+        parts = directory.path[len(self._root.path.rstrip("/")) + 1 :].split("/")
+        return [TableIdentifier(tuple(parts[:-1]), parts[-1])] if len(parts) >= 2 else []
 
     def load_table(self, identifier: TableIdentifier) -> LoadedTable:
         location = join(self.warehouse, *identifier.namespace, identifier.name)

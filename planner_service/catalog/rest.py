@@ -45,6 +45,8 @@ from planner_service.errors import (
     UpstreamCatalogError,
 )
 from planner_service.io.fileio import FileIO
+from planner_service.io.locations import Location
+from planner_service.io.roots import table_directory
 from planner_service.json_text import parse_json
 from planner_service.metadata.table_metadata import table_metadata_from_json
 
@@ -86,6 +88,7 @@ class RestCatalog:
         self._token_lock = threading.Lock()
         self._prefix: str | None = None
         self.loaded: set[TableIdentifier] = set()  # tables this catalog served (their scan reports go back to it)
+        self._directories: dict[Location, set[TableIdentifier]] = {}  # the tables it served, by directory
         self._token: str | None = config.token
         self._token_expires = float("inf")
         self._kept_lock = threading.Lock()
@@ -114,10 +117,15 @@ class RestCatalog:
         parsed = table_metadata_from_json(metadata, location)
         if len(self.loaded) < 100_000:
             self.loaded.add(identifier)
+            self._directories.setdefault(table_directory(location), set()).add(identifier)
         self._use_storage(body)
         self.io.roots.trust(location)  # the catalog vouches for the table: its directory may be read
         vended = _vended(body, parsed.location) if caller is not None else None
         return LoadedTable(str(identifier), location, parsed, vouched=True, vended=vended)
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        """The names of the tables in `directory` this catalog served (it is not listed for the others)."""
+        return sorted(self._directories.get(directory, ()))
 
     def list_namespaces(self, caller: str | None = None) -> list[tuple[str, ...]]:
         """Every namespace, nested ones too (the REST API lists one level under a parent)."""
@@ -372,6 +380,9 @@ class CallerCatalog:
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
         name = _namespace(namespace)
         return self.upstream.kept(self.token, "tables", name, lambda: self.upstream.list_tables(namespace, self.token))
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        return self.upstream.tables_at(directory)
 
 
 def _vended(body: Mapping[str, Any], table_location: str) -> list[dict[str, Any]]:

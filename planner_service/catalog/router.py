@@ -18,6 +18,8 @@ from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import NoSuchNamespaceError, NoSuchTableError
 from planner_service.io.fileio import FileIO
+from planner_service.io.locations import Location
+from planner_service.io.roots import table_directory
 
 
 class ExplicitTables:
@@ -26,6 +28,12 @@ class ExplicitTables:
     def __init__(self, io: FileIO, tables: dict[str, str]) -> None:
         self.io = io
         self._tables = {TableIdentifier.parse(name): location for name, location in tables.items()}
+        self._directories: dict[Location, list[TableIdentifier]] = {}
+        for identifier, location in self._tables.items():
+            self._directories.setdefault(table_directory(location), []).append(identifier)
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        return list(self._directories.get(directory, ()))
 
     def load_table(self, identifier: TableIdentifier) -> LoadedTable:
         location = self._tables.get(identifier)
@@ -83,6 +91,10 @@ class CatalogRouter:
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         return sorted({ns for source in self.sources for ns in source.list_namespaces()})
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        """Every name any source gives the table in `directory`."""
+        return sorted({t for source in self.sources for t in source.tables_at(directory)})
 
     def list_tables(self, namespace: tuple[str, ...]) -> list[TableIdentifier]:
         found: set[TableIdentifier] = set()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import TYPE_CHECKING
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
 from planner_service.errors import NoSuchNamespaceError, NoSuchTableError, StorageError
 from planner_service.io.fileio import FileIO
+from planner_service.io.locations import Location
+from planner_service.io.roots import REFRESH_SECONDS, table_directory
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -22,6 +26,8 @@ class SqlCatalog:
         self.io = io
         self.catalog_name = catalog_name
         self._engine = sa.create_engine(uri)
+        self._directories: tuple[float, dict[Location, list[TableIdentifier]]] = (float("-inf"), {})
+        self._lock = threading.Lock()
         io.roots.follow(self.metadata_locations)
 
     def _query(self, sql: str, **params: object) -> list[sa.Row[tuple[object, ...]]]:
@@ -54,6 +60,25 @@ class SqlCatalog:
             c=self.catalog_name,
         )
         return [str(r[0]) for r in rows]
+
+    def tables_at(self, directory: Location) -> list[TableIdentifier]:
+        """The tables whose current metadata file lies in `directory` (the catalog asked at most every
+        REFRESH_SECONDS)."""
+        with self._lock:
+            asked, known = self._directories
+            if time.monotonic() - asked > REFRESH_SECONDS:
+                rows = self._query(
+                    "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
+                    "WHERE catalog_name = :c AND metadata_location IS NOT NULL",
+                    c=self.catalog_name,
+                )
+                known = {}
+                for row in rows:
+                    namespace, name, location = (str(value) for value in row)
+                    found = TableIdentifier(tuple(namespace.split(".")), name)
+                    known.setdefault(table_directory(location), []).append(found)
+                self._directories = (time.monotonic(), known)
+        return list(known.get(directory, ()))
 
     def list_namespaces(self) -> list[tuple[str, ...]]:
         rows = self._query(

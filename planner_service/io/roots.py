@@ -33,6 +33,11 @@ def table_root(metadata_location: str) -> str:
     return posixpath.dirname(directory) if posixpath.basename(directory) == "metadata" else directory
 
 
+def table_directory(metadata_location: str) -> Location:
+    """The directory of the table of `metadata_location`, as storage reads it (local paths resolved)."""
+    return _root(table_root(metadata_location))
+
+
 def absolute(location: str) -> str:
     """A configured location with a relative local path made absolute (against the working directory)."""
     loc = parse_location(location)
@@ -76,6 +81,15 @@ class Roots:
                 return
             with self._lock:
                 self._tables = self._tables | {root}
+
+    def resolve(self, location: str) -> Location:
+        """The location storage reads for `location`, whether or not it lies within the roots: parsed (scheme
+        aliases, `file:` URIs, percent-encoding, and `.`, `..`, `//` in local paths) and, for an absolute local
+        path, its links resolved. What access is decided on."""
+        loc = parse_location(location)
+        if loc.scheme == "file" and loc.path.startswith("/"):
+            return Location("file", self._realpath(loc.path))
+        return loc
 
     def check(self, location: str) -> Location:
         """The location to read (local paths resolved), or LocationNotAllowedError."""

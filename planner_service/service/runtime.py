@@ -21,7 +21,7 @@ from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import BadRequestError, LocationNotAllowedError, PlannerError
 from planner_service.io.fileio import FileIO
-from planner_service.io.roots import Roots, table_root
+from planner_service.io.roots import Roots, table_directory, table_root
 from planner_service.io.vending import (
     CredentialVendor,
     StaticVendor,
@@ -175,12 +175,19 @@ class Runtime:
         if (name is None) == (metadata_location is None):
             raise BadRequestError("Give exactly one of 'table' (namespace.name) and 'metadata-location'")
         if metadata_location is not None:
-            access.require_location(metadata_location, privilege)
+            self.require_location(metadata_location, access, privilege)
             return load_by_metadata_location(self.io, metadata_location)
         assert name is not None
         identifier = TableIdentifier.parse(name)
         access.require(identifier, privilege)
         return self.catalog_for(access.principal).load_table(identifier)
+
+    def require_location(self, metadata_location: str, access: TableAccess, privilege: Privilege) -> None:
+        """A table by its metadata file, when `access` holds `privilege` on it: decided on the location storage
+        reads (every spelling of one file alike) and on every name the catalogs give the table there."""
+        resolved = self.io.roots.resolve(metadata_location)
+        names = self.catalog.tables_at(table_directory(resolved.uri)) if access.policy is not None else []
+        access.require_location(metadata_location, resolved, names, privilege)
 
     def catalog_for(self, principal: Principal) -> CatalogRouter:
         """The catalog as `principal` sees it: the service's own, or, asking an upstream REST catalog as the
@@ -197,7 +204,7 @@ class Runtime:
         table (a grant revoked since ends the id: the table is then as unknown as any)."""
         request = self.plan_ids.open(plan_id, access.principal.name)
         if request.table == request.metadata_location:
-            access.require_location(request.metadata_location, Privilege.PLAN)
+            self.require_location(request.metadata_location, access, Privilege.PLAN)
             return request
         identifier = TableIdentifier.parse(request.table)
         access.require(identifier, Privilege.PLAN)

@@ -7,7 +7,7 @@ privilege for is a 403 naming the principal and the privilege (as Polaris words 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from planner_service.access.audit import audit
@@ -15,6 +15,7 @@ from planner_service.access.policy import EVERY_PRIVILEGE, Policy, Privilege
 from planner_service.access.principals import ANONYMOUS, Principal
 from planner_service.catalog.base import TableIdentifier, missing_location, missing_table
 from planner_service.errors import ForbiddenError
+from planner_service.io.locations import Location
 
 _OPERATIONS = {  # how a denial names what was asked
     Privilege.LIST: "LIST_TABLE",
@@ -35,11 +36,18 @@ class TableAccess:
             return EVERY_PRIVILEGE
         return self.policy.on_table(self.principal, identifier.namespace, identifier.name)
 
-    def on_location(self, location: str) -> frozenset[Privilege]:
-        """A table by metadata location: never credentials (nobody vouches for the location)."""
+    def on_location(self, location: Location, names: Sequence[TableIdentifier] = ()) -> frozenset[Privilege]:
+        """A table by metadata location, as storage reads it (io/roots.Roots.resolve), known to the catalogs
+        by `names`: what the location's rules give, capped by what rules naming the table give (a deny on a
+        table covers its metadata files); never credentials (nobody vouches for the location)."""
         if self.policy is None:
             return EVERY_PRIVILEGE - {Privilege.CREDENTIALS}
-        return self.policy.on_location(self.principal, location)
+        granted = self.policy.on_location(self.principal, location.uri)
+        for name in names:
+            by_name = self.policy.by_name(self.principal, name.namespace, name.name)
+            if by_name is not None:
+                granted &= by_name
+        return granted
 
     def may(self, identifier: TableIdentifier, privilege: Privilege) -> bool:
         return privilege in self.on_table(identifier)
@@ -55,13 +63,17 @@ class TableAccess:
             raise self._forbidden(f"table {identifier}", privilege)
         return granted
 
-    def require_location(self, location: str, privilege: Privilege) -> frozenset[Privilege]:
-        granted = self.on_location(location)
+    def require_location(
+        self, sent: str, location: Location, names: Sequence[TableIdentifier], privilege: Privilege
+    ) -> frozenset[Privilege]:
+        """on_location's privileges when they include `privilege`; else the error of a missing table or a
+        403, in the words of the location as `sent` (the audit records the location read)."""
+        granted = self.on_location(location, names)
         if privilege not in granted:
-            self._deny(location, privilege, Privilege.LIST in granted)
+            self._deny(location.uri, privilege, Privilege.LIST in granted)
             if Privilege.LIST not in granted:
-                raise missing_location(location)
-            raise self._forbidden(f"metadata location {location}", privilege)
+                raise missing_location(sent)
+            raise self._forbidden(f"metadata location {sent}", privilege)
         return granted
 
     def require_service(self, privilege: Privilege) -> None:

@@ -4,10 +4,12 @@ rule gives once the policy exists."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
-from planner_service.access.policy import AccessRule, Policy, Privilege
+from planner_service.access.policy import AccessRule, Policy, Privilege, location_pattern
 from planner_service.access.principals import Principal
 from planner_service.settings import Settings
 
@@ -88,3 +90,32 @@ def test_decisions_are_kept_per_caller_and_table() -> None:
         assert Privilege.PLAN in policy.on_table(ALICE, ("a",), "t")
         assert policy.on_table(Principal("alice", "oidc", frozenset({"x"})), ("b",), "t") == frozenset()
     assert Privilege.PLAN not in policy.on_table(BOB, ("a",), "t")
+
+
+def test_location_patterns_are_written_as_the_locations_read(tmp_path: Path) -> None:
+    """Patterns are resolved as requested locations are (the service resolves those: io/roots.Roots.resolve):
+    one URI form per store, local directories normalised and their links followed, up to the first glob."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    assert location_pattern("*") == "*"
+    assert location_pattern("s3a://lake/db/t*/*") == "s3://lake/db/t*/*"
+    assert location_pattern(f"{tmp_path}/link/../link/db/*") == f"file://{real}/db/*"
+    assert location_pattern(f"file://{tmp_path}//link/t?/*") == f"file://{real}/t?/*"
+    for bad in ("db/*", "relative/path", "s3://lake/../other/*", "ftp://host/x/*"):
+        with pytest.raises(ValueError):
+            location_pattern(bad)
+    with pytest.raises(ValidationError, match="not absolute"):
+        AccessRule.model_validate({"principals": ["a"], "locations": ["db/*"], "privileges": ["plan"]})
+
+
+def test_a_rule_naming_a_table_caps_its_locations() -> None:
+    policy = _policy(
+        {"principals": ["*"], "tables": ["a.secret"], "privileges": []},
+        {"principals": ["*"], "namespaces": ["b"], "privileges": ["list"]},
+        {"principals": ["*"], "privileges": ["plan"]},
+    )
+    assert policy.by_name(ALICE, ("a",), "secret") == frozenset()  # denied by name
+    assert policy.by_name(ALICE, ("b",), "t") == frozenset({Privilege.LIST})
+    assert policy.by_name(ALICE, ("a",), "other") is None  # decided by the rule for everything: no cap
+    assert policy.by_name(BOB, ("c",), "t") is None
