@@ -28,6 +28,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from planner_service.access.policy import AccessRule
+from planner_service.access.tokens import static_token_names
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import MAX_FILE_BYTES, MAX_INFLATED_BYTES
 from planner_service.io.roots import absolute
@@ -283,8 +284,12 @@ class Settings(BaseSettings):
     async_plan_min_files: int | None = Field(default=None, ge=0)
     """A REST plan of a snapshot with more data files than this is answered `submitted` at once; unset: no
     such size."""
-    plan_ttl_seconds: int = 600
-    """How long a plan id (and a REST plan's tasks) stays fetchable after it was made."""
+    plan_ttl_seconds: int = Field(default=600, gt=0)
+    """How long a REST scan plan's id and plan-task tokens open after the plan was made (then: 404, plan
+    again)."""
+    plan_id_ttl_seconds: int = Field(default=86_400, gt=0)
+    """How long a plan id of POST /plan opens after it was issued: Spark executors fetch their tasks by it
+    while the job runs, so make it longer than the longest job. Ids are signed with their expiry."""
     advertise_server_planning: Literal["auto", "all", "off"] = "auto"
     """Which REST clients `/v1/config` tells to plan here (`scan-planning-mode=server` in its defaults):
     `auto`, the clients known to plan every table correctly through the service (Iceberg Java 1.11+, by the
@@ -340,6 +345,17 @@ class Settings(BaseSettings):
     def _oidc(self) -> Settings:
         if self.oidc_issuer and not self.oidc_audience:
             raise ValueError("oidc_issuer needs oidc_audience, the `aud` this service's tokens are issued for")
+        return self
+
+    @model_validator(mode="after")
+    def _one_principal_per_name(self) -> Settings:
+        """A static token and an OAuth client of one name would be one principal to the policy, with two
+        credentials: refused (an OpenID subject so named is refused when it authenticates)."""
+        both = sorted(set(static_token_names(self.auth_tokens)) & set(self.oauth_clients))
+        if both:
+            raise ValueError(
+                f"auth_tokens and oauth_clients both name {', '.join(map(repr, both))}: give each principal one name"
+            )
         return self
 
     @property

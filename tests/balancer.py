@@ -91,8 +91,9 @@ def balanced(backends: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
 class Replica:
     """`scan-planner serve` on a fixed loopback port, started and stopped (or killed) by the test."""
 
-    def __init__(self, warehouse: str, drain_seconds: float = 3) -> None:
+    def __init__(self, warehouse: str, drain_seconds: float = 3, args: Sequence[str] = ()) -> None:
         self.port, self.warehouse, self.drain_seconds = free_port(), warehouse, drain_seconds
+        self.args = list(args)  # more arguments of `serve` (--config, --workers)
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = tempfile.NamedTemporaryFile(prefix="replica-", suffix=".log", delete=False)  # noqa: SIM115
@@ -101,6 +102,7 @@ class Replica:
         cli = Path(sys.executable).with_name("scan-planner")
         env = {**os.environ, "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": str(self.drain_seconds)}
         args = [str(cli), "serve", "--host", "127.0.0.1", "--port", str(self.port), "--warehouse", self.warehouse]
+        args += self.args
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env)
         wait_for_port(self.port, self.proc, 60)
 

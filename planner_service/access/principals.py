@@ -22,5 +22,11 @@ class Principal:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def key(self) -> str:
+        """The principal as what it owns is bound to (plan ids): its kind and name, so that an OpenID subject
+        named like a static principal never opens that principal's ids."""
+        return f"{self.kind}:{self.name}"
+
 
 ANONYMOUS = Principal("anonymous", "anonymous")  # authentication off

@@ -19,6 +19,7 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from typing import Any
 
 from planner_service.access.oidc import OidcVerifier
 from planner_service.access.principals import Principal
+
+log = logging.getLogger(__name__)
 
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 
@@ -91,8 +94,19 @@ class Authenticator:
         if claims is not None:
             return self._principal(claims["sub"], claims["knd"], token)
         if self.oidc is not None and self.oidc.looks_like_jwt(token):
-            return self.oidc.verify(token)
+            return self._not_configured(self.oidc.verify(token))
         return None
+
+    def _not_configured(self, principal: Principal | None) -> Principal | None:
+        """An OpenID subject, unless it is named as a static token or an OAuth client is: the policy decides
+        on names, and such a subject would get that principal's grants (refused, and logged)."""
+        if principal is not None and (principal.name in self.static or principal.name in self.clients):
+            log.warning(
+                "an OpenID token names a configured principal: refused",
+                extra={"principal": principal.name, "fix": "rename the static token or OAuth client, or the subject"},
+            )
+            return None
+        return principal
 
     def _principal(self, name: str, kind: Any, token: str) -> Principal:
         return Principal(name, kind, self.groups.get(name, frozenset()), token)

@@ -122,11 +122,3 @@ def access_of(request: Request) -> TableAccess:
     """The request's access (what RequireToken decided); anonymous with no policy outside the middleware."""
     access = getattr(request.state, "access", None)
     return access if isinstance(access, TableAccess) else TableAccess()
-
-
-def client_of(request: Request) -> str:
-    """Who is asking: the token's principal, or (authentication off) the client's address."""
-    principal = access_of(request).principal
-    if principal is not ANONYMOUS:
-        return principal.name
-    return f"{ANONYMOUS.name}@{request.client.host if request.client else 'unknown'}"

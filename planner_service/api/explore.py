@@ -38,7 +38,7 @@ async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep)
     def answer(cancel: Cancellation) -> dict[str, Any]:
         table = runtime.load_table(body.table, body.metadata_location, access, Privilege.READ_METADATA)
         canonical = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
-        plan_id = runtime.plan_ids.issue(canonical, access.principal.name)
+        plan_id = runtime.issue_plan_id(canonical, access)
         return explore(runtime, table, canonical, body.page(), plan_id, cancel)
 
     return json_response(await until_disconnected(request, answer), pretty=pretty)

@@ -74,7 +74,7 @@ def plan_response(
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
     table = runtime.load_table(body.table, body.metadata_location, access, Privilege.PLAN)
     request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
-    plan_id = runtime.plan_ids.issue(request, access.principal.name)  # the caller's own id of the plan
+    plan_id = runtime.issue_plan_id(request, access)  # the caller's own id of the plan
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
     tag = hashlib.sha256(plan_id.encode()).hexdigest()[:32]
     etag = f'W/"{tag}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'

@@ -9,8 +9,9 @@ POST .../plan answers with Java's planFiles() tasks (unsplit: REST has no Combin
   .../plan/{plan-id} answers `submitted`, `completed` (as above), `failed` or `cancelled`; DELETE cancels it.
 Every response lists each delete file its tasks use once, in its own `delete-files`, and tasks refer to
 them by index (so no response carries delete files without the tasks that use them, which clients reject).
-Plans and their pages live in a PlanStore (service/plan_store.py) for `plan_ttl_seconds`. The planning
-itself, now or in the background, is service/rest_plans.py; the request's checks, planning/scan_request.py.
+Plan ids and plan-task tokens are signed and carry the request (service/plan_ids.py): any replica or
+worker sharing the signing key serves any poll, page and cancel, for `plan_ttl_seconds`. The planning itself,
+now or in the background, is service/rest_plans.py; the request's checks, planning/scan_request.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from fastapi import APIRouter, Depends, FastAPI, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from planner_service.access.policy import Privilege
-from planner_service.api.auth import access_of, client_of
+from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PlanIdPath, PrettyDep, RestTablePath, RuntimeDep, TableNamespacePath
 from planner_service.api.disconnect import cancelled_on_disconnect
 from planner_service.api.documented import PLANNING, answers, json_route, link
@@ -41,11 +41,21 @@ from planner_service.errors import (
     PlannerError,
 )
 from planner_service.metrics import REST_PLAN_FIELDS
-from planner_service.planning.planned_files import FileTaskColumns
-from planner_service.service.plan_store import PlanStatus, RestPlanState, TaskPages
-from planner_service.service.rest_plans import RestPlans, prepare_scan, rest_plans
+from planner_service.service.cached_plan import CachedPlan
+from planner_service.service.rest_plans import (
+    Outcome,
+    PlanStatus,
+    RestPlans,
+    RestScan,
+    encode_page,
+    pages_of,
+    prepare_scan,
+    reopen_scan,
+    rest_plans,
+    split_token,
+    task_tokens,
+)
 from planner_service.service.runtime import Runtime
-from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
 
 # With min-rows-requested, whether the plan stopped at the first files that hold the rows: a header, since the
 # spec's results have no such field and clients may reject fields they do not know (headers they ignore)
@@ -58,36 +68,36 @@ _CUT_SHORT_DOC = {
 # --- JSON -------------------------------------------------------------------------------------------------
 
 
-def encode_page(result: TaskPages, number: int) -> dict[str, Any]:
-    """One page as the spec's ScanTasks (a worker thread): rendered from the plan's columns, or from task
-    objects where the data files carry stats-fields."""
-    begin, end = result.bounds(number)
-    if isinstance(result.tasks, FileTaskColumns):
-        return encode_scan_task_rows(result.tasks, begin, end, result.specs, result.schema, result.residuals_json)
-    return encode_scan_tasks(result.tasks[begin:end], result.specs, result.schema, result.stats_ids)
-
-
-def completed_body(record: RestPlanState) -> dict[str, Any]:
-    assert record.result is not None
-    body: dict[str, Any] = {"status": PlanStatus.COMPLETED.value, "plan-id": record.plan_id}
-    body.update(encode_page(record.result, 0))
-    body["plan-tasks"] = record.task_tokens()
-    if record.result.storage_credentials:  # (the 1.11 spec's CompletedPlanningResult field)
-        body["storage-credentials"] = record.result.storage_credentials
+def completed_body(runtime: Runtime, scan: RestScan, plan: CachedPlan) -> dict[str, Any]:
+    """A completed plan's answer (a worker thread): its first page, the tokens of the others, and storage
+    credentials vended for this caller now (never those of another answer: a grant revoked since is heard)."""
+    body: dict[str, Any] = {"status": PlanStatus.COMPLETED.value, "plan-id": scan.plan_id}
+    body.update(encode_page(runtime, scan, plan, 0))
+    body["plan-tasks"] = task_tokens(runtime, scan.plan_id, plan)
+    credentials = runtime.storage_credentials(scan.table, scan.access)
+    if credentials:  # (the 1.11 spec's CompletedPlanningResult field)
+        body["storage-credentials"] = credentials
+    snapshot = plan.plan.snapshot
+    scan.access.audit_plan(scan.table.name, snapshot.snapshot_id if snapshot else None, len(plan.plan.files or ()))
     return body
 
 
-def completed_response(record: RestPlanState, body: dict[str, Any], pretty: bool) -> Response:
-    """A completed plan's answer; with min-rows-requested, whether it was cut short (CUT_SHORT_HEADER)."""
-    response = json_response(body, pretty=pretty)
-    cut_short = record.result.cut_short if record.result is not None else None
-    if cut_short is not None:
-        response.headers[CUT_SHORT_HEADER] = "true" if cut_short else "false"
-    return response
-
-
-def _failed_body(error: PlannerError | None) -> dict[str, Any]:
-    return {"status": PlanStatus.FAILED.value, **planner_error_body(error or PlannerError("Planning failed"))}
+async def outcome_response(runtime: Runtime, scan: RestScan, outcome: Outcome, pretty: bool) -> Response:
+    """The answer of a plan's outcome; a completed one with min-rows-requested says whether it was cut short
+    (CUT_SHORT_HEADER)."""
+    if outcome.status is PlanStatus.COMPLETED:
+        assert outcome.plan is not None
+        response = json_response(await run_in_threadpool(completed_body, runtime, scan, outcome.plan), pretty=pretty)
+        cut_short = outcome.plan.plan.metrics.cut_short
+        if cut_short is not None:
+            response.headers[CUT_SHORT_HEADER] = "true" if cut_short else "false"
+        return response
+    body: dict[str, Any] = {"status": outcome.status.value}
+    if outcome.status is PlanStatus.SUBMITTED:
+        body["plan-id"] = scan.plan_id
+    elif outcome.status is PlanStatus.FAILED:
+        body.update(planner_error_body(outcome.error or PlannerError("Planning failed")))
+    return json_response(body, pretty=pretty)
 
 
 def _count_fields(runtime: Runtime, body: PlanTableScanRequest) -> None:
@@ -164,18 +174,14 @@ async def plan_table_scan(
     identifier = table_identifier(namespace, table)
     body = await parse_body(request, PlanTableScanRequest)
     _count_fields(runtime, body)
-    owner, access = client_of(request), access_of(request)
+    access = access_of(request)
     scan = await run_in_threadpool(
         lambda: prepare_scan(runtime, identifier, body.to_scan(), access, body.select, body.stats_fields)
     )
-    if scan.in_background:
-        record = plans.submit(runtime, identifier, scan, owner)
-    else:
-        async with cancelled_on_disconnect(request) as cancel:  # (a client gone before the answer stops it)
-            record = await plans.plan_within(runtime, identifier, scan, owner, cancel)
-    if record.status is PlanStatus.SUBMITTED:  # (planning on past the wait)
-        return json_response({"status": PlanStatus.SUBMITTED.value, "plan-id": record.plan_id}, pretty=pretty)
-    return completed_response(record, await run_in_threadpool(completed_body, record), pretty)
+    outcome = await plans.outcome(scan, wait=not scan.in_background)
+    if outcome.status is PlanStatus.FAILED and outcome.error is not None:
+        raise outcome.error  # (the request's own error answer: its status and message)
+    return await outcome_response(runtime, scan, outcome, pretty)
 
 
 @routes.route(
@@ -198,16 +204,14 @@ async def fetch_planning_result(
     table: RestTablePath,
     plan_id: PlanIdPath,
     request: Request,
+    runtime: RuntimeDep,
     plans: PlansDep,
     pretty: PrettyDep,
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    access_of(request).require(identifier, Privilege.PLAN)  # (a grant revoked since ends the plan)
-    record = plans.store.get(plan_id, identifier, client_of(request))
-    if record.status is PlanStatus.COMPLETED:
-        return completed_response(record, await run_in_threadpool(completed_body, record), pretty)
-    body = _failed_body(record.error) if record.status is PlanStatus.FAILED else {"status": record.status.value}
-    return json_response(body, pretty=pretty)
+    access = access_of(request)  # (a grant revoked since ends the plan)
+    scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access)
+    return await outcome_response(runtime, scan, await plans.outcome(scan, wait=True), pretty)
 
 
 @routes.route(
@@ -219,11 +223,16 @@ async def fetch_planning_result(
     responses=answers(described(None, "Cancelled, its tasks dropped", status=204), _A_PLAN),
 )
 async def cancel_planning(
-    namespace: TableNamespacePath, table: RestTablePath, plan_id: PlanIdPath, request: Request, plans: PlansDep
+    namespace: TableNamespacePath,
+    table: RestTablePath,
+    plan_id: PlanIdPath,
+    request: Request,
+    runtime: RuntimeDep,
+    plans: PlansDep,
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    access_of(request).require(identifier, Privilege.PLAN)
-    plans.cancel(plan_id, identifier, client_of(request))
+    scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access_of(request))
+    plans.cancel(scan.plan_id)
     return Response(status_code=204)
 
 
@@ -236,15 +245,27 @@ async def cancel_planning(
     responses=answers({}, (*_A_PLAN, NoSuchPlanTaskError), body=True),
 )
 async def fetch_scan_tasks(
-    namespace: TableNamespacePath, table: RestTablePath, request: Request, plans: PlansDep, pretty: PrettyDep
+    namespace: TableNamespacePath,
+    table: RestTablePath,
+    request: Request,
+    runtime: RuntimeDep,
+    plans: PlansDep,
+    pretty: PrettyDep,
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    access_of(request).require(identifier, Privilege.PLAN)
+    access = access_of(request)
     body = await parse_body(request, FetchScanTasksRequest)
-    record, number = plans.store.page(body.plan_task, identifier, client_of(request))
-    assert record.result is not None
-    answer = await run_in_threadpool(encode_page, record.result, number)
-    nested = record.task_tokens(number)
+    plan_id, number = split_token(body.plan_task)
+    try:
+        scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access)
+    except NoSuchPlanIdError as exc:
+        raise NoSuchPlanTaskError(f"No such plan task for table {identifier}: {exc.message}") from None
+    async with cancelled_on_disconnect(request) as cancel:  # (a page of a plan this replica must make again)
+        plan = await plans.completed(scan, cancel)
+    if number >= pages_of(runtime, plan).count:
+        raise NoSuchPlanTaskError(f"No such plan task for table {identifier}: page {number} of {plan_id[:64]!r}")
+    answer = await run_in_threadpool(encode_page, runtime, scan, plan, number)
+    nested = task_tokens(runtime, plan_id, plan, number)
     if nested:  # (plan_task_fanout: the pages below this one)
         answer["plan-tasks"] = nested
     return json_response(answer, pretty=pretty)

@@ -91,10 +91,11 @@ class FileTaskColumns:
             delete_counts,
         )
 
-    def to_objects(self, with_stats: bool = False) -> list[FileScanTask]:
-        files = self.index.content_files(self.rows, with_stats=with_stats)
+    def to_objects(self, with_stats: bool = False, begin: int = 0, end: int | None = None) -> list[FileScanTask]:
+        """Files begin..end-1 (all by default) as FileScanTask objects."""
+        files = self.index.content_files(self.rows[begin:end], with_stats=with_stats)
         out = []
-        for i, f in enumerate(files):
+        for i, f in enumerate(files, begin):
             deletes = tuple(self.delete_files[j] for j in self.deletes_of(i).tolist())
             out.append(FileScanTask(f, deletes, 0, f.file_size_in_bytes, self.residuals[self.residual_id[i]]))
         return out

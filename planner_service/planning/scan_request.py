@@ -79,7 +79,13 @@ class ScanRequest:
             "options": {key: options[key] for key in sorted(options)},
         }
         out |= without_nulls({"limit": self.limit, "parallelism": self.parallelism})
-        return out if self.grouping == "none" else {**out, "grouping": self.grouping}  # (plan ids kept as they were)
+        if self.grouping != "none":  # (what every plan of POST /plan asks is left out: shorter ids)
+            out["grouping"] = self.grouping
+        if not self.combine:  # planFiles() only: a REST scan plan
+            out["combine"] = False
+        if self.keep_stats:
+            out["keep-stats"] = True
+        return out
 
     @classmethod
     def from_canonical(cls, data: Mapping[str, Any]) -> ScanRequest:
@@ -99,6 +105,8 @@ class ScanRequest:
             limit=None if data.get("limit") is None else int(data["limit"]),
             parallelism=None if data.get("parallelism") is None else int(data["parallelism"]),
             grouping=grouping_of(data.get("grouping", "none")),
+            combine=bool(data.get("combine", True)),
+            keep_stats=bool(data.get("keep-stats", False)),
         )
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.plan_ids import CanonicalRequest
+from planner_service.wire.json_rows import SnippetTable
 from planner_service.wire.plan_json import plan_head
+from planner_service.wire.rest_scan_tasks_json import residuals_json
 
 __all__ = ["CachedPlan"]
 
@@ -24,6 +26,11 @@ class CachedPlan:
     def reader_context(self) -> dict[str, Any]:
         """What reading any of its tasks needs besides the task (made once; each task fetch sends it)."""
         return {key: value for key, value in plan_head(self.plan).items() if key != "metrics"}
+
+    @cached_property
+    def rest_residuals(self) -> SnippetTable | None:
+        """The files' residual filters as JSON texts, by residual id (REST pages refer to them), made once."""
+        return residuals_json(self.plan.files) if self.plan.files is not None else None
 
     @property
     def weight(self) -> int:

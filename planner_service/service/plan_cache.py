@@ -60,14 +60,16 @@ class PlanCache:
         explain: bool = False,
         cancel: Cancellation | None = None,
         inline_limit: int | None = None,
+        patient: bool = False,
     ) -> tuple[CachedPlan, bool]:
         """(the plan, whether it was made now); explained plans are always made now and not kept. With
         `inline_limit`, a plan too big for the cache goes to disk only when it has more tasks (it is answered by
-        id, and its tasks will be fetched): a plan sent whole is not written out beside its answer."""
+        id, and its tasks will be fetched): a plan sent whole is not written out beside its answer. A `patient`
+        plan (accepted already, made in the background) waits for admission however long it takes."""
         cancel = cancel or Cancellation()
         if explain:
             return self._admitted(request, table, cancel, explain=True), True
-        return self._single_flight(request, table, cancel, inline_limit)
+        return self._single_flight(request, table, cancel, inline_limit, patient)
 
     def get(
         self, request: CanonicalRequest, table: LoadedTable | None = None, cancel: Cancellation | None = None
@@ -81,9 +83,10 @@ class PlanCache:
         table: LoadedTable | None,
         cancel: Cancellation,
         inline_limit: int | None = None,
+        patient: bool = False,
     ) -> tuple[CachedPlan, bool]:
         key = request.cache_id
-        cached = self._held(key)
+        cached = self.held(key)
         if cached is not None:
             return cached, False
         with self._lock:
@@ -101,7 +104,7 @@ class PlanCache:
             assert flight.result is not None
             return flight.result, False
         try:
-            flight.result = self._admitted(request, table, flight.wanted.cancellation)
+            flight.result = self._admitted(request, table, flight.wanted.cancellation, patient=patient)
             self._keep(key, flight.result, inline_limit)
             return flight.result, True
         except BaseException as exc:
@@ -114,7 +117,12 @@ class PlanCache:
             flight.done.set()
 
     def _admitted(
-        self, request: CanonicalRequest, table: LoadedTable | None, cancel: Cancellation, explain: bool = False
+        self,
+        request: CanonicalRequest,
+        table: LoadedTable | None,
+        cancel: Cancellation,
+        explain: bool = False,
+        patient: bool = False,
     ) -> CachedPlan:
         if table is None:
             loaded = load_by_metadata_location(self.planner.io, request.metadata_location)
@@ -124,7 +132,7 @@ class PlanCache:
         ranges = (
             self.planner.estimated_extra_ranges(table, snapshot, request.scan.options) if request.scan.combine else 0
         )
-        with self.admission.admitted(files, cancel, extra_ranges=ranges):
+        with self.admission.admitted(files, cancel, patient, extra_ranges=ranges):
             return self._plan(request, table, cancel, explain)
 
     def by_id(
@@ -132,7 +140,7 @@ class PlanCache:
     ) -> CachedPlan:
         """The plan of a plan id's request; `load(table name, metadata location)` loads its table as planned (a
         replica that never saw the id rebuilds the plan)."""
-        cached = self._held(request.cache_id)
+        cached = self.held(request.cache_id)
         if cached is not None:
             return cached
         try:
@@ -154,7 +162,7 @@ class PlanCache:
         cache) or spilled to disk (mapped pages, which the kernel reclaims)."""
         return key in self.cache or (self.spill is not None and self.spill.holds(key))
 
-    def _held(self, key: str) -> CachedPlan | None:
+    def held(self, key: str) -> CachedPlan | None:
         """The plan held in memory or spilled to disk under `key`, if any."""
         cached = self.cache.get(key)
         if cached is None and self.spill is not None:

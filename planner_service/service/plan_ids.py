@@ -1,16 +1,25 @@
-"""Plan ids: a plan's canonical request, packed into the id itself, and bound to the principal it was made for.
+"""Plan ids: a plan's canonical request, packed into the id itself, bound to the principal it was made for
+and to the door it was made at, and ending at an expiry.
 
 A plan is a pure function of the table's metadata file (immutable once written) and the scan (snapshot
 choice, filter, projection, split options: ScanRequest.canonical()). The canonical request names both, the
 table by the metadata location it had when the plan was first made, so any replica, or this service after a
-restart, rebuilds exactly the same plan from the id alone and serves the same task i. Nothing is stored to
-make an id valid; the plan-result cache only makes it fast (keyed by `cache_id`, the same for every principal).
+restart, rebuilds exactly the same plan from the id alone and serves the same task i (or REST page n).
+Nothing is stored to make an id valid; the plan-result cache only makes it fast (keyed by `cache_id`, the
+same for every principal and door).
 
-    p2.<base64url(zlib(canonical JSON, sorted keys))>.<base64url(MAC)>
+    p3.<base64url(zlib(canonical JSON, sorted keys))>.<expiry, unix seconds>.<base64url(MAC)>   (POST /plan)
+    r3.<the same>.<nonce>.<base64url(MAC)>                                           (REST scan plans)
 
-The MAC is HMAC-SHA256 with the signing key (token_signing_key, shared by replicas) over the principal's
-name and the packed request: an id made for one principal is unknown to another, and no id can be forged or
-edited (a lookback or parallelism of one's choosing). Its request is checked as a request's fields are.
+The MAC is HMAC-SHA256 with the signing key (token_signing_key, shared by replicas) over the door, the
+principal (its kind and name: a static principal and an OpenID subject of one name are two principals),
+the packed request and the expiry: an id made for one principal is unknown to another, and no id can be
+forged or edited (a lookback of one's choosing, a later expiry). Its request is checked as a request's
+fields are. A native id's expiry is rounded up to a 24th of the lifetime, so that the same request gets the
+same id for a while (ETags, the body cache); a REST plan's id is one plan's, with a random nonce, so that
+cancelling it ends no other plan of the same request. An id longer than MAX_ID_CHARS is never issued: it
+would not fit the request line that opens it (uvicorn's h11 takes 16 KiB of request head, HAProxy's default
+buffer less).
 """
 
 from __future__ import annotations
@@ -18,19 +27,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import secrets
+import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from planner_service.errors import NoSuchPlanIdError, PlannerError
+from planner_service.errors import BadRequestError, NoSuchPlanIdError, PlannerError
 from planner_service.json_text import dumps
+from planner_service.numerals import ascii_int
 from planner_service.planning.scan_request import ScanRequest
 
-PREFIX = "p2."
+PREFIX = "p3."  # a native plan's (POST /plan, GET /plans/{id})
+REST_PREFIX = "r3."  # a REST scan plan's
 CACHE_PREFIX = "p1."
-MAX_ID_CHARS = 16_384
+MAX_ID_CHARS = 12_288  # with a path, a bearer token and the usual headers, under 16 KiB of request head
 MAC_BYTES = 16
 
 
@@ -41,9 +55,11 @@ class CanonicalRequest:
     table: str  # the name the client used, or the metadata location
     metadata_location: str
     scan: ScanRequest
+    stats_fields: tuple[str, ...] | None = None  # REST stats-fields: the columns whose stats tasks carry
 
     def to_json(self) -> dict[str, Any]:
-        return {"table": self.table, "metadata-location": self.metadata_location} | self.scan.canonical()
+        out = {"table": self.table, "metadata-location": self.metadata_location} | self.scan.canonical()
+        return out if self.stats_fields is None else {**out, "stats-fields": list(self.stats_fields)}
 
     @property
     def key(self) -> bytes:
@@ -67,32 +83,56 @@ class CanonicalRequest:
         if not isinstance(data, dict):
             raise ValueError("not an object")
         scan = ScanRequest.from_canonical(data)
-        return cls(str(data["table"]), str(data["metadata-location"]), scan)
+        stats = data.get("stats-fields")
+        stats_fields = None if stats is None else tuple(str(name) for name in stats)
+        return cls(str(data["table"]), str(data["metadata-location"]), scan, stats_fields)
 
 
 class PlanIds:
     """Issues plan ids for principals and opens them (the key: service/access_control.signing_key)."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, clock: Callable[[], float] = time.time) -> None:
         self._key = hmac.new(key, b"plan-ids", hashlib.sha256).digest()
+        self._clock = clock
 
-    def issue(self, request: CanonicalRequest, principal: str) -> str:
-        packed = request.packed
-        return f"{PREFIX}{packed}.{self._mac(principal, packed)}"
+    def issue(self, request: CanonicalRequest, principal: str, ttl_seconds: int, rest: bool = False) -> str:
+        """The id of `request` for `principal`, good for at least `ttl_seconds`; a 400 when the request is
+        too large to carry in an id that a request line can hold (an IN list of thousands of values)."""
+        step = max(1, ttl_seconds // 24)
+        expires = -(-(int(self._clock()) + ttl_seconds) // step) * step
+        packed, prefix = request.packed, REST_PREFIX if rest else PREFIX
+        signed = f"{packed}.{expires}" + (f".{secrets.token_hex(8)}" if rest else "")
+        plan_id = f"{prefix}{signed}.{self._mac(prefix, principal, signed)}"
+        if len(plan_id) > MAX_ID_CHARS:
+            raise BadRequestError(
+                f"The scan's request is too large for a plan id ({len(plan_id):,} characters packed, at most "
+                f"{MAX_ID_CHARS:,}: a plan id travels in request lines): filter on fewer values (a range instead "
+                "of a long IN list), or split the scan"
+            )
+        return plan_id
 
-    def open(self, plan_id: str, principal: str) -> CanonicalRequest:
-        """The canonical request of an id issued to `principal`; NoSuchPlanIdError for any other id (another
-        principal's, forged, edited, of an older form), in words that do not say which."""
+    def open(self, plan_id: str, principal: str, rest: bool = False) -> CanonicalRequest:
+        """The canonical request of an id issued to `principal` at this door; NoSuchPlanIdError for any other
+        id (another principal's, forged, edited, of an older form), in words that do not say which, and for
+        one expired."""
         unknown = NoSuchPlanIdError(f"Unknown plan id {plan_id[:64]!r}: plan the scan again for a plan id")
-        if not plan_id.startswith(PREFIX) or len(plan_id) > MAX_ID_CHARS:
+        prefix = REST_PREFIX if rest else PREFIX
+        if not plan_id.startswith(prefix) or len(plan_id) > MAX_ID_CHARS:
             raise unknown
-        packed, _, mac = plan_id[len(PREFIX) :].rpartition(".")
-        if not hmac.compare_digest(mac.encode(), self._mac(principal, packed).encode()):
+        signed, _, mac = plan_id[len(prefix) :].rpartition(".")
+        parts = signed.split(".")
+        expires = ascii_int(parts[1]) if len(parts) == (3 if rest else 2) else None
+        if expires is None or not hmac.compare_digest(mac.encode(), self._mac(prefix, principal, signed).encode()):
             raise unknown
+        packed = parts[0]
+        if expires <= self._clock():
+            raise NoSuchPlanIdError(f"Plan id {plan_id[:64]!r} has expired: plan the scan again for a plan id")
         return unpack(packed, plan_id)
 
-    def _mac(self, principal: str, packed: str) -> str:
-        digest = hmac.new(self._key, principal.encode() + b"\0" + packed.encode(), hashlib.sha256).digest()
+    def _mac(self, prefix: str, principal: str, signed: str) -> str:
+        digest = hmac.new(
+            self._key, b"\0".join((prefix.encode(), principal.encode(), signed.encode())), hashlib.sha256
+        ).digest()
         return base64.urlsafe_b64encode(digest[:MAC_BYTES]).decode().rstrip("=")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import secrets
+import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,13 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_m
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
-from planner_service.errors import BadRequestError, LocationNotAllowedError, PlannerError
+from planner_service.errors import (
+    BadRequestError,
+    LocationNotAllowedError,
+    NoSuchPlanIdError,
+    NoSuchTableError,
+    PlannerError,
+)
 from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots, table_directory, table_root
 from planner_service.io.vending import (
@@ -47,6 +54,8 @@ from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
 
+NAME_CHECK_SECONDS = 1.0  # a plan id's table name is asked of the catalog again after this
+
 
 @dataclass
 class Runtime:
@@ -63,6 +72,7 @@ class Runtime:
     explained: LruCache[CachedPlan] = field(default_factory=lambda: explained_plans(512 * 1024 * 1024))
     lifecycle: Lifecycle = field(default_factory=Lifecycle)  # draining before a stop (service/lifecycle.py)
     plan_ids: PlanIds = field(default_factory=lambda: PlanIds(secrets.token_bytes(32)))  # issues and opens plan ids
+    _names_checked: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (_still_named)
 
     @classmethod
     def from_settings(cls, settings: Settings, key: bytes | None = None) -> Runtime:
@@ -199,26 +209,55 @@ class Runtime:
             [source.as_caller(token) if isinstance(source, RestCatalog) else source for source in self.catalog.sources]
         )
 
-    def open_plan_id(self, plan_id: str, access: TableAccess) -> CanonicalRequest:
-        """The request a plan id carries, when it was issued to this principal and it may still plan the
-        table (a grant revoked since ends the id: the table is then as unknown as any)."""
-        request = self.plan_ids.open(plan_id, access.principal.name)
+    def issue_plan_id(self, request: CanonicalRequest, access: TableAccess, rest: bool = False) -> str:
+        """The caller's own id of a plan (a REST scan plan's with `rest`), good for plan_id_ttl_seconds (REST:
+        plan_ttl_seconds); a 400 when the request cannot be carried in an id."""
+        ttl = self.settings.plan_ttl_seconds if rest else self.settings.plan_id_ttl_seconds
+        return self.plan_ids.issue(request, access.principal.key, ttl, rest)
+
+    def open_plan_id(self, plan_id: str, access: TableAccess, rest: bool = False) -> CanonicalRequest:
+        """The request a plan id carries, when it was issued to this principal at this door, has not expired,
+        and the principal may still plan the table by the name the id carries, which must still name the table
+        planned (a grant revoked, a table renamed or replaced since: the id is as unknown as any)."""
+        request = self.plan_ids.open(plan_id, access.principal.key, rest)
         if request.table == request.metadata_location:
             self.require_location(request.metadata_location, access, Privilege.PLAN)
             return request
         identifier = TableIdentifier.parse(request.table)
         access.require(identifier, Privilege.PLAN)
-        if self.settings.rest_catalog_delegation:  # the upstream decides too, as the caller (briefly kept)
-            self.catalog_for(access.principal).load_table(identifier)
+        if not self._still_named(identifier, request.metadata_location, access.principal):
+            raise NoSuchPlanIdError(
+                f"Plan id {plan_id[:64]!r} names table {identifier}, which is no longer the table it was planned on "
+                "(renamed, dropped or replaced since): plan the scan again"
+            )
         return request
+
+    def _still_named(self, identifier: TableIdentifier, metadata_location: str, principal: Principal) -> bool:
+        """Whether `identifier` names, now, the table of `metadata_location` (its directory): asked of the catalog
+        (as the caller, with rest_catalog_delegation) at most every NAME_CHECK_SECONDS per name and caller."""
+        key = (str(identifier), principal.key if self.settings.rest_catalog_delegation else "", metadata_location)
+        now = time.monotonic()
+        checked = self._names_checked.get(key)
+        if checked is not None and now - checked < NAME_CHECK_SECONDS:
+            return True
+        try:
+            current = self.catalog_for(principal).load_table(identifier)
+        except NoSuchTableError:
+            return False
+        if table_directory(current.metadata_location) != table_directory(metadata_location):
+            return False
+        if len(self._names_checked) >= 65_536:
+            self._names_checked.clear()
+        self._names_checked[key] = now
+        return True
 
     def plan_by_id(
         self, request: CanonicalRequest, access: TableAccess, cancel: Cancellation | None = None
     ) -> CachedPlan:
         """A plan by its (opened) id: cached, or rebuilt from the canonical request the id carries."""
-        return self.plans.by_id(request, partial(self._load_planned, access.principal), cancel)
+        return self.plans.by_id(request, partial(self.load_planned, access.principal), cancel)
 
-    def _load_planned(self, principal: Principal, table: str, metadata_location: str) -> LoadedTable:
+    def load_planned(self, principal: Principal, table: str, metadata_location: str) -> LoadedTable:
         """The table a plan id names, at the metadata file it was planned on. Loaded through the catalog
         first when it is a catalog name: the catalog vouches for the table's location (a replica that never
         served the table may read it) and hands out the storage credentials it is read with; only then is

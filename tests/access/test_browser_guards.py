@@ -64,11 +64,11 @@ def test_a_forged_plan_id_is_unknown(conformance_service: str, conformance: Conf
     """The review forged ids with a lookback of 2^31-1 and a parallelism of 10^12; none is planned now."""
     with httpx.Client(base_url=conformance_service, timeout=60) as c:
         plan_id = c.post("/plan", json={"table": TABLE, "inline-task-limit": 0}).json()["plan-id"]
-        packed, _, mac = plan_id.removeprefix("p2.").rpartition(".")
+        packed, expires, mac = plan_id.removeprefix("p3.").split(".")
         request = json.loads(zlib.decompress(base64.urlsafe_b64decode(packed + "=" * (-len(packed) % 4))))
         request["options"] = {"lookback": 2**31 - 1}
         request["parallelism"] = 10**12
         edited = base64.urlsafe_b64encode(zlib.compress(json.dumps(request).encode())).decode().rstrip("=")
-        for forged in (f"p2.{edited}.{mac}", f"p1.{edited}", f"p2.{edited}"):
+        for forged in (f"p3.{edited}.{expires}.{mac}", f"p1.{edited}", f"p3.{edited}", f"p2.{edited}.{mac}"):
             answer = c.get(f"/plans/{forged}/tasks/0")
             assert answer.status_code == 404 and answer.json()["error"]["type"] == "NoSuchPlanIdException"

@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchTableError
 
+from planner_service.settings import Settings
 from tests.access.policies import LISTED, PLANNED
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
@@ -170,3 +171,34 @@ def test_pyiceberg_with_the_providers_tokens(provider: OidcProvider, service: st
         etl.load_table(LISTED)
     notebook = RestCatalog("nb", uri=service, credential="notebook:nb-secret", **properties)
     assert [i[1] for i in notebook.list_tables("db")] == [LISTED.split(".")[1]]
+
+
+def test_a_subject_named_like_a_configured_principal_gets_nothing_of_it(
+    provider: OidcProvider, conformance: Conformance, tmp_path: Path
+) -> None:
+    """A provider token with `sub=admin`, where `admin` is a static token's principal: refused (401), never
+    given admin's grants nor its plan ids. A static token and an OAuth client of one name do not load."""
+    config = tmp_path / "service.json"
+    settings = {
+        "warehouse": str(conformance.dir / "warehouse"),
+        "oidc_issuer": provider.issuer,
+        "oidc_audience": AUDIENCE,
+        "auth_tokens": {"admin": "admin-token"},
+        "access_rules": [{"principals": ["admin"], "privileges": ["plan"]}, *RULES],
+    }
+    config.write_text(json.dumps(settings))
+    with running_service("--config", str(config), "--log-level", "warning") as url:
+        plan_id = httpx.post(
+            f"{url}/plan",
+            json={"table": PLANNED, "inline-task-limit": 0},
+            headers={"Authorization": "Bearer admin-token"},
+            timeout=60,
+        ).json()["plan-id"]
+        posing = _signed(provider.signing_key, _claims(provider, sub="admin", groups=[]))
+        assert _plan(url, posing).status_code == 401
+        opened = httpx.get(f"{url}/plans/{plan_id}", headers={"Authorization": f"Bearer {posing}"}, timeout=60)
+        assert opened.status_code == 401
+        assert _plan(url, _signed(provider.signing_key, _claims(provider))).status_code == 200  # spark-etl still
+    both = {**settings, "oauth_clients": {"admin": "secret"}}
+    with pytest.raises(ValueError, match="both name 'admin'"):
+        Settings.model_validate(both)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,3 +129,29 @@ def test_credentials_only_with_the_privilege_and_audited(lake: dict[str, Any]) -
 
 def bearer_of(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_a_revoked_credentials_privilege_ends_them_in_every_answer(lake: dict[str, Any]) -> None:
+    """A REST plan polled, and a native plan by id, after the reader's `credentials` privilege is revoked (the
+    policy reloaded): neither answer carries the keys vended when the plan was made."""
+    directory = lake["directory"] / "revoked"
+    directory.mkdir(exist_ok=True)
+    settings = {**static_vending(), "auth_tokens": TOKENS, "access_rules": RULES, "access_reload_seconds": 0.2}
+    with vending_service(directory, lake["catalog"], lake["endpoint"], **settings) as url:
+        headers = {"Authorization": f"Bearer {TOKENS['reader']}"}
+        with httpx.Client(base_url=url, timeout=60, headers=headers) as c:
+            rest = c.post("/v1/namespaces/demo/tables/events/plan", json={})
+            native = c.post("/plan", json={"table": TABLE, "inline-task-limit": 0})
+            assert _prefixes(rest) == _prefixes(native) == [TABLE_PREFIX]
+            poll = f"/v1/namespaces/demo/tables/events/plan/{rest.json()['plan-id']}"
+            assert _prefixes(c.get(poll)) == [TABLE_PREFIX]
+            config = directory / "service.json"
+            revoked = [{"principals": ["reader"], "namespaces": ["demo"], "privileges": ["plan"]}]
+            config.write_text(json.dumps({**json.loads(config.read_text()), "access_rules": revoked}))
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and _prefixes(c.get(poll)):
+                time.sleep(0.1)
+            polled = c.get(poll)
+            assert polled.status_code == 200 and polled.json()["status"] == "completed"
+            assert "storage-credentials" not in polled.json()
+            assert _prefixes(c.get(f"/plans/{native.json()['plan-id']}")) == []

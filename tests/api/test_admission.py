@@ -20,7 +20,7 @@ import httpx
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog as PyIcebergSqlCatalog
 
-from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.base import LoadedTable, load_by_metadata_location
 from planner_service.demo import DEMO_TABLE, write_demo_table
 from planner_service.errors import OverloadedError, PlanCancelledError
 from planner_service.io.fileio import FileIO
@@ -35,9 +35,7 @@ from planner_service.planning.scan_request import ScanRequest, scan_request
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest
-from planner_service.service.plan_store import PlanStore
 from planner_service.splitting.combine import BYTES_PER_RANGE
-from tests.api.test_rest_scan import _planned
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
 
@@ -276,19 +274,6 @@ def test_a_shared_plan_runs_on_while_one_request_still_wants_it(
         thread.join(10)
     planner.close()
     assert not isinstance(answers["staying"], BaseException) and answers["staying"].plan.files is not None
-
-
-def test_async_plans_are_kept_per_client() -> None:
-    store = PlanStore(ttl_seconds=60, max_plans=2, max_tasks=100, max_total_tasks=150)
-    table = TableIdentifier(("db",), "t")
-    mine = [store.add_completed(table, _planned(10), "alice").plan_id for _ in range(2)]
-    for _ in range(5):  # bob fills his own share: alice keeps hers
-        store.add_completed(table, _planned(10), "bob")
-    assert [store.get(p, table, "alice").plan_id for p in mine] == mine
-    with pytest.raises(Exception, match="No such plan"):
-        store.get(mine[0], table, "bob")  # nor does bob see them
-    big = store.add_completed(table, _planned(90), "carol")  # over the total: the biggest holder gives way
-    assert store.get(big.plan_id, table, "carol") and store.get(mine[1], table, "alice")
 
 
 # --- on a real service, with a slow store -----------------------------------------------------------------

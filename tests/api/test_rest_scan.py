@@ -16,14 +16,10 @@ import httpx
 import pytest
 from pydantic import TypeAdapter, ValidationError
 from pyiceberg.catalog.rest import RestCatalog
-from pyiceberg.expressions import AlwaysTrue, BooleanExpression, LessThan
+from pyiceberg.expressions import AlwaysTrue, BooleanExpression, GreaterThan, LessThan
 from pyiceberg.table import StaticTable, Table
 
-from planner_service.catalog.base import TableIdentifier
-from planner_service.errors import NoSuchPlanIdError, NoSuchPlanTaskError, PlannerError
-from planner_service.metadata.types import Schema, StructType
-from planner_service.planning.planned_files import FileScanTask
-from planner_service.service.plan_store import PlanStatus, PlanStore, TaskPages, plan_task_token
+from planner_service.service.rest_plans import Pages
 from tests.conformance.cases import CASES, TABLES
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
@@ -385,7 +381,10 @@ def test_async_plan_failure(async_client: httpx.Client) -> None:
 
 def test_async_plan_cancel(async_client: httpx.Client) -> None:
     url = table_url("many_manifests")
-    plan_id = async_client.post(f"{url}/plan", json={}).json()["plan-id"]
+    unplanned = {"filter": {"type": "gt", "term": "id", "value": -123_456}}  # (no other test plans it: not kept)
+    submitted = async_client.post(f"{url}/plan", json=unplanned).json()
+    assert submitted["status"] == "submitted", submitted
+    plan_id = submitted["plan-id"]
     assert async_client.delete(f"{url}/plan/{plan_id}").status_code == 204
     time.sleep(0.3)  # planning may still finish; its result must be dropped
     assert async_client.get(f"{url}/plan/{plan_id}").json() == {"status": "cancelled"}
@@ -395,27 +394,24 @@ def test_async_plan_cancel(async_client: httpx.Client) -> None:
 def test_pyiceberg_does_not_poll_submitted_plans(async_service: str) -> None:
     """PyIceberg 0.12 raises on `submitted` (polling arrived after 0.12, in apache/iceberg-python#3724)."""
     catalog = RestCatalog("scan-planner", uri=async_service, **{"scan-planning-mode": "server"})
-    with pytest.raises(NotImplementedError, match="Async scan planning not yet supported"):
-        catalog.load_table("db.many_manifests").scan().plan_files()
+    with pytest.raises(NotImplementedError, match="Async scan planning not yet supported"):  # (a scan not kept)
+        unplanned = GreaterThan("id", -654_321)  # type: ignore[call-arg, arg-type]
+        catalog.load_table("db.many_manifests").scan(row_filter=unplanned).plan_files()
 
 
-# --- PlanStore -------------------------------------------------------------------------------------------
+def test_a_kept_plan_is_answered_completed_at_once(async_client: httpx.Client) -> None:
+    """A plan the service holds (planned before, by anyone) is answered `completed` even where its size
+    would have it submitted: the same request, the same plan."""
+    url = table_url("many_manifests")
+    request = {"filter": {"type": "gt", "term": "id", "value": -777}}
+    submitted = async_client.post(f"{url}/plan", json=request).json()
+    assert submitted["status"] == "submitted"
+    polled = _poll(async_client, url, submitted["plan-id"])
+    again = async_client.post(f"{url}/plan", json=request).json()
+    assert again["status"] == "completed" and again["file-scan-tasks"] == polled["file-scan-tasks"]
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def _planned(n: int, page_size: int = 2) -> TaskPages:
-    tasks: list[FileScanTask] = [FileScanTask(None, (), 0, 1) for _ in range(n)]  # type: ignore[arg-type]
-    return TaskPages(tasks=tasks, specs={}, schema=Schema(0, StructType(())), page_size=page_size)
-
-
-T1, T2 = TableIdentifier(("db",), "a"), TableIdentifier(("db",), "b")
+# --- Pages ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("pages", [1, 2, 3, 7, 12, 40])
@@ -423,10 +419,8 @@ T1, T2 = TableIdentifier(("db",), "a"), TableIdentifier(("db",), "b")
 def test_nested_pages_reach_every_page_once(pages: int, fanout: int) -> None:
     """Fetching every listed plan task, and what each answer lists in turn (Java's ScanTaskIterable), reaches
     every page after the first exactly once, whatever the fanout; without one, the first lists them all."""
-    result = TaskPages(
-        tasks=_planned(pages * 2).tasks, specs={}, schema=Schema(0, StructType(())), page_size=2, fanout=fanout
-    )
-    assert result.page_count == pages
+    result = Pages(tasks=pages * 2, page_size=2, fanout=fanout)
+    assert result.count == pages
     reached: list[int] = []
     listed = list(result.children(0))
     while listed:
@@ -437,53 +431,6 @@ def test_nested_pages_reach_every_page_once(pages: int, fanout: int) -> None:
     assert sorted(reached) == list(range(1, pages))
     if fanout == 0:
         assert list(result.children(0)) == list(range(1, pages))
-
-
-def test_plan_store_lifecycle_and_expiry() -> None:
-    clock = _Clock()
-    store = PlanStore(ttl_seconds=10, clock=clock)
-    plan = store.submit(T1)
-    clock.now = 1000.0  # a plan being planned does not expire
-    assert store.get(plan.plan_id, T1).status is PlanStatus.SUBMITTED
-    done = store.complete(plan.plan_id, _planned(5))
-    assert done is not None and done.task_tokens() == [plan_task_token(plan.plan_id, p) for p in (1, 2)]
-    record, number = store.page(plan_task_token(plan.plan_id, 2), T1)
-    assert record.result is not None and number == 2 and record.result.bounds(number) == (4, 5)
-    with pytest.raises(NoSuchPlanTaskError):
-        store.page(plan_task_token(plan.plan_id, 1), T2)
-    with pytest.raises(NoSuchPlanIdError):
-        store.get(plan.plan_id, T2)
-    clock.now += 10
-    with pytest.raises(NoSuchPlanIdError):
-        store.get(plan.plan_id, T1)
-    assert len(store) == 0
-
-
-def test_plan_store_cancel_and_fail() -> None:
-    store = PlanStore(ttl_seconds=10, clock=_Clock())
-    cancelled = store.submit(T1)
-    store.cancel(cancelled.plan_id, T1)
-    assert store.complete(cancelled.plan_id, _planned(1)) is None  # a late result is dropped
-    assert store.get(cancelled.plan_id, T1).status is PlanStatus.CANCELLED
-    failed = store.submit(T1)
-    store.fail(failed.plan_id, PlannerError("boom"))
-    record = store.get(failed.plan_id, T1)
-    assert record.status is PlanStatus.FAILED and record.error is not None and record.error.message == "boom"
-    with pytest.raises(NoSuchPlanIdError):
-        store.cancel("nope", T1)
-
-
-def test_plan_store_bounds() -> None:
-    store = PlanStore(ttl_seconds=10, max_plans=3, max_tasks=10, clock=_Clock())
-    ids = [store.add_completed(T1, _planned(4)).plan_id for _ in range(3)]
-    assert len(store) == 2  # 12 tasks > 10: the oldest went
-    with pytest.raises(NoSuchPlanIdError):
-        store.get(ids[0], T1)
-    big = store.add_completed(T1, _planned(20))  # alone over the bound: kept, the others dropped
-    assert len(store) == 1 and store.get(big.plan_id, T1).result is not None
-    for _ in range(5):
-        store.submit(T2)
-    assert len(store) == 3
 
 
 # --- PyIceberg 0.12 as the client ------------------------------------------------------------------------

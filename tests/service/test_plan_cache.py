@@ -12,13 +12,13 @@ import pytest
 from planner_service.api.error_kinds import error_kind
 from planner_service.api.request_models import PlanRequest
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import NoSuchPlanIdError, OverloadedError
+from planner_service.errors import BadRequestError, NoSuchPlanIdError, OverloadedError
 from planner_service.io.fileio import FileIO
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import scan_request
 from planner_service.service.plan_cache import PlanCache
-from planner_service.service.plan_ids import CanonicalRequest, PlanIds
+from planner_service.service.plan_ids import MAX_ID_CHARS, CanonicalRequest, PlanIds
 from tests.conformance.reference import Conformance
 
 
@@ -98,30 +98,67 @@ def test_a_plan_id_carries_the_canonical_request(table: LoadedTable) -> None:
         PlanRequest.model_validate({"filter": "id > 3", "select": ["id"], "options": {"split-size": 1024}}).to_scan(),
     )
     ids = PlanIds(b"k" * 32)
-    plan_id = ids.issue(request, "alice")
-    assert ids.open(plan_id, "alice") == request
+    plan_id = ids.issue(request, "static:alice", 600)
+    assert ids.open(plan_id, "static:alice") == request
     assert request.to_json()["filter"] == {"type": "gt", "term": "id", "value": 3}
 
 
-def test_a_plan_id_opens_only_for_its_principal_and_key(table: LoadedTable) -> None:
+class _Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_plan_id_opens_only_for_its_principal_door_and_key_until_it_expires(table: LoadedTable) -> None:
     request = CanonicalRequest(table.name, table.metadata_location, scan_request(filter="id > 3"))
-    ids = PlanIds(b"k" * 32)
-    plan_id = ids.issue(request, "alice")
-    packed, _, mac = plan_id.removeprefix("p2.").rpartition(".")
+    clock = _Clock(1_000_000.0)
+    ids = PlanIds(b"k" * 32, clock)
+    plan_id = ids.issue(request, "static:alice", 240)
+    packed, expires, mac = plan_id.removeprefix("p3.").split(".")
+    assert int(expires) >= clock.now + 240 and int(expires) % 10 == 0  # (rounded up to a 24th of the life)
     edited = CanonicalRequest(table.name, table.metadata_location, scan_request(filter="id > 3", parallelism=10**6))
     refused = [
-        (plan_id, "bob"),  # another principal
-        (plan_id, "alice\0"),
-        (f"p2.{edited.packed}.{mac}", "alice"),  # the request changed under the MAC
-        (f"p2.{packed}.{mac[:-1]}A", "alice"),
-        (f"p2.{packed}", "alice"),
-        (f"p1.{packed}", "alice"),  # an unsigned id of the earlier form
-        (PlanIds(b"j" * 32).issue(request, "alice"), "alice"),  # another service's key
+        (plan_id, "static:bob"),  # another principal
+        (plan_id, "oidc:alice"),  # of another kind, named alike
+        (plan_id, "static:alice\0"),
+        (f"p3.{edited.packed}.{expires}.{mac}", "static:alice"),  # the request changed under the MAC
+        (f"p3.{packed}.{int(expires) + 3600}.{mac}", "static:alice"),  # a later expiry
+        (f"p3.{packed}.{expires}.{mac[:-1]}A", "static:alice"),
+        (f"p3.{packed}.{expires}", "static:alice"),
+        (f"p2.{packed}.{mac}", "static:alice"),  # an id of the earlier forms
+        (f"p1.{packed}", "static:alice"),
+        (f"r3.{packed}.{expires}.{mac}", "static:alice"),  # a REST plan id made of it
+        (PlanIds(b"j" * 32, clock).issue(request, "static:alice", 240), "static:alice"),  # another service's key
     ]
     for candidate, principal in refused:
         with pytest.raises(NoSuchPlanIdError) as err:
             ids.open(candidate, principal)
         assert "plan the scan again" in err.value.message  # the same words whichever it was
+    with pytest.raises(NoSuchPlanIdError):
+        ids.open(plan_id, "static:alice", rest=True)  # a native id at the REST door
+    rest_id = ids.issue(request, "static:alice", 240, rest=True)
+    assert rest_id.startswith("r3.") and ids.open(rest_id, "static:alice", rest=True) == request
+    clock.now = int(expires) - 1
+    assert ids.open(plan_id, "static:alice") == request
+    clock.now = int(expires)
+    with pytest.raises(NoSuchPlanIdError, match="expired"):
+        ids.open(plan_id, "static:alice")
+
+
+def test_no_plan_id_is_issued_that_a_request_line_cannot_carry(table: LoadedTable) -> None:
+    """A request too large for an id is refused when the id would be made (a 400 naming the limit), never
+    issued to fail when opened."""
+    import random
+
+    values = ", ".join(str(random.Random(7).getrandbits(62) + i * 7919) for i in range(4000))
+    request = CanonicalRequest(table.name, table.metadata_location, scan_request(filter=f"id IN ({values})"))
+    with pytest.raises(BadRequestError, match="too large for a plan id") as err:
+        PlanIds(b"k" * 32).issue(request, "static:alice", 600)
+    assert f"{MAX_ID_CHARS:,}" in err.value.message
+    small = CanonicalRequest(table.name, table.metadata_location, scan_request(filter="id IN (1, 2, 3)"))
+    assert len(PlanIds(b"k" * 32).issue(small, "static:alice", 600)) <= MAX_ID_CHARS
 
 
 def _canonical(table: LoadedTable, **fields: Any) -> CanonicalRequest:

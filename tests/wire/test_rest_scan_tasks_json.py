@@ -15,8 +15,8 @@ from planner_service.expressions.expression_json import expression_from_json
 from planner_service.io.fileio import FileIO
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
-from planner_service.service.plan_store import TaskPages
-from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
+from planner_service.service.rest_plans import Pages
+from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks, residuals_json
 from tests.conformance.reference import Conformance
 from tests.planning.conformance_plans import conformance_table
 
@@ -38,11 +38,11 @@ def test_pages_from_columns_are_the_objects_json(conformance: Conformance, page_
             if plan.files is None:
                 continue
             meta = table.metadata
-            pages = TaskPages(tasks=plan.files, specs=meta.specs, schema=meta.schema, page_size=page_size)
+            pages, residuals = Pages(len(plan.files), page_size), residuals_json(plan.files)
             objects = plan.file_tasks
-            for number in range(pages.page_count):
+            for number in range(pages.count):
                 begin, end = pages.bounds(number)
-                ours = encode_scan_task_rows(plan.files, begin, end, meta.specs, meta.schema, pages.residuals_json)
+                ours = encode_scan_task_rows(plan.files, begin, end, meta.specs, meta.schema, residuals)
                 expected = encode_scan_tasks(objects[begin:end], meta.specs, meta.schema)
                 assert json.loads(orjson.dumps(ours)) == expected, (name, row_filter, number)
                 compared += 1
