@@ -109,6 +109,10 @@ class Roots:
             return real
         return loc
 
+    def configured(self, loc: Location) -> bool:
+        """Whether `loc` lies under a root the service was configured with (not one a catalog vouched for)."""
+        return self.unrestricted or under(loc, self._fixed)
+
     def _realpath(self, path: str) -> str:
         """os.path.realpath, with each directory's resolution kept for REFRESH_SECONDS: a plan reads
         hundreds of manifests from one directory, and resolving each anew is a lstat per path component.

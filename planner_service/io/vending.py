@@ -18,6 +18,7 @@ writes a metadata file chooses that field)."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Mapping
@@ -72,11 +73,22 @@ class StaticVendor:
         return [] if prefix is None else [{"prefix": prefix, "config": dict(self.config)}]
 
 
+_IAM_SPECIAL = re.compile(r"[$*?]")
+
+
+def iam_literal(text: str) -> str:
+    """`text` matched literally in an IAM resource or a StringLike condition: its wildcard characters (`*`,
+    `?`) and `$` written as IAM's policy variables `${*}`, `${?}`, `${$}` (so a table named `t*` is not every
+    table whose name starts with `t`)."""
+    return _IAM_SPECIAL.sub(lambda m: "${" + m.group(0) + "}", text)
+
+
 def read_policy(prefix: str) -> str:
     """An IAM session policy that allows reading the objects under an s3:// prefix and listing them, nothing
-    else (AWS's documented form for one bucket and key prefix)."""
+    else (AWS's documented form for one bucket and key prefix): the key written literally, and listing
+    allowed only below `key/` (a listing of `key` alone would list `key_pii/` too)."""
     bucket, _, key = prefix.removeprefix("s3://").partition("/")
-    key = key.rstrip("/")
+    key = iam_literal(key.rstrip("/"))
     objects = f"arn:aws:s3:::{bucket}/{key}/*" if key else f"arn:aws:s3:::{bucket}/*"
     statements: list[dict[str, Any]] = [
         {"Effect": "Allow", "Action": ["s3:GetObject", "s3:GetObjectVersion"], "Resource": [objects]},
@@ -84,7 +96,7 @@ def read_policy(prefix: str) -> str:
     ]
     listing: dict[str, Any] = {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"]}
     if key:
-        listing["Condition"] = {"StringLike": {"s3:prefix": [key, f"{key}/*"]}}
+        listing["Condition"] = {"StringLike": {"s3:prefix": [f"{key}/", f"{key}/*"]}}
     statements.append(listing)
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, separators=(",", ":"))
 

@@ -22,12 +22,14 @@ from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import (
     BadRequestError,
+    ForbiddenError,
     LocationNotAllowedError,
     NoSuchPlanIdError,
     NoSuchTableError,
     PlannerError,
 )
 from planner_service.io.fileio import FileIO
+from planner_service.io.locations import Location
 from planner_service.io.roots import Roots, table_directory, table_root
 from planner_service.io.vending import (
     CredentialVendor,
@@ -196,8 +198,25 @@ class Runtime:
         """A table by its metadata file, when `access` holds `privilege` on it: decided on the location storage
         reads (every spelling of one file alike) and on every name the catalogs give the table there."""
         resolved = self.io.roots.resolve(metadata_location)
-        names = self.catalog.tables_at(table_directory(resolved.uri)) if access.policy is not None else []
+        delegated = self.settings.rest_catalog_delegation
+        names = self.catalog.tables_at(table_directory(resolved.uri)) if access.policy is not None or delegated else []
         access.require_location(metadata_location, resolved, names, privilege)
+        if delegated:
+            self._upstream_grants(metadata_location, resolved, names, access)
+
+    def _upstream_grants(
+        self, sent: str, resolved: Location, names: list[TableIdentifier], access: TableAccess
+    ) -> None:
+        """With rest_catalog_delegation the upstream decides who reads a table, and it knows tables by name: a
+        location is planned only when the upstream loads, for this caller, every table it named there, or when
+        it lies under a root the service was configured with (never because another caller loaded it)."""
+        if not names and not self.io.roots.configured(resolved):
+            access.deny_location(sent, resolved, Privilege.PLAN)
+        for name in names:
+            try:
+                self.catalog_for(access.principal).load_table(name)
+            except (NoSuchTableError, ForbiddenError):
+                access.deny_location(sent, resolved, Privilege.PLAN)
 
     def catalog_for(self, principal: Principal) -> CatalogRouter:
         """The catalog as `principal` sees it: the service's own, or, asking an upstream REST catalog as the

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from planner_service.access.audit import audit
 from planner_service.access.policy import EVERY_PRIVILEGE, Policy, Privilege
@@ -76,8 +77,19 @@ class TableAccess:
             raise self._forbidden(f"metadata location {sent}", privilege)
         return granted
 
+    def deny_location(self, sent: str, location: Location, privilege: Privilege) -> NoReturn:
+        """Answer a location one may not plan as a missing table (audited)."""
+        self._deny(location.uri, privilege, False)
+        raise missing_location(sent)
+
     def require_service(self, privilege: Privilege) -> None:
-        if self.policy is not None and privilege not in self.policy.on_service(self.principal):
+        """A privilege of the service (metrics). A delegated principal (a token only the upstream catalog
+        judges, rest_catalog_delegation) has it only when a rule gives it: any string is such a token."""
+        if self.policy is None:
+            granted = self.principal.kind != "delegated"
+        else:
+            granted = privilege in self.policy.on_service(self.principal)
+        if not granted:
             self._deny(None, privilege, True)
             raise self._forbidden("this service", privilege)
 

@@ -151,3 +151,23 @@ def test_the_upstreams_vended_credentials_pass_through(tmp_path: Path) -> None:
                         assert planned.json()["storage-credentials"] == [vended]
                         refused = c.get("/v1/namespaces/demo/tables/events", headers={**_as(TEAM_B), **delegation})
                         assert refused.status_code == 403 and READER_SECRET not in refused.text
+
+
+def test_one_callers_load_widens_nothing_for_another(conformance: Conformance, service: str) -> None:
+    """Team A loads the table (the service then trusts its directory); team B, whom the upstream refuses it,
+    asks for it by metadata location, its plan id and an aggregate: the same missing table as any, asked of
+    the upstream as team B. Metrics answer no token the service cannot judge."""
+    with httpx.Client(base_url=service, timeout=60) as c:
+        loaded = c.get("/v1/namespaces/db/tables/unpartitioned", headers=_as(TEAM_A))
+        assert loaded.status_code == 200, loaded.text
+        location = loaded.json()["metadata-location"]
+        mine = c.post("/plan", json={"metadata-location": location, "inline-task-limit": 0}, headers=_as(TEAM_A))
+        assert mine.status_code == 200, mine.text
+        for answer in (
+            c.post("/plan", json={"metadata-location": location}, headers=_as(TEAM_B)),
+            c.post("/aggregate", json={"metadata-location": location, "aggregates": ["count(*)"]}, headers=_as(TEAM_B)),
+            c.post("/plan", json={"metadata-location": f"file://{location}"}, headers=_as(TEAM_B)),
+        ):
+            assert answer.status_code == 404 and answer.json()["error"]["type"] == "NoSuchTableException", answer.text
+            assert ".parquet" not in answer.text
+        assert c.get("/metrics", headers=_as("any-string-at-all")).status_code == 403

@@ -130,10 +130,19 @@ def test_the_session_policy_allows_reading_the_table_only() -> None:
                 "Effect": "Allow",
                 "Action": ["s3:ListBucket"],
                 "Resource": ["arn:aws:s3:::lake"],
-                "Condition": {"StringLike": {"s3:prefix": ["warehouse/db/events", "warehouse/db/events/*"]}},
+                "Condition": {"StringLike": {"s3:prefix": ["warehouse/db/events/", "warehouse/db/events/*"]}},
             },
         ],
     }
+
+
+def test_the_session_policy_names_the_table_literally() -> None:
+    """A table directory named with IAM's wildcard characters: its keys read as themselves (`${*}`), never as
+    every table whose name begins alike; no listing of a sibling that shares the name's start."""
+    policy = json.loads(read_policy("s3://lake/db/t*?$x"))
+    objects, _, listing = policy["Statement"]
+    assert objects["Resource"] == ["arn:aws:s3:::lake/db/t${*}${?}${$}x/*"]
+    assert listing["Condition"]["StringLike"]["s3:prefix"] == ["db/t${*}${?}${$}x/", "db/t${*}${?}${$}x/*"]
 
 
 def test_a_service_behind_the_catalog_reads_with_what_it_vends(static_service: str, tmp_path: Path) -> None:
