@@ -15,9 +15,9 @@ caller has there, and a rule with `privileges = []` denies.
 
 Privileges, modelled on Polaris's (docs/guides/access-control.md maps them):
 - list: see the table's name (listings, existence);
-- read-metadata: load the table (LoadTable, snapshots, refs, history), explore its plans, aggregate from
-  its metadata; implies list;
-- plan: plan it and fetch the tasks (native and REST plans); implies read-metadata;
+- read-metadata: load the table (LoadTable, snapshots, refs, history), aggregate from its metadata; implies
+  list;
+- plan: plan it, explore its plans, and fetch the tasks (native and REST plans); implies read-metadata;
 - credentials: receive vended storage credentials for it; implies read-metadata;
 - metrics: read /metrics (a privilege of the service, given by rules without tables, namespaces or locations).
 

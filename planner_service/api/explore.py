@@ -17,6 +17,7 @@ from planner_service.api.documented import PLANNING, answers
 from planner_service.api.request_models import ExploreRequest, json_body_schema, parse_body
 from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
+from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_explorer import explore
 from planner_service.service.plan_ids import CanonicalRequest
 
@@ -36,9 +37,9 @@ async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep)
     access = access_of(request)
 
     def answer(cancel: Cancellation) -> dict[str, Any]:
-        table = runtime.load_table(body.table, body.metadata_location, access, Privilege.READ_METADATA)
+        table = entrance.open_table(runtime, access, body.table, body.metadata_location, Privilege.PLAN)
         canonical = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
         plan_id = runtime.issue_plan_id(canonical, access)
-        return explore(runtime, table, canonical, body.page(), plan_id, cancel)
+        return explore(runtime, table, canonical, body.page(), plan_id, access, cancel)
 
     return json_response(await until_disconnected(request, answer), pretty=pretty)

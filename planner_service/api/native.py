@@ -46,6 +46,7 @@ from planner_service.metrics import (
 )
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
@@ -72,7 +73,7 @@ def plan_response(
     cancel: Cancellation | None = None,
 ) -> Response:
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
-    table = runtime.load_table(body.table, body.metadata_location, access, Privilege.PLAN)
+    table = entrance.open_table(runtime, access, body.table, body.metadata_location, Privilege.PLAN)
     request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
     plan_id = runtime.issue_plan_id(request, access)  # the caller's own id of the plan
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
@@ -81,12 +82,9 @@ def plan_response(
     credentials = runtime.storage_credentials(table, access)  # vended anew for each response: never kept
     reusable = not body.explain and not credentials
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
+        access.audit_not_modified(table.name)
         return Response(status_code=304, headers={"ETag": etag})
-    result, fresh = runtime.plans.plan(request, table, explain=body.explain, cancel=cancel, inline_limit=limit)
-    if fresh:
-        runtime.record_plan(result.plan)
-    snapshot = result.plan.snapshot
-    access.audit_plan(table.name, snapshot.snapshot_id if snapshot else None, result.plan.metrics.scanned_data_files)
+    result, _ = entrance.plan(runtime, access, table, request, explain=body.explain, cancel=cancel, inline_limit=limit)
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
         deferred = encode_deferred(result.plan, plan_id, credentials, body.task_estimates)
@@ -250,7 +248,8 @@ async def plan_by_id(plan_id: PlanIdPath, request: Request, runtime: RuntimeDep,
 
     def answer(cancel: Cancellation) -> Response:
         opened = runtime.open_plan_id(plan_id, access)
-        result = runtime.plan_by_id(opened, access, cancel)
+        result = entrance.plan_by_id(runtime, access, opened, cancel)
+        entrance.audit_answer(access, opened.table, result)
         deferred = encode_deferred(result.plan, plan_id, runtime.plan_credentials(opened, access))
         return deferred_response(runtime, result, deferred, pretty, coding, None)
 
@@ -276,7 +275,7 @@ async def plan_tasks(
     coding = negotiate(request.headers.get("accept-encoding"))
 
     def work() -> Response:
-        result = runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access)
+        result = entrance.plan_by_id(runtime, access, runtime.open_plan_id(plan_id, access))
         return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, start, end), pretty, coding)
 
     return await run_in_threadpool(work)
@@ -296,7 +295,7 @@ async def plan_task(
     coding = negotiate(request.headers.get("accept-encoding"))
 
     def work() -> Response:
-        result = runtime.plan_by_id(runtime.open_plan_id(plan_id, access), access)
+        result = entrance.plan_by_id(runtime, access, runtime.open_plan_id(plan_id, access))
         return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, index, None), pretty, coding)
 
     return await run_in_threadpool(work)

@@ -41,6 +41,7 @@ from planner_service.errors import (
     PlannerError,
 )
 from planner_service.metrics import REST_PLAN_FIELDS
+from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.rest_plans import (
     Outcome,
@@ -77,8 +78,7 @@ def completed_body(runtime: Runtime, scan: RestScan, plan: CachedPlan) -> dict[s
     credentials = runtime.storage_credentials(scan.table, scan.access)
     if credentials:  # (the 1.11 spec's CompletedPlanningResult field)
         body["storage-credentials"] = credentials
-    snapshot = plan.plan.snapshot
-    scan.access.audit_plan(scan.table.name, snapshot.snapshot_id if snapshot else None, len(plan.plan.files or ()))
+    entrance.audit_answer(scan.access, scan.table.name, plan)
     return body
 
 

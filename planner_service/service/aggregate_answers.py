@@ -1,4 +1,5 @@
-"""Aggregates of a scan from its data files' metadata, planned as a plan is (admitted, cancellable)."""
+"""Aggregates of a scan from its data files' metadata, planned at the planning entrance as every plan is
+(admitted, made once for identical requests, kept, audited)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from planner_service.access.policy import Privilege
-from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.metadata_aggregates import evaluate_aggregates, parse_aggregates
 from planner_service.planning.scan_request import ScanRequest
+from planner_service.service import planning_entrance as entrance
+from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.service.table_access import TableAccess
 from planner_service.wire.aggregates_json import encode_aggregates
@@ -24,14 +26,11 @@ def aggregate_scan(
     access: TableAccess,
     cancel: Cancellation | None = None,
 ) -> dict[str, Any]:
-    """The /aggregate answer: the scan's files planned with their stats (admitted as a plan), aggregated.
-    `scan` plans files only (combine=False) and keeps their stats (keep_stats=True)."""
-    cancel = cancel or Cancellation()
+    """The /aggregate answer: the scan's files planned with their stats, aggregated. `scan` plans files only
+    (combine=False) and keeps their stats (keep_stats=True)."""
     parsed = parse_aggregates(list(aggregates))
-    table = runtime.load_table(table_name, metadata_location, access, Privilege.READ_METADATA)
-    snapshot = choose_snapshot(table.metadata, scan.snapshot).snapshot
-    files = runtime.planner.estimated_files(snapshot)
-    with runtime.plans.admission.admitted(files, cancel):  # (files only, not split: no ranges)
-        plan = runtime.planner.plan(table, scan, cancel)
-        values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, parsed, scan.case_sensitive)
+    table = entrance.open_table(runtime, access, table_name, metadata_location, Privilege.READ_METADATA)
+    request = CanonicalRequest(table.name, table.metadata_location, scan)
+    plan = entrance.plan(runtime, access, table, request, cancel=cancel)[0].plan
+    values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, parsed, scan.case_sensitive)
     return encode_aggregates(plan, values)

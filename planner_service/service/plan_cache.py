@@ -10,12 +10,10 @@ configured, so that fetching its tasks by id does not plan it again.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, load_by_metadata_location
-from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.metadata.snapshot_choice import choose_snapshot
 from planner_service.planning.admission import WAIT_STEP_SECONDS, Admission, Cancellation, SharedCancellation
 from planner_service.planning.planner import ScanPlanner
@@ -134,24 +132,6 @@ class PlanCache:
         )
         with self.admission.admitted(files, cancel, patient, extra_ranges=ranges):
             return self._plan(request, table, cancel, explain)
-
-    def by_id(
-        self, request: CanonicalRequest, load: Callable[[str, str], LoadedTable], cancel: Cancellation | None = None
-    ) -> CachedPlan:
-        """The plan of a plan id's request; `load(table name, metadata location)` loads its table as planned (a
-        replica that never saw the id rebuilds the plan)."""
-        cached = self.held(request.cache_id)
-        if cached is not None:
-            return cached
-        try:
-            table = load(request.table, request.metadata_location)
-        except (StorageError, NoSuchTableError):
-            raise NoSuchPlanIdError(
-                f"Plan of {request.table} cannot be rebuilt: its metadata file {request.metadata_location} is gone "
-                "(the table was rewritten since); plan the scan again"
-            ) from None
-        table = LoadedTable(request.table, table.metadata_location, table.metadata, table.vouched)
-        return self.get(request, table, cancel)
 
     def keeps(self, key: str) -> bool:
         """Whether the plan of `key` is kept in memory (and counted there)."""

@@ -17,8 +17,10 @@ from planner_service.expressions.filter_text import filter_text
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain
 from planner_service.planning.scan_plan import ScanPlan
+from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
+from planner_service.service.table_access import TableAccess
 from planner_service.splitting.splits import split_weights
 from planner_service.wire.content_file_json import ContentFileEncoder
 from planner_service.wire.plan_json import grouping_keys_json, key_ranges_json, plan_head
@@ -45,16 +47,19 @@ def explore(
     request: CanonicalRequest,
     page: Page,
     plan_id: str,
+    access: TableAccess,
     cancel: Cancellation | None = None,
 ) -> dict[str, Any]:
     """The explained plan of `request` (its scan explained), summarized, with one page of each detail;
-    `plan_id` is the caller's id of the plan."""
+    `plan_id` is the caller's id of the plan. Planned at the planning entrance, audited as a plan answered."""
     caches = _cache_counts(runtime)
     result = runtime.explained.get(request.cache_id)
     fresh = result is None
     if result is None:
-        result, _ = runtime.plans.plan(request, table, explain=True, cancel=cancel)
+        result, _ = entrance.plan(runtime, access, table, request, explain=True, cancel=cancel)
         runtime.explained.put(request.cache_id, result)
+    else:
+        entrance.audit_answer(access, table.name, result)
     plan = result.plan
     assert plan.explain is not None
     head = plan_head(plan, plan_id)

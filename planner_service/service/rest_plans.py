@@ -39,6 +39,7 @@ from planner_service.errors import (
 from planner_service.numerals import ascii_int
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_request import ScanRequest, check_on_table
+from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
@@ -146,7 +147,7 @@ def prepare_scan(
 ) -> RestScan:
     """Load the table (when the caller may plan it), check the request against it (a worker thread), so that
     a bad one is refused now, not a failed plan later, and issue its id."""
-    table = runtime.load_table(str(identifier), None, access, Privilege.PLAN)
+    table = entrance.open_table(runtime, access, str(identifier), None, Privilege.PLAN)
     chosen, stats_ids = check_on_table(table.metadata, request, select, stats_fields)
     fields = None if stats_fields is None else tuple(stats_fields)
     canonical = CanonicalRequest(str(identifier), table.metadata_location, request, fields)
@@ -261,10 +262,10 @@ class RestPlans:
         return plan
 
     def _make(self, scan: RestScan, cancel: Cancellation, patient: bool) -> tuple[CachedPlan, bool]:
-        plan, fresh = self.runtime.plans.plan(scan.request, scan.table, cancel=cancel, patient=patient)
-        if fresh:
-            self.runtime.record_plan(plan.plan)
-        return plan, fresh
+        """At the planning entrance; audited when answered (completed_body), not when made."""
+        return entrance.plan(
+            self.runtime, scan.access, scan.table, scan.request, cancel=cancel, patient=patient, audited=False
+        )
 
     def _landed(self, plan_id: str, flight: _Flight, done: asyncio.Future[CachedPlan]) -> None:
         if self._flights.get(plan_id) is flight:

@@ -8,7 +8,6 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from planner_service.io.vending import (
 )
 from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
-from planner_service.planning.admission import Admission, Cancellation
+from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.access_control import signing_key
@@ -269,12 +268,6 @@ class Runtime:
             self._names_checked.clear()
         self._names_checked[key] = now
         return True
-
-    def plan_by_id(
-        self, request: CanonicalRequest, access: TableAccess, cancel: Cancellation | None = None
-    ) -> CachedPlan:
-        """A plan by its (opened) id: cached, or rebuilt from the canonical request the id carries."""
-        return self.plans.by_id(request, partial(self.load_planned, access.principal), cancel)
 
     def load_planned(self, principal: Principal, table: str, metadata_location: str) -> LoadedTable:
         """The table a plan id names, at the metadata file it was planned on. Loaded through the catalog

@@ -111,6 +111,10 @@ class TableAccess:
             files_planned=files_planned,
         )
 
+    def audit_not_modified(self, table: str) -> None:
+        """The audit line of a plan answered 304 (the caller holds it already, as its ETag says)."""
+        audit("plan", self.principal.name, Privilege.PLAN.value, "not-modified", table)
+
     def audit_credentials(self, table: str, outcome: str) -> None:
         """The audit line of credentials vended, passed on, withheld or refused."""
         audit("credentials", self.principal.name, Privilege.CREDENTIALS.value, outcome, table)

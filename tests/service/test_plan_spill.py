@@ -47,10 +47,6 @@ def _request(conformance: Conformance, planner: ScanPlanner, name: str, **fields
     return CanonicalRequest(f"db.{name}", table.metadata_location, scan_request(**fields))
 
 
-def _load(planner: ScanPlanner) -> Any:
-    return lambda name, location: load_by_metadata_location(planner.io, location)
-
-
 def _answers(result: CachedPlan, timings: bool = True) -> tuple[bytes, list[Any]]:
     """The /plan body (without its metrics when not `timings`: a plan made again took another time) and
     every task fetched by index: what a client sees of a plan."""
@@ -84,12 +80,12 @@ def test_a_spilled_plan_answers_as_the_plan_made_in_memory(
     spill._writer.submit(writing.wait, 60)  # the one writer thread is busy until the check below: the plan waits
     made, fresh = results.plan(request, _table(planner, request))
     assert fresh
-    assert results.by_id(request, _load(planner)) is made  # served from memory while being written
+    assert results.get(request) is made  # served from memory while being written
     writing.set()
     spill.flush()
     expected = _answers(made)
     planned = _count_plans(results)
-    spilled = results.by_id(request, _load(planner))
+    spilled = results.get(request)
     assert spilled is not made and planned == [0]  # read back from disk, not planned again
     assert _answers(spilled) == expected
     assert spill.spilled == 1 and spill.bytes > 0
@@ -121,7 +117,7 @@ def test_a_damaged_or_foreign_spill_file_is_never_trusted(
     assert spill.get(request.cache_id) is None  # refused and forgotten: the plan is rebuilt
     assert spill.bytes == 0 and not list(spill.directory.iterdir())
     planned = _count_plans(results)
-    assert _answers(results.by_id(request, _load(planner)), timings=False) == expected
+    assert _answers(results.get(request), timings=False) == expected
     assert planned == [1]
 
 
@@ -165,7 +161,7 @@ def test_without_a_spill_a_big_plan_is_rebuilt_by_id(
     request = _request(conformance, planner, "mor_position_deletes")
     results.plan(request, _table(planner, request))
     planned = _count_plans(results)
-    results.by_id(request, _load(planner))
+    results.get(request)
     assert planned == [1]
 
 
@@ -205,7 +201,7 @@ def test_spilled_json_is_the_same_text(conformance: Conformance, planner: ScanPl
     request = _request(conformance, planner, "spec_evolution")
     made = results.plan(request, _table(planner, request))[0]
     spill.flush()
-    spilled = results.by_id(request, _load(planner))
+    spilled = results.get(request)
     assert orjson.loads(b"".join(encode_plan(spilled.plan))) == orjson.loads(b"".join(encode_plan(made.plan)))
 
 
