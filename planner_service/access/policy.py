@@ -84,6 +84,9 @@ class AccessRule(BaseModel):
             )
         for pattern in self.locations:
             location_pattern(pattern)  # (raises ValueError naming what is wrong with it)
+        for pattern in self.tables:
+            if pattern != "*" and "." not in pattern.strip("."):
+                raise ValueError(f"table pattern {pattern!r}: write namespace.table (`*` for any part)")
         return self
 
 
@@ -120,6 +123,18 @@ def _globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
 
 
+def _table_globs(patterns: Sequence[str]) -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] | None:
+    """Each `namespace.name` pattern as its namespace's glob and its name's, matched apart (the last dot
+    divides them; `*` alone is every table)."""
+    if not patterns:
+        return None
+    pairs = []
+    for pattern in patterns:
+        namespace, _, name = ("*", ".", "*") if pattern == "*" else pattern.rpartition(".")
+        pairs.append((re.compile(fnmatch.translate(namespace)), re.compile(fnmatch.translate(name))))
+    return tuple(pairs)
+
+
 def _location_globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return _globs([location_pattern(p) for p in patterns])
 
@@ -128,7 +143,7 @@ def _location_globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
 class _Compiled:
     principals: re.Pattern[str] | None
     groups: re.Pattern[str] | None
-    tables: re.Pattern[str] | None
+    tables: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] | None  # (namespace, name) of each pattern
     namespaces: re.Pattern[str] | None
     locations: re.Pattern[str] | None
     grants: frozenset[Privilege]
@@ -148,7 +163,7 @@ class _Compiled:
         return cls(
             _globs(rule.principals),
             _globs(rule.groups),
-            _globs(rule.tables),
+            _table_globs(rule.tables),
             _globs(rule.namespaces),
             _location_globs(rule.locations),
             grants,
@@ -156,22 +171,26 @@ class _Compiled:
         )
 
     def matches_caller(self, principal: Principal) -> bool:
-        if self.principals is not None and self.principals.match(principal.name):
-            return True
-        return self.groups is not None and any(self.groups.match(g) for g in principal.groups)
+        """Every matcher given matches (as Trino's `user` and `group`): its name, and one of its groups."""
+        if self.principals is not None and not self.principals.match(principal.name):
+            return False
+        return self.groups is None or any(self.groups.match(g) for g in principal.groups)
 
     @property
     def any_object(self) -> bool:
         return self.tables is None and self.namespaces is None and self.locations is None
 
     def matches_table(self, namespace: Sequence[str], name: str) -> bool:
+        """A rule for every object matches; one with only `locations` matches no table by name; otherwise
+        every matcher given matches (as Trino's `schema` and `table`), the namespace and the name apart."""
         if self.any_object:
             return True
+        if self.tables is None and self.namespaces is None:
+            return False
         dotted = ".".join(namespace)
-        return bool(
-            (self.tables is not None and self.tables.match(f"{dotted}.{name}"))
-            or (self.namespaces is not None and self.namespaces.match(dotted))
-        )
+        if self.namespaces is not None and not self.namespaces.match(dotted):
+            return False
+        return self.tables is None or any(ns.match(dotted) and n.match(name) for ns, n in self.tables)
 
     def matches_location(self, location: str) -> bool:
         return self.any_object or (self.locations is not None and bool(self.locations.match(location)))

@@ -17,12 +17,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from planner_service.access.principals import ANONYMOUS, Principal
+from planner_service.access.routes import OPEN_PATHS
 from planner_service.api.errors import error_response
 from planner_service.errors import IdentityProviderUnavailableError
 from planner_service.service.access_control import AccessHolder
 from planner_service.service.table_access import TableAccess
 
-OPEN_PATHS = frozenset({"/health", "/v1/oauth/tokens", "/favicon.ico"})
 UI_PREFIX = "/ui"  # the plan explorer's page and its files: no data in them (its API calls carry the token)
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 

@@ -119,3 +119,30 @@ def test_a_rule_naming_a_table_caps_its_locations() -> None:
     assert policy.by_name(ALICE, ("b",), "t") == frozenset({Privilege.LIST})
     assert policy.by_name(ALICE, ("a",), "other") is None  # decided by the rule for everything: no cap
     assert policy.by_name(BOB, ("c",), "t") is None
+
+
+def test_every_matcher_given_must_match_as_in_trino() -> None:
+    """`principals` and `groups` both given: the caller must match both (Trino ANDs `user` and `group`);
+    `namespaces` and `tables` both given: the table must match both; a table pattern's namespace and name are
+    matched apart, so `*` never crosses from one into the other."""
+    policy = _policy(
+        {
+            "principals": ["carol"],
+            "groups": ["etl"],
+            "namespaces": ["sales"],
+            "tables": ["*.orders"],
+            "privileges": ["plan"],
+        },
+        {"principals": ["*"], "tables": ["sales.*"], "privileges": ["list"]},
+        {"principals": ["*"], "tables": ["ops.*.*"], "privileges": ["read-metadata"]},
+    )
+    plan = {Privilege.PLAN, Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_table(CAROL, ("sales",), "orders") == plan  # carol, in etl, sales, orders: all match
+    assert policy.on_table(BOB, ("sales",), "orders") == {Privilege.LIST}  # not carol: the next rule
+    assert policy.on_table(Principal("carol", "static"), ("sales",), "orders") == {Privilege.LIST}  # not in etl
+    assert policy.on_table(CAROL, ("sales",), "returns") == {Privilege.LIST}  # not orders
+    assert policy.on_table(CAROL, ("sales", "eu"), "x") == frozenset()  # `sales.*`: a table of sales, not nested
+    assert policy.on_table(CAROL, ("ops", "eu"), "x") == {Privilege.READ_METADATA, Privilege.LIST}
+    assert policy.on_table(CAROL, ("salesx",), "y") == frozenset()
+    with pytest.raises(ValidationError, match=r"write namespace\.table"):
+        AccessRule.model_validate({"principals": ["a"], "tables": ["sales*"], "privileges": ["plan"]})
