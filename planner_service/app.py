@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,7 +29,7 @@ from planner_service.api.response_models import OAuthError, OAuthTokenResponse, 
 from planner_service.service.access_control import AccessHolder, signing_key, watch_settings_file
 from planner_service.service.lifecycle import drain_on_sigterm
 from planner_service.service.runtime import Runtime
-from planner_service.settings import Settings, get_settings
+from planner_service.settings import WORKER_SETTINGS, Settings, get_settings, worker_settings
 
 log = logging.getLogger("planner_service.requests")  # (the startup line beside the requests' lines)
 
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
             gc.unfreeze()
             runtime.close()
 
@@ -119,6 +121,7 @@ def create_worker_app() -> FastAPI:
     """The app of one uvicorn worker process (`--workers N`): settings and logging from the environment."""
     from planner_service.logs import configure_logging
 
-    settings = get_settings()
+    handed = os.environ.get(WORKER_SETTINGS)
+    settings = worker_settings(handed) if handed else get_settings()
     configure_logging(settings.log_level.upper())
     return create_app(settings)

@@ -166,7 +166,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from planner_service.logs import configure_logging
     from planner_service.server import uvicorn_options
-    from planner_service.settings import load_settings
+    from planner_service.settings import WORKER_SETTINGS, load_settings, worker_settings_file
 
     settings = load_settings(
         args.config,
@@ -198,35 +198,23 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"serving the demo warehouse {directory} (table demo.events)", file=sys.stderr)
     print(f"scan-planner on http://{settings.host}:{settings.port} (docs at /docs)", file=sys.stderr)
     if settings.workers > 1:
-        # worker processes import the app themselves: hand them the settings through the environment
-        os.environ.update(_settings_environment(settings))
-        uvicorn.run(
-            "planner_service.app:create_worker_app",
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=settings.workers,
-            **uvicorn_options(settings),
-        )
+        # worker processes import the app themselves: hand them the settings in a file only this user reads
+        # (never the environment, which child processes inherit and /proc shows), for as long as they may start
+        with worker_settings_file(settings) as handoff:
+            os.environ[WORKER_SETTINGS] = str(handoff)
+            uvicorn.run(
+                "planner_service.app:create_worker_app",
+                factory=True,
+                host=settings.host,
+                port=settings.port,
+                workers=settings.workers,
+                **uvicorn_options(settings),
+            )
     else:
         from planner_service.app import create_app
 
         uvicorn.run(create_app(settings), host=settings.host, port=settings.port, **uvicorn_options(settings))
     return 0
-
-
-def _settings_environment(settings: Any) -> dict[str, str]:
-    """The settings as SCAN_PLANNER_* variables, but for those each worker reloads from the settings file (so
-    that the file, not a copy of it in the environment, decides them)."""
-    from planner_service.service.access_control import RELOADED_FIELDS
-
-    out = {}
-    for name, value in settings.model_dump(exclude_defaults=True).items():
-        if settings.config_file and name in RELOADED_FIELDS and f"SCAN_PLANNER_{name.upper()}" not in os.environ:
-            continue
-        text = value if isinstance(value, str) else json.dumps(value)
-        out[f"SCAN_PLANNER_{name.upper()}"] = text
-    return out
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
@@ -438,3 +441,47 @@ def load_settings(config_file: str | None = None, **overrides: Any) -> Settings:
 def get_settings() -> Settings:
     """The process's settings (tests override the dependency instead)."""
     return load_settings()
+
+
+# the settings a settings file decides while the service runs (service/access_control.AccessHolder reloads them)
+RELOADED_FIELDS = (
+    "auth_tokens",
+    "oauth_clients",
+    "principal_groups",
+    "oidc_issuer",
+    "oidc_audience",
+    "oidc_jwks_uri",
+    "oidc_principal_claim",
+    "oidc_groups_claim",
+    "oidc_jwks_refresh_seconds",
+    "token_ttl_seconds",
+    "access_rules",
+)
+WORKER_SETTINGS = "SCAN_PLANNER_WORKER_SETTINGS"  # the file `serve --workers N` hands its workers
+
+
+@contextmanager
+def worker_settings_file(settings: Settings) -> Iterator[Path]:
+    """The settings that differ from the defaults, in a file only this user may read (a new 0700 directory),
+    for worker processes to start from (worker_settings) while the block runs; removed after. Those the
+    settings file decides and reloads are left to it, so that each worker reads them from there."""
+    given = settings.model_dump(mode="json", exclude_defaults=True)
+    if settings.config_file:
+        given = {
+            k: v for k, v in given.items() if k not in RELOADED_FIELDS or f"SCAN_PLANNER_{k.upper()}" in os.environ
+        }
+    directory = Path(tempfile.mkdtemp(prefix="scan-planner-workers-"))
+    try:
+        path = directory / "settings.json"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(given, out)
+        yield path
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def worker_settings(path: str) -> Settings:
+    """A worker's settings: the file its `serve` handed it (worker_settings_file), over the settings file."""
+    given = json.loads(Path(path).read_text())
+    return load_settings(given.pop("config_file", None), **given)

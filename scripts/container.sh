@@ -7,9 +7,10 @@
 #                                        read through the balancer, then down
 #   bash scripts/container.sh            both
 # What it needs it makes, once: podman and mmdebstrap (Debian packages, as root), a containers.conf of the two
-# settings podman needs here, a Debian bookworm base image made from Debian's packages and tagged as the images
-# the files name (python:3.11-slim-bookworm; stand-ins for minio/minio, an S3 store by moto, and haproxy:2.6,
-# Debian's HAProxy), podman-compose in its own venv; all under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}.
+# settings podman needs here, an image store of its own, a Debian bookworm base image made from Debian's
+# packages and tagged as the images the files name (python:3.11-slim-bookworm; stand-ins for minio/minio, an S3
+# store by moto, and haproxy:2.6, Debian's HAProxy) in that store only, never the user's, podman-compose in its
+# own venv; all under ${SCAN_PLANNER_CACHE:-~/.cache/scan-planner}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/system_packages.sh
@@ -29,6 +30,13 @@ default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 runtime = "runc"
 EOF
 export CONTAINERS_CONF=$work/containers.conf
+# stand-ins an earlier version of this script built into the user's own store go
+podman images --quiet --filter label=scan-planner.stand-in | sort -u | xargs -r podman rmi --force >/dev/null 2>&1 || true
+# an image store of its own: the stand-ins below carry the upstream names the files use (python:3.11-slim-
+# bookworm, minio/minio, haproxy:2.6), which must never shadow the real images in the user's own store
+mkdir -p "$work/storage" "$work/run"
+printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' "$work/storage" "$work/run" >"$work/storage.conf"
+export CONTAINERS_STORAGE_CONF=$work/storage.conf
 
 # --- base images, from Debian's packages -----------------------------------------------------------------
 PYTHON_BASE=docker.io/library/python:3.11-slim-bookworm

@@ -23,3 +23,12 @@ def test_the_container_files_build_and_run(part: str) -> None:
     assert run.returncode == 0, said
     expected = {"image": "image: served, planned and read from PySpark", "compose": "compose: up, read through"}
     assert expected[part] in said
+    environment = {k: v for k, v in os.environ.items() if k not in ("CONTAINERS_STORAGE_CONF", "CONTAINERS_CONF")}
+    users_store = subprocess.run(
+        ["podman", "images", "--filter", "label=scan-planner.stand-in", "--format", "{{.Repository}}:{{.Tag}}"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+    )
+    assert users_store.stdout.strip() == "", "stand-ins named as upstream images left in the user's image store"

@@ -91,16 +91,10 @@ async def config(
 def _namespaces(runtime: Runtime, access: TableAccess) -> list[tuple[str, ...]]:
     """The namespaces the caller may see: all of them without a policy; with one, those that hold (or hold
     a namespace that holds) a table it may list."""
-    catalog = runtime.catalog_for(access.principal)
-    known = catalog.list_namespaces()
     if access.policy is None:
-        return known
+        return runtime.catalog_for(access.principal).list_namespaces()
     visible: set[tuple[str, ...]] = set()
-    for namespace in known:
-        try:
-            tables = catalog.list_tables(namespace)
-        except NoSuchNamespaceError:
-            continue
+    for namespace, tables in runtime.namespace_tables(access.principal).items():
         if access.visible(tables):
             visible.update(namespace[:depth] for depth in range(1, len(namespace) + 1))
     return sorted(visible)

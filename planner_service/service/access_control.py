@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from planner_service.access.policy import Policy
 from planner_service.access.principals import Principal
 from planner_service.access.tokens import Authenticator, token_digest
 from planner_service.errors import PlannerError
-from planner_service.settings import Settings, load_settings
+from planner_service.settings import RELOADED_FIELDS, Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -81,23 +82,18 @@ def access_control(settings: Settings, key: bytes, oidc: OidcVerifier | None = N
 
 def signing_key(settings: Settings) -> bytes:
     """The key that signs tokens and plan ids: `token_signing_key`, else a random one kept in the service's
-    home (made once, readable by its owner only), else (no home to write) one for this process alone."""
+    home (made once, readable by its owner only), else (no home to write) one for this process alone. The
+    file appears whole (written under another name, then linked to its own: the first process to link
+    wins), so workers and replicas starting together all read the one key."""
     if settings.token_signing_key:
         return hashlib.sha256(settings.token_signing_key.encode()).digest()
     home = Path(os.environ.get("SCAN_PLANNER_HOME", Path.home() / ".local" / "share" / "scan-planner"))
     path = home / KEY_FILE
     try:
         home.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            text = path.read_text().strip()
-            if len(text) >= 32:
-                return bytes.fromhex(text)
-            raise OSError(f"{path} holds no key") from None
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_hex(32))
-        return bytes.fromhex(path.read_text().strip())
+        if not path.exists():
+            _write_key_once(path)
+        return _read_key(path)
     except (OSError, ValueError) as exc:
         log.warning(
             "no signing key kept: tokens and plan ids end with this process",
@@ -106,19 +102,27 @@ def signing_key(settings: Settings) -> bytes:
         return secrets.token_bytes(32)
 
 
-RELOADED_FIELDS = (
-    "auth_tokens",
-    "oauth_clients",
-    "principal_groups",
-    "oidc_issuer",
-    "oidc_audience",
-    "oidc_jwks_uri",
-    "oidc_principal_claim",
-    "oidc_groups_claim",
-    "oidc_jwks_refresh_seconds",
-    "token_ttl_seconds",
-    "access_rules",
-)
+def _write_key_once(path: Path) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_hex(32))
+        with contextlib.suppress(FileExistsError):  # (another process linked its key first: that one holds)
+            os.link(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _read_key(path: Path) -> bytes:
+    """The key in `path`; a file still empty (written by an earlier release as it was made) is waited for a
+    moment before it is called broken."""
+    for _ in range(50):
+        text = path.read_text().strip()
+        if len(text) >= 32:
+            return bytes.fromhex(text)
+        time.sleep(0.02)
+    raise OSError(f"{path} holds no key")
 
 
 class AccessHolder:
@@ -149,12 +153,11 @@ class AccessHolder:
             current = self.current.authenticator
             oidc = current.oidc if same_provider and current is not None else None
             control = access_control(wanted, self.key, oidc)
-        except PlannerError as exc:
+        except Exception as exc:  # any error at all keeps the policy in force (and the watcher alive)
             self._file_digest = digest  # (not tried again until the file changes)
             self.reloads["failed"] += 1
-            log.error(
-                "access policy not reloaded: the one in force is kept", extra={"file": path, "error": exc.message}
-            )
+            message = exc.message if isinstance(exc, PlannerError) else f"{type(exc).__name__}: {exc}"
+            log.error("access policy not reloaded: the one in force is kept", extra={"file": path, "error": message})
             return False
         self.settings, self.current, self._file_digest = wanted, control, digest
         self._oidc_config = _oidc_fields(wanted)
@@ -194,5 +197,8 @@ async def watch_settings_file(holder: AccessHolder, seconds: float) -> None:
             await asyncio.wait_for(wake.wait(), seconds if seconds > 0 else None)
         asked = wake.is_set()
         wake.clear()
-        if asked or await anyio.to_thread.run_sync(holder.changed):
-            await anyio.to_thread.run_sync(holder.reload)
+        try:
+            if asked or await anyio.to_thread.run_sync(holder.changed):
+                await anyio.to_thread.run_sync(holder.reload)
+        except Exception:  # (never the end of reloads: the next change, or SIGHUP, is heard)
+            log.exception("checking the settings file failed; watching on")

@@ -23,6 +23,7 @@ from planner_service.errors import (
     BadRequestError,
     ForbiddenError,
     LocationNotAllowedError,
+    NoSuchNamespaceError,
     NoSuchPlanIdError,
     NoSuchTableError,
     PlannerError,
@@ -56,6 +57,7 @@ from planner_service.settings import Settings
 log = logging.getLogger(__name__)
 
 NAME_CHECK_SECONDS = 1.0  # a plan id's table name is asked of the catalog again after this
+LISTING_SECONDS = 1.0  # the catalog's namespaces and tables, listed for policies' listings at most this often
 
 
 @dataclass
@@ -74,6 +76,7 @@ class Runtime:
     lifecycle: Lifecycle = field(default_factory=Lifecycle)  # draining before a stop (service/lifecycle.py)
     plan_ids: PlanIds = field(default_factory=lambda: PlanIds(secrets.token_bytes(32)))  # issues and opens plan ids
     _names_checked: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (_still_named)
+    _listing: tuple[float, dict[tuple[str, ...], list[TableIdentifier]]] = (float("-inf"), {})  # (namespace_tables)
 
     @classmethod
     def from_settings(cls, settings: Settings, key: bytes | None = None) -> Runtime:
@@ -216,6 +219,23 @@ class Runtime:
                 self.catalog_for(access.principal).load_table(name)
             except (NoSuchTableError, ForbiddenError):
                 access.deny_location(sent, resolved, Privilege.PLAN)
+
+    def namespace_tables(self, principal: Principal) -> dict[tuple[str, ...], list[TableIdentifier]]:
+        """Every namespace of the catalog as `principal` sees it, with its tables: what a listing under a policy
+        filters. Listed once every LISTING_SECONDS for all callers (an upstream asked as each caller keeps its
+        own answers briefly), not for each request."""
+        delegated = self.settings.rest_catalog_delegation and principal.token is not None
+        listed_at, listing = self._listing
+        if not delegated and time.monotonic() - listed_at < LISTING_SECONDS:
+            return listing
+        catalog = self.catalog_for(principal)
+        fresh: dict[tuple[str, ...], list[TableIdentifier]] = {}
+        for namespace in catalog.list_namespaces():
+            with contextlib.suppress(NoSuchNamespaceError):
+                fresh[namespace] = catalog.list_tables(namespace)
+        if not delegated:
+            self._listing = (time.monotonic(), fresh)
+        return fresh
 
     def catalog_for(self, principal: Principal) -> CatalogRouter:
         """The catalog as `principal` sees it: the service's own, or, asking an upstream REST catalog as the
