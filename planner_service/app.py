@@ -17,6 +17,8 @@ from starlette.middleware.cors import CORSMiddleware
 
 from planner_service import __version__
 from planner_service.access.audit import write_audit_to
+from planner_service.access.control import AccessHolder, watch_settings_file
+from planner_service.access.signing_key import signing_key
 from planner_service.api import aggregates, explore, native, rest_catalog, rest_scan, ui
 from planner_service.api.auth import RequireToken, token_endpoint
 from planner_service.api.body_limit import BodySizeLimit
@@ -26,7 +28,6 @@ from planner_service.api.errors import install_error_handlers
 from planner_service.api.openapi_document import TOKEN_REQUEST, TOKEN_URL, install_openapi
 from planner_service.api.request_observer import RequestObserver
 from planner_service.api.response_models import OAuthError, OAuthTokenResponse, described
-from planner_service.service.access_control import AccessHolder, signing_key, watch_settings_file
 from planner_service.service.lifecycle import drain_on_sigterm
 from planner_service.service.runtime import Runtime
 from planner_service.settings import WORKER_SETTINGS, Settings, get_settings, worker_settings

@@ -14,12 +14,13 @@ service serves the embedded demo warehouse (created on first start).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
@@ -30,8 +31,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from planner_service.access.policy import AccessRule
-from planner_service.access.tokens import static_token_names
+from planner_service.access_rules import AccessRule
 from planner_service.errors import BadRequestError
 from planner_service.io.fileio import MAX_FILE_BYTES, MAX_INFLATED_BYTES
 from planner_service.io.roots import absolute
@@ -443,7 +443,7 @@ def get_settings() -> Settings:
     return load_settings()
 
 
-# the settings a settings file decides while the service runs (service/access_control.AccessHolder reloads them)
+# the settings a settings file decides while the service runs (access/control.AccessHolder reloads them)
 RELOADED_FIELDS = (
     "auth_tokens",
     "oauth_clients",
@@ -457,6 +457,15 @@ RELOADED_FIELDS = (
     "token_ttl_seconds",
     "access_rules",
 )
+
+
+def static_token_names(tokens: Sequence[str] | Mapping[str, str]) -> dict[str, str]:
+    """Name -> token of `auth_tokens`: the names given, or `token-<12 hex digits of its SHA-256>` for a list."""
+    if isinstance(tokens, Mapping):
+        return dict(tokens)
+    return {f"token-{hashlib.sha256(t.encode()).hexdigest()[:12]}": t for t in tokens}
+
+
 WORKER_SETTINGS = "SCAN_PLANNER_WORKER_SETTINGS"  # the file `serve --workers N` hands its workers
 
 

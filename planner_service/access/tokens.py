@@ -27,6 +27,7 @@ from typing import Any
 
 from planner_service.access.oidc import OidcVerifier
 from planner_service.access.principals import Principal
+from planner_service.settings import static_token_names
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +44,6 @@ def _unb64(text: str) -> bytes:
 
 def token_digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
-
-
-def static_token_names(tokens: Sequence[str] | Mapping[str, str]) -> dict[str, str]:
-    """Name -> token: the names given, or `token-<digest>` for a list of tokens."""
-    if isinstance(tokens, Mapping):
-        return dict(tokens)
-    return {f"token-{token_digest(t).hex()[:12]}": t for t in tokens}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 when enabled, and the OAuth2 token endpoint.
 
 Who a token names is access/tokens.py's (static tokens, tokens this service signs, an OpenID provider's
-JWTs); the access control in force (service/access_control.py) is taken once per request, so one request is
+JWTs); the access control in force (access/control.py) is taken once per request, so one request is
 decided by one policy. A request without a valid token gets 401 with `WWW-Authenticate: Bearer`; one whose
 token cannot be verified now (the OpenID provider's keys out of reach) 503: never let through."""
 
@@ -16,12 +16,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from planner_service.access.control import AccessHolder
 from planner_service.access.principals import ANONYMOUS, Principal
 from planner_service.access.routes import OPEN_PATHS
+from planner_service.access.table_access import TableAccess
 from planner_service.api.errors import error_response
 from planner_service.errors import IdentityProviderUnavailableError
-from planner_service.service.access_control import AccessHolder
-from planner_service.service.table_access import TableAccess
 
 UI_PREFIX = "/ui"  # the plan explorer's page and its files: no data in them (its API calls carry the token)
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"

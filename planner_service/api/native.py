@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.access.policy import Privilege
+from planner_service.access.table_access import TableAccess
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PlanIdPath, PrettyDep, RuntimeDep, TableNamePath, TaskIndexPath
 from planner_service.api.disconnect import until_disconnected
@@ -50,7 +51,6 @@ from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 from planner_service.wire.data_file_rows import CHUNK_ROWS
 from planner_service.wire.json_indent import indented
 from planner_service.wire.native_tasks_json import TaskRange, encode_tasks

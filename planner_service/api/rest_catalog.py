@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from planner_service.access.policy import Privilege
+from planner_service.access.table_access import TableAccess
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import NamespacePath, PrettyDep, RestTablePath, RuntimeDep, TableNamespacePath
 from planner_service.api.documented import CATALOG, TABLE, answers
@@ -30,7 +31,6 @@ from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import BadRequestError, NoSuchNamespaceError, NoSuchTableError, NotFoundError, quoted
 from planner_service.metrics import METRICS_REPORTS
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 
 log = logging.getLogger(__name__)
 

@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from planner_service.access.policy import Privilege
+from planner_service.access.table_access import TableAccess
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.metadata_aggregates import evaluate_aggregates, parse_aggregates
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 from planner_service.wire.aggregates_json import encode_aggregates
 
 

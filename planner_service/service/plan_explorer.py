@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.filter_text import filter_text
@@ -20,7 +21,6 @@ from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 from planner_service.splitting.splits import split_weights
 from planner_service.wire.content_file_json import ContentFileEncoder
 from planner_service.wire.plan_json import grouping_keys_json, key_ranges_json, plan_head

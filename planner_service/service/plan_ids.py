@@ -89,7 +89,7 @@ class CanonicalRequest:
 
 
 class PlanIds:
-    """Issues plan ids for principals and opens them (the key: service/access_control.signing_key)."""
+    """Issues plan ids for principals and opens them (the key: access/signing_key.signing_key)."""
 
     def __init__(self, key: bytes, clock: Callable[[], float] = time.time) -> None:
         self._key = hmac.new(key, b"plan-ids", hashlib.sha256).digest()

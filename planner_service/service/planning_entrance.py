@@ -15,13 +15,13 @@ The API modules parse requests, negotiate encodings and stream answers; they dec
 from __future__ import annotations
 
 from planner_service.access.policy import Privilege
+from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable
 from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.planning.admission import Cancellation
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 
 __all__ = ["audit_answer", "open_table", "plan", "plan_by_id"]
 

@@ -28,6 +28,7 @@ from typing import Any
 import anyio.to_thread
 
 from planner_service.access.policy import Privilege
+from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import (
     NoSuchPlanIdError,
@@ -43,7 +44,6 @@ from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 from planner_service.wire.rest_scan_tasks_json import encode_scan_task_rows, encode_scan_tasks
 
 log = logging.getLogger(__name__)

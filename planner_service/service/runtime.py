@@ -14,6 +14,8 @@ from typing import Any
 from iceberg_io import AzureConfig, GcsConfig, S3Config, StorageConfig
 from planner_service.access.policy import Privilege
 from planner_service.access.principals import Principal
+from planner_service.access.signing_key import signing_key
+from planner_service.access.table_access import TableAccess
 from planner_service.cache import LruCache
 from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
@@ -43,7 +45,6 @@ from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, Metric
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
-from planner_service.service.access_control import signing_key
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
 from planner_service.service.memory_limit import cgroup_memory_limit, fit_to_memory, service_memory_bytes
@@ -51,7 +52,6 @@ from planner_service.service.plan_cache import PlanCache
 from planner_service.service.plan_ids import CanonicalRequest, PlanIds
 from planner_service.service.plan_spill import plan_spill
 from planner_service.service.scan_report_sender import ScanReports
-from planner_service.service.table_access import TableAccess
 from planner_service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class Runtime:
 
     @classmethod
     def from_settings(cls, settings: Settings, key: bytes | None = None) -> Runtime:
-        """The runtime `settings` describe; `key` signs plan ids (service/access_control.signing_key)."""
+        """The runtime `settings` describe; `key` signs plan ids (access/signing_key.signing_key)."""
         limit = cgroup_memory_limit()
         settings = fit_to_memory(settings, limit)  # a container's limit: budgets under it
         io = file_io(settings, service_roots(settings))

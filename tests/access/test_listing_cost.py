@@ -10,9 +10,9 @@ import pytest
 
 from planner_service.access.policy import AccessRule, Policy
 from planner_service.access.principals import Principal
+from planner_service.access.table_access import TableAccess
 from planner_service.api.rest_catalog import _namespaces
 from planner_service.service.runtime import Runtime
-from planner_service.service.table_access import TableAccess
 from planner_service.settings import Settings
 from tests.conformance.reference import Conformance
 

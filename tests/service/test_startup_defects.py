@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from planner_service.service.access_control import AccessHolder, signing_key, watch_settings_file
+from planner_service.access.control import AccessHolder, watch_settings_file
+from planner_service.access.signing_key import signing_key
 from planner_service.settings import Settings, load_settings
 from tests.conftest import running_service
 
