@@ -7,7 +7,7 @@ privilege for is a 403 naming the principal and the privilege (as Polaris words 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -15,8 +15,10 @@ from planner_service.access.audit import audit
 from planner_service.access.policy import EVERY_PRIVILEGE, Policy, Privilege
 from planner_service.access.principals import ANONYMOUS, Principal
 from planner_service.catalog.base import TableIdentifier, missing_location, missing_table
-from planner_service.errors import ForbiddenError
+from planner_service.catalog.router import CatalogRouter
+from planner_service.errors import ForbiddenError, NoSuchTableError
 from planner_service.io.locations import Location
+from planner_service.io.roots import Roots
 
 _OPERATIONS = {  # how a denial names what was asked
     Privilege.LIST: "LIST_TABLE",
@@ -65,19 +67,41 @@ class TableAccess:
         return granted
 
     def require_location(
-        self, sent: str, location: Location, names: Sequence[TableIdentifier], privilege: Privilege
+        self,
+        sent: str,
+        privilege: Privilege,
+        roots: Roots,
+        catalog: CatalogRouter,
+        upstream: Callable[[TableIdentifier], object] | None = None,
     ) -> frozenset[Privilege]:
-        """on_location's privileges when they include `privilege`; else the error of a missing table or a
-        403, in the words of the location as `sent` (the audit records the location read)."""
+        """The privileges on the table of the metadata file `sent`, when they include `privilege`; else the
+        error of a missing table or a 403, in the words of the location as sent. Decided on the location as
+        storage reads it (roots.resolve: every spelling of one file alike) and on every name the catalogs give
+        the table in its directory (a deny by name is a deny by location); the audit records the location
+        read. With `upstream` (rest_catalog_delegation: the upstream decides who reads a table, and it knows
+        tables by name), the location is planned only when the upstream loads, for this caller, every table it
+        named there, or when it lies under a root the service was configured with, never because another
+        caller loaded it."""
+        location = roots.resolve(sent)
+        wanted = self.policy is not None or upstream is not None
+        names = catalog.tables_at(roots.table_directory(location)) if wanted else []
         granted = self.on_location(location, names)
         if privilege not in granted:
             self._deny(location.uri, privilege, Privilege.LIST in granted)
             if Privilege.LIST not in granted:
                 raise missing_location(sent)
             raise self._forbidden(f"metadata location {sent}", privilege)
+        if upstream is not None:
+            if not names and not roots.configured(location):
+                self._deny_location(sent, location, privilege)
+            for name in names:
+                try:
+                    upstream(name)
+                except (NoSuchTableError, ForbiddenError):
+                    self._deny_location(sent, location, privilege)
         return granted
 
-    def deny_location(self, sent: str, location: Location, privilege: Privilege) -> NoReturn:
+    def _deny_location(self, sent: str, location: Location, privilege: Privilege) -> NoReturn:
         """Answer a location one may not plan as a missing table (audited)."""
         self._deny(location.uri, privilege, False)
         raise missing_location(sent)

@@ -49,7 +49,6 @@ from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
-from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.wire.data_file_rows import CHUNK_ROWS
 from planner_service.wire.json_indent import indented
@@ -73,18 +72,18 @@ def plan_response(
     cancel: Cancellation | None = None,
 ) -> Response:
     """Resolve, plan (or find the plan in the plan-result cache) and answer (CPU-bound: a worker thread)."""
-    table = entrance.open_table(runtime, access, body.table, body.metadata_location, Privilege.PLAN)
-    request = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
-    plan_id = runtime.issue_plan_id(request, access)  # the caller's own id of the plan
+    decided = entrance.decide(runtime, access, body.table, body.metadata_location, body.to_scan())
+    plan_id, credentials = decided.plan_id, decided.credentials
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
     tag = hashlib.sha256(plan_id.encode()).hexdigest()[:32]
     etag = f'W/"{tag}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'
-    credentials = runtime.storage_credentials(table, access)  # vended anew for each response: never kept
     reusable = not body.explain and not credentials
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
-        access.audit_not_modified(table.name)
+        entrance.not_modified(access, decided)
         return Response(status_code=304, headers={"ETag": etag})
-    result, _ = entrance.plan(runtime, access, table, request, explain=body.explain, cancel=cancel, inline_limit=limit)
+    result, _ = entrance.plan(
+        runtime, access, decided.table, decided.request, explain=body.explain, cancel=cancel, inline_limit=limit
+    )
     tasks = result.plan.combined
     if tasks is not None and len(tasks) > limit:
         deferred = encode_deferred(result.plan, plan_id, credentials, body.task_estimates)

@@ -75,9 +75,8 @@ def completed_body(runtime: Runtime, scan: RestScan, plan: CachedPlan) -> dict[s
     body: dict[str, Any] = {"status": PlanStatus.COMPLETED.value, "plan-id": scan.plan_id}
     body.update(encode_page(runtime, scan, plan, 0))
     body["plan-tasks"] = task_tokens(runtime, scan.plan_id, plan)
-    credentials = runtime.storage_credentials(scan.table, scan.access)
-    if credentials:  # (the 1.11 spec's CompletedPlanningResult field)
-        body["storage-credentials"] = credentials
+    if scan.credentials:  # (the 1.11 spec's CompletedPlanningResult field)
+        body["storage-credentials"] = scan.credentials
     entrance.audit_answer(scan.access, scan.table.name, plan)
     return body
 
@@ -210,7 +209,7 @@ async def fetch_planning_result(
 ) -> Response:
     identifier = table_identifier(namespace, table)
     access = access_of(request)  # (a grant revoked since ends the plan)
-    scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access)
+    scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access, True)
     return await outcome_response(runtime, scan, await plans.outcome(scan, wait=True), pretty)
 
 

@@ -91,6 +91,11 @@ class Roots:
             return Location("file", self._realpath(loc.path))
         return loc
 
+    def table_directory(self, resolved: Location) -> Location:
+        """The directory of the table of a resolved metadata file (table_directory, without parsing again)."""
+        directory = table_root(resolved.path)
+        return Location(resolved.scheme, self._realpath(directory) if resolved.scheme == "file" else directory)
+
     def check(self, location: str) -> Location:
         """The location to read (local paths resolved), or LocationNotAllowedError."""
         loc = parse_location(location)

@@ -14,16 +14,59 @@ The API modules parse requests, negotiate encodings and stream answers; they dec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from planner_service.access.policy import Privilege
 from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable
 from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
+from planner_service.io.vending import StorageCredentials
 from planner_service.planning.admission import Cancellation
+from planner_service.planning.scan_request import ScanRequest
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 
-__all__ = ["audit_answer", "open_table", "plan", "plan_by_id"]
+__all__ = ["Decided", "audit_answer", "decide", "not_modified", "open_table", "plan", "plan_by_id"]
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A scan request decided at the entrance: its table (the caller holds the door's privilege on it), its
+    canonical request, the caller's own id of the plan, and the storage credentials vended for this answer
+    (vended anew for each: never those of another answer)."""
+
+    table: LoadedTable
+    request: CanonicalRequest
+    plan_id: str
+    credentials: StorageCredentials | None
+
+
+def decide(
+    runtime: Runtime,
+    access: TableAccess,
+    name: str | None,
+    metadata_location: str | None,
+    scan: ScanRequest,
+    privilege: Privilege = Privilege.PLAN,
+    *,
+    rest: bool = False,
+    stats_fields: Sequence[str] | None = None,
+) -> Decided:
+    """The table a request names, when the caller holds `privilege` on it, the request as the plan cache
+    keys it, the caller's id of its plan (a REST plan's with `rest`: a 400 when the request cannot be carried
+    in an id), and the credentials this answer carries."""
+    table = open_table(runtime, access, name, metadata_location, privilege)
+    fields = None if stats_fields is None else tuple(stats_fields)
+    request = CanonicalRequest(table.name, table.metadata_location, scan, fields)
+    plan_id = runtime.issue_plan_id(request, access, rest)
+    return Decided(table, request, plan_id, runtime.storage_credentials(table, access))
+
+
+def not_modified(access: TableAccess, decided: Decided) -> None:
+    """A plan the caller holds already (its ETag matched): audited as such, not planned."""
+    access.audit_not_modified(decided.table.name)
 
 
 def open_table(

@@ -27,7 +27,6 @@ from typing import Any
 
 import anyio.to_thread
 
-from planner_service.access.policy import Privilege
 from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable, TableIdentifier
 from planner_service.errors import (
@@ -37,6 +36,7 @@ from planner_service.errors import (
     PlanCancelledError,
     PlannerError,
 )
+from planner_service.io.vending import StorageCredentials
 from planner_service.numerals import ascii_int
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.scan_request import ScanRequest, check_on_table
@@ -73,6 +73,7 @@ class RestScan:
     stats_ids: frozenset[int] | None = None  # stats-fields, as field ids
     estimated_files: int = 0
     in_background: bool = False  # more data files than async_plan_min_files: submitted at once, planned later
+    credentials: StorageCredentials | None = None  # vended for this answer (a plan's, a poll's)
 
 
 @dataclass(frozen=True)
@@ -147,24 +148,27 @@ def prepare_scan(
 ) -> RestScan:
     """Load the table (when the caller may plan it), check the request against it (a worker thread), so that
     a bad one is refused now, not a failed plan later, and issue its id."""
-    table = entrance.open_table(runtime, access, str(identifier), None, Privilege.PLAN)
-    chosen, stats_ids = check_on_table(table.metadata, request, select, stats_fields)
-    fields = None if stats_fields is None else tuple(stats_fields)
-    canonical = CanonicalRequest(str(identifier), table.metadata_location, request, fields)
-    plan_id = runtime.issue_plan_id(canonical, access, rest=True)
+    decided = entrance.decide(runtime, access, str(identifier), None, request, rest=True, stats_fields=stats_fields)
+    chosen, stats_ids = check_on_table(decided.table.metadata, request, select, stats_fields)
     files = runtime.planner.estimated_files(chosen.snapshot)  # (planFiles)
     submit = runtime.settings.async_plan_min_files is not None and files > runtime.settings.async_plan_min_files
-    return RestScan(plan_id, table, canonical, access, stats_ids, files, submit)
+    return RestScan(
+        decided.plan_id, decided.table, decided.request, access, stats_ids, files, submit, decided.credentials
+    )
 
 
-def reopen_scan(runtime: Runtime, identifier: TableIdentifier, plan_id: str, access: TableAccess) -> RestScan:
-    """The scan of a plan id issued to this caller for this table (a worker thread): any replica opens it."""
+def reopen_scan(
+    runtime: Runtime, identifier: TableIdentifier, plan_id: str, access: TableAccess, vend: bool = False
+) -> RestScan:
+    """The scan of a plan id issued to this caller for this table (a worker thread): any replica opens it;
+    with `vend`, with the credentials a poll's answer carries, vended now."""
     canonical = runtime.open_plan_id(plan_id, access, rest=True)
     if canonical.table != str(identifier):
         raise NoSuchPlanIdError(f"No such plan for table {identifier}: {plan_id[:64]!r}")
     table = runtime.load_planned(access.principal, canonical.table, canonical.metadata_location)
     _, stats_ids = check_on_table(table.metadata, canonical.scan, None, canonical.stats_fields)
-    return RestScan(plan_id, table, canonical, access, stats_ids)
+    credentials = runtime.storage_credentials(table, access) if vend else None
+    return RestScan(plan_id, table, canonical, access, stats_ids, credentials=credentials)
 
 
 def split_token(token: str) -> tuple[str, int]:

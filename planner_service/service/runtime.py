@@ -23,7 +23,6 @@ from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import (
     BadRequestError,
-    ForbiddenError,
     LocationNotAllowedError,
     NoSuchNamespaceError,
     NoSuchPlanIdError,
@@ -31,7 +30,6 @@ from planner_service.errors import (
     PlannerError,
 )
 from planner_service.io.fileio import FileIO
-from planner_service.io.locations import Location
 from planner_service.io.roots import Roots, table_directory, table_root
 from planner_service.io.vending import (
     CredentialVendor,
@@ -197,28 +195,11 @@ class Runtime:
         return self.catalog_for(access.principal).load_table(identifier)
 
     def require_location(self, metadata_location: str, access: TableAccess, privilege: Privilege) -> None:
-        """A table by its metadata file, when `access` holds `privilege` on it: decided on the location storage
-        reads (every spelling of one file alike) and on every name the catalogs give the table there."""
-        resolved = self.io.roots.resolve(metadata_location)
-        delegated = self.settings.rest_catalog_delegation
-        names = self.catalog.tables_at(table_directory(resolved.uri)) if access.policy is not None or delegated else []
-        access.require_location(metadata_location, resolved, names, privilege)
-        if delegated:
-            self._upstream_grants(metadata_location, resolved, names, access)
-
-    def _upstream_grants(
-        self, sent: str, resolved: Location, names: list[TableIdentifier], access: TableAccess
-    ) -> None:
-        """With rest_catalog_delegation the upstream decides who reads a table, and it knows tables by name: a
-        location is planned only when the upstream loads, for this caller, every table it named there, or when
-        it lies under a root the service was configured with (never because another caller loaded it)."""
-        if not names and not self.io.roots.configured(resolved):
-            access.deny_location(sent, resolved, Privilege.PLAN)
-        for name in names:
-            try:
-                self.catalog_for(access.principal).load_table(name)
-            except (NoSuchTableError, ForbiddenError):
-                access.deny_location(sent, resolved, Privilege.PLAN)
+        """A table by its metadata file, when `access` holds `privilege` on it (decided by the access wing on
+        the location storage reads and every name the catalogs give the table there; with
+        rest_catalog_delegation, by the upstream too, asked as the caller)."""
+        upstream = self.catalog_for(access.principal).load_table if self.settings.rest_catalog_delegation else None
+        access.require_location(metadata_location, privilege, self.io.roots, self.catalog, upstream)
 
     def namespace_tables(self, principal: Principal) -> dict[tuple[str, ...], list[TableIdentifier]]:
         """Every namespace of the catalog as `principal` sees it, with its tables: what a listing under a policy
