@@ -39,10 +39,11 @@ CLIENT_ID, CLIENT_SECRET = "spark", "s3cret"
 AUTH_CASES = ("unpartitioned/full", "mor_position_deletes/full", "v3_dv/id-lt", "snapshots/tag")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def auth_service(conformance: Conformance, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The service with authentication on, every plan answered `submitted` (planned in the background), and
-    its pages nested, a chain: the client must fetch each page to learn of the next."""
+    its pages nested, a chain: the client must fetch each page to learn of the next. A service of each run's
+    own: a plan the service holds already (another run's) is answered `completed` at once."""
     config = tmp_path_factory.mktemp("auth") / "service.json"
     settings = {
         "warehouse": str(conformance.dir / "warehouse"),
