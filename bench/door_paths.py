@@ -10,7 +10,8 @@ Each side, a fresh service (one configured table, bench.t), then, one after the 
   spread through the plan (each plan id opened, checked, its plan found kept);
 * `rest cold`, `rest warm`: POST .../plan of the REST door (planFiles, pages of plan_task_page_size) and every
   page fetched, the first time and the median of 3 (answers taken whole, until the last page).
-The client is httpx on loopback, one request at a time; the time is until each answer is read whole.
+The client is httpx on loopback, one request at a time; the time is until each answer is read whole. Each side
+runs --rounds times (3), alternating which goes first, and the medians are reported.
 """
 
 from __future__ import annotations
@@ -82,16 +83,19 @@ def main() -> int:
     parser.add_argument("--manifests", type=int, default=400)
     parser.add_argument("--timeout", type=float, default=1800.0)
     parser.add_argument("--peer", type=Path, help="another checkout to serve the same way (e.g. the commit before)")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh services a side; medians are reported")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "door-paths.json")
     args = parser.parse_args()
     location = bench_table(args)["metadata_location"]
     sides = {"ours": REPO} | ({"peer": args.peer.resolve()} if args.peer is not None else {})
-    results: dict[str, dict[str, Any]] = {}
-    for side, src in sides.items():
-        with bench_service(src, location) as service:
-            results[side] = _measure(service)
-        progress("door-paths", f"{side} ({src}): {results[side]}")
-    write_json(args.out, {"files": args.files, "manifests": args.manifests, "results": results})
+    rounds: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
+    for number in range(args.rounds):  # the sides alternate, each round in the other order (drift falls on both)
+        for side in sides if number % 2 == 0 else reversed(sides):
+            with bench_service(sides[side], location) as service:
+                rounds[side].append(_measure(service))
+            progress("door-paths", f"round {number + 1}/{args.rounds}: {side} ({sides[side]}): {rounds[side][-1]}")
+    results = {side: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for side, runs in rounds.items()}
+    write_json(args.out, {"files": args.files, "manifests": args.manifests, "results": results, "rounds": rounds})
     print(f"{'door (ms)':<16}{'ours':>12}{'peer':>12}{'ours/peer':>12}")
     for name, value in results["ours"].items():
         peer = results.get("peer", {}).get(name)

@@ -49,7 +49,8 @@ from planner_service.service.rest_plans import (
     RestPlans,
     RestScan,
     encode_page,
-    pages_of,
+    held_page,
+    page_answer,
     prepare_scan,
     reopen_scan,
     rest_plans,
@@ -255,16 +256,13 @@ async def fetch_scan_tasks(
     access = access_of(request)
     body = await parse_body(request, FetchScanTasksRequest)
     plan_id, number = split_token(body.plan_task)
+    plans.require_pages(plan_id)
     try:
-        scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access)
+        scan, answer = await run_in_threadpool(held_page, runtime, identifier, plan_id, number, access)
     except NoSuchPlanIdError as exc:
         raise NoSuchPlanTaskError(f"No such plan task for table {identifier}: {exc.message}") from None
-    async with cancelled_on_disconnect(request) as cancel:  # (a page of a plan this replica must make again)
-        plan = await plans.completed(scan, cancel)
-    if number >= pages_of(runtime, plan).count:
-        raise NoSuchPlanTaskError(f"No such plan task for table {identifier}: page {number} of {plan_id[:64]!r}")
-    answer = await run_in_threadpool(encode_page, runtime, scan, plan, number)
-    nested = task_tokens(runtime, plan_id, plan, number)
-    if nested:  # (plan_task_fanout: the pages below this one)
-        answer["plan-tasks"] = nested
+    if answer is None:  # (a page of a plan this replica must make again)
+        async with cancelled_on_disconnect(request) as cancel:
+            plan = await plans.completed(scan, cancel)
+        answer = await run_in_threadpool(page_answer, runtime, scan, plan, number)
     return json_response(answer, pretty=pretty)

@@ -40,6 +40,7 @@ __all__ = [
     "row_filter_of",
     "scan_request",
     "snapshot_fields",
+    "stats_field_ids",
 ]
 
 # the fields that choose what a scan reads, by their names in scan_request(), on every door's request
@@ -216,7 +217,7 @@ def check_on_table(
     chosen = choose_snapshot(meta, request.snapshot) if appends is None else choose_appends(meta, appends)
     bind(meta.schema, request.row_filter, request.case_sensitive)
     _check_select(select, (chosen.schema, meta.schema), request.case_sensitive)
-    return chosen, _stats_ids(stats_fields, meta.schema, request.case_sensitive)
+    return chosen, stats_field_ids(stats_fields, meta.schema, request.case_sensitive)
 
 
 def filter_field_ids(scan_schema: Schema, request: ScanRequest) -> set[int] | None:
@@ -248,7 +249,7 @@ def _check_select(select: Sequence[str] | None, schemas: Sequence[Schema], case_
             raise BadRequestError(f"Cannot select unknown column '{name}'")
 
 
-def _stats_ids(names: Sequence[str] | None, schema: Schema, case_sensitive: bool) -> frozenset[int] | None:
+def stats_field_ids(names: Sequence[str] | None, schema: Schema, case_sensitive: bool) -> frozenset[int] | None:
     """stats-fields as field ids of the current schema (Java's includeColumnStats); unknown names refused."""
     if names is None:
         return None

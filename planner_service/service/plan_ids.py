@@ -28,10 +28,13 @@ import base64
 import hashlib
 import hmac
 import secrets
+import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -46,6 +49,8 @@ REST_PREFIX = "r3."  # a REST scan plan's
 CACHE_PREFIX = "p1."
 MAX_ID_CHARS = 12_288  # with a path, a bearer token and the usual headers, under 16 KiB of request head
 MAC_BYTES = 16
+MAX_OPENED = 4096  # ids kept opened (the least recently opened forgotten beyond)
+MAX_OPENED_CHARS = 2 * 1024 * 1024  # ... and at most this many characters of them (long ids: long filters)
 
 
 @dataclass(frozen=True)
@@ -61,11 +66,11 @@ class CanonicalRequest:
         out = {"table": self.table, "metadata-location": self.metadata_location} | self.scan.canonical()
         return out if self.stats_fields is None else {**out, "stats-fields": list(self.stats_fields)}
 
-    @property
+    @cached_property
     def key(self) -> bytes:
         return dumps(self.to_json(), sort_keys=True)
 
-    @property
+    @cached_property
     def packed(self) -> str:
         return base64.urlsafe_b64encode(zlib.compress(self.key, 9)).decode().rstrip("=")
 
@@ -94,6 +99,11 @@ class PlanIds:
     def __init__(self, key: bytes, clock: Callable[[], float] = time.time) -> None:
         self._key = hmac.new(key, b"plan-ids", hashlib.sha256).digest()
         self._clock = clock
+        # ids opened lately (verified, unpacked), by (id, principal, door): an executor's or a REST client's
+        # every fetch opens the same id, and unpacking (inflate, JSON, the filter parsed) costs more than the rest
+        self._opened: OrderedDict[bytes, tuple[int, CanonicalRequest, int]] = OrderedDict()
+        self._opened_chars = 0  # the ids' length in all: what their requests weigh, about
+        self._lock = threading.Lock()
 
     def issue(self, request: CanonicalRequest, principal: str, ttl_seconds: int, rest: bool = False) -> str:
         """The id of `request` for `principal`, good for at least `ttl_seconds`; a 400 when the request is
@@ -115,6 +125,26 @@ class PlanIds:
         """The canonical request of an id issued to `principal` at this door; NoSuchPlanIdError for any other
         id (another principal's, forged, edited, of an older form), in words that do not say which, and for
         one expired."""
+        key = hashlib.sha256(b"\0".join((plan_id.encode(), principal.encode(), b"r" if rest else b"p"))).digest()
+        with self._lock:
+            opened = self._opened.get(key)
+            if opened is not None:
+                self._opened.move_to_end(key)
+        if opened is None:
+            expires, request = self._verified(plan_id, principal, rest)
+            opened = (expires, request, len(plan_id))
+            with self._lock:
+                if key not in self._opened:
+                    self._opened[key] = opened
+                    self._opened_chars += len(plan_id)
+                while len(self._opened) > MAX_OPENED or self._opened_chars > MAX_OPENED_CHARS:
+                    self._opened_chars -= self._opened.popitem(last=False)[1][2]
+        if opened[0] <= self._clock():
+            raise NoSuchPlanIdError(f"Plan id {plan_id[:64]!r} has expired: plan the scan again for a plan id")
+        return opened[1]
+
+    def _verified(self, plan_id: str, principal: str, rest: bool) -> tuple[int, CanonicalRequest]:
+        """(expiry, request) of an id whose MAC holds for `principal` at this door; else NoSuchPlanIdError."""
         unknown = NoSuchPlanIdError(f"Unknown plan id {plan_id[:64]!r}: plan the scan again for a plan id")
         prefix = REST_PREFIX if rest else PREFIX
         if not plan_id.startswith(prefix) or len(plan_id) > MAX_ID_CHARS:
@@ -124,10 +154,7 @@ class PlanIds:
         expires = ascii_int(parts[1]) if len(parts) == (3 if rest else 2) else None
         if expires is None or not hmac.compare_digest(mac.encode(), self._mac(prefix, principal, signed).encode()):
             raise unknown
-        packed = parts[0]
-        if expires <= self._clock():
-            raise NoSuchPlanIdError(f"Plan id {plan_id[:64]!r} has expired: plan the scan again for a plan id")
-        return unpack(packed, plan_id)
+        return expires, unpack(parts[0], plan_id)
 
     def _mac(self, prefix: str, principal: str, signed: str) -> str:
         digest = hmac.new(

@@ -39,7 +39,7 @@ from planner_service.errors import (
 from planner_service.io.vending import StorageCredentials
 from planner_service.numerals import ascii_int
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.scan_request import ScanRequest, check_on_table
+from planner_service.planning.scan_request import ScanRequest, check_on_table, stats_field_ids
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
@@ -138,6 +138,28 @@ def encode_page(runtime: Runtime, scan: RestScan, plan: CachedPlan, number: int)
     return encode_scan_tasks(tasks, meta.specs, meta.schema, scan.stats_ids)
 
 
+def page_answer(runtime: Runtime, scan: RestScan, plan: CachedPlan, number: int) -> dict[str, Any]:
+    """Page `number` of a plan's answer (a worker thread): its tasks, and with a fanout the tokens of the pages
+    below it."""
+    if number >= pages_of(runtime, plan).count:
+        raise NoSuchPlanTaskError(f"No such plan task: page {number} of {scan.plan_id[:64]!r}")
+    answer = encode_page(runtime, scan, plan, number)
+    nested = task_tokens(runtime, scan.plan_id, plan, number)
+    if nested:  # (plan_task_fanout: the pages below this one)
+        answer["plan-tasks"] = nested
+    return answer
+
+
+def held_page(
+    runtime: Runtime, identifier: TableIdentifier, plan_id: str, number: int, access: TableAccess
+) -> tuple[RestScan, dict[str, Any] | None]:
+    """The scan of a plan-task token's id and, when the plan is held here, the page (a worker thread: one
+    hop for the common case)."""
+    scan = reopen_scan(runtime, identifier, plan_id, access)
+    plan = runtime.plans.held(scan.request.cache_id)
+    return scan, (page_answer(runtime, scan, plan, number) if plan is not None else None)
+
+
 def prepare_scan(
     runtime: Runtime,
     identifier: TableIdentifier,
@@ -161,12 +183,17 @@ def reopen_scan(
     runtime: Runtime, identifier: TableIdentifier, plan_id: str, access: TableAccess, vend: bool = False
 ) -> RestScan:
     """The scan of a plan id issued to this caller for this table (a worker thread): any replica opens it;
-    with `vend`, with the credentials a poll's answer carries, vended now."""
+    with `vend`, with the credentials a poll's answer carries, vended now (the table loaded for this caller).
+    A page of a plan held here takes the table the plan holds: nothing is loaded for it."""
     canonical = runtime.open_plan_id(plan_id, access, rest=True)
     if canonical.table != str(identifier):
         raise NoSuchPlanIdError(f"No such plan for table {identifier}: {plan_id[:64]!r}")
-    table = runtime.load_planned(access.principal, canonical.table, canonical.metadata_location)
-    _, stats_ids = check_on_table(table.metadata, canonical.scan, None, canonical.stats_fields)
+    held = None if vend else runtime.plans.held(canonical.cache_id)
+    if held is not None:
+        table = held.plan.table
+    else:
+        table = runtime.load_planned(access.principal, canonical.table, canonical.metadata_location)
+    stats_ids = stats_field_ids(canonical.stats_fields, table.metadata.schema, canonical.scan.case_sensitive)
     credentials = runtime.storage_credentials(table, access) if vend else None
     return RestScan(plan_id, table, canonical, access, stats_ids, credentials=credentials)
 
@@ -219,14 +246,18 @@ class RestPlans:
             return Outcome(PlanStatus.FAILED, error=exc)
         return Outcome(PlanStatus.COMPLETED, plan)
 
-    async def completed(self, scan: RestScan, cancel: Cancellation) -> CachedPlan:
-        """The plan, however long making it takes (a page fetched from a replica that does not hold it); a
-        cancelled plan's pages are gone."""
-        ended = self._ended_outcome(scan.plan_id)
+    def require_pages(self, plan_id: str) -> None:
+        """A plan whose pages may be fetched here: not cancelled (its pages are gone), not failed (its error)."""
+        ended = self._ended_outcome(plan_id)
         if ended is not None:
             if ended.error is not None:
                 raise ended.error
-            raise NoSuchPlanTaskError(f"Plan {scan.plan_id[:64]!r} was cancelled: its tasks are gone")
+            raise NoSuchPlanTaskError(f"Plan {plan_id[:64]!r} was cancelled: its tasks are gone")
+
+    async def completed(self, scan: RestScan, cancel: Cancellation) -> CachedPlan:
+        """The plan, however long making it takes (a page fetched from a replica that does not hold it); a
+        cancelled plan's pages are gone."""
+        self.require_pages(scan.plan_id)
         flight = self._flights.get(scan.plan_id)
         if flight is not None:
             return await asyncio.shield(flight.task)
