@@ -114,7 +114,9 @@ class Replica:
         return code
 
     def close(self) -> None:
+        """Stopped as a service is stopped (SIGTERM: uvicorn stops its worker processes too, which a SIGKILL of
+        the parent would leave running), killed only if it does not stop."""
         if self.proc is not None:
-            self.proc.kill()
+            stop(self.proc, timeout=30)
             self.proc.wait()
         self.log.close()
