@@ -16,7 +16,6 @@ the same requests; an answer it refuses is reported as such. Results to --out as
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 import httpx
 from common import BENCH, REPO, progress, write_json
 from service import Service
-from service_bench import BENCH_TABLE, bench_service, bench_table
+from service_bench import BENCH_TABLE, bench_service, bench_table, peer_arguments
 
 ONE_TASK = {"split-size": 2**63 - 1, "file-open-cost": 0}
 MB = 1024 * 1024
@@ -76,11 +75,7 @@ def _measure(src: Path, location: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", type=int, default=200_000)
-    parser.add_argument("--manifests", type=int, default=400)
-    parser.add_argument("--timeout", type=float, default=1800.0)
-    parser.add_argument("--peer", type=Path, help="another checkout to serve the same way (e.g. the commit before)")
+    parser = peer_arguments(__doc__)
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "answer-memory.json")
     args = parser.parse_args()
     location = bench_table(args)["metadata_location"]

@@ -16,7 +16,6 @@ runs --rounds times (3), alternating which goes first, and the medians are repor
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -26,7 +25,7 @@ from typing import Any
 import httpx
 from common import BENCH, REPO, progress, write_json
 from service import Service
-from service_bench import BENCH_TABLE, bench_service, bench_table
+from service_bench import BENCH_TABLE, bench_service, bench_table, peer_arguments
 
 REST_TABLE = "/v1/namespaces/" + BENCH_TABLE.replace(".", "/tables/")
 
@@ -78,11 +77,7 @@ def _measure(service: Service) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", type=int, default=200_000)
-    parser.add_argument("--manifests", type=int, default=400)
-    parser.add_argument("--timeout", type=float, default=1800.0)
-    parser.add_argument("--peer", type=Path, help="another checkout to serve the same way (e.g. the commit before)")
+    parser = peer_arguments(__doc__)
     parser.add_argument("--rounds", type=int, default=3, help="fresh services a side; medians are reported")
     parser.add_argument("--out", type=Path, default=BENCH / "results" / "door-paths.json")
     args = parser.parse_args()

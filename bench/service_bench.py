@@ -151,6 +151,16 @@ def bench_service(
             yield service
 
 
+def peer_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The arguments of a benchmark of the bench table beside another checkout's service (--peer)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=200_000)
+    parser.add_argument("--manifests", type=int, default=400)
+    parser.add_argument("--timeout", type=float, default=1800.0)
+    parser.add_argument("--peer", type=Path, help="another checkout to serve the same way (e.g. the commit before)")
+    return parser
+
+
 def bench_table(args: argparse.Namespace) -> dict[str, Any]:
     """The bench table's table.json; built first (with Iceberg Java) if it is not cached."""
     described = read_marker(table_dir(args.files, args.manifests))

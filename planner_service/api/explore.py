@@ -9,7 +9,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from planner_service.access.policy import Privilege
 from planner_service.api.auth import access_of
 from planner_service.api.dependencies import PrettyDep, RuntimeDep
 from planner_service.api.disconnect import until_disconnected
@@ -19,7 +18,6 @@ from planner_service.api.responses import json_response
 from planner_service.planning.admission import Cancellation
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_explorer import explore
-from planner_service.service.plan_ids import CanonicalRequest
 
 router = APIRouter()
 
@@ -37,9 +35,7 @@ async def explore_plan(request: Request, runtime: RuntimeDep, pretty: PrettyDep)
     access = access_of(request)
 
     def answer(cancel: Cancellation) -> dict[str, Any]:
-        table = entrance.open_table(runtime, access, body.table, body.metadata_location, Privilege.PLAN)
-        canonical = CanonicalRequest(table.name, table.metadata_location, body.to_scan())
-        plan_id = runtime.issue_plan_id(canonical, access)
-        return explore(runtime, table, canonical, body.page(), plan_id, access, cancel)
+        decided = entrance.decide(runtime, access, body.table, body.metadata_location, body.to_scan(), vend=False)
+        return explore(runtime, decided.table, decided.request, body.page(), decided.plan_id, access, cancel)
 
     return json_response(await until_disconnected(request, answer), pretty=pretty)

@@ -50,6 +50,7 @@ from planner_service.service.rest_plans import (
     RestScan,
     encode_page,
     held_page,
+    opened_plan,
     page_answer,
     prepare_scan,
     reopen_scan,
@@ -231,8 +232,8 @@ async def cancel_planning(
     plans: PlansDep,
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    scan = await run_in_threadpool(reopen_scan, runtime, identifier, plan_id, access_of(request))
-    plans.cancel(scan.plan_id)
+    await run_in_threadpool(opened_plan, runtime, identifier, plan_id, access_of(request))
+    plans.cancel(plan_id)
     return Response(status_code=204)
 
 

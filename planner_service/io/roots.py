@@ -35,7 +35,13 @@ def table_root(metadata_location: str) -> str:
 
 def table_directory(metadata_location: str) -> Location:
     """The directory of the table of `metadata_location`, as storage reads it (local paths resolved)."""
-    return _root(table_root(metadata_location))
+    return directory_of(parse_location(absolute(metadata_location)))
+
+
+def directory_of(metadata_file: Location, realpath: Callable[[str], str] = os.path.realpath) -> Location:
+    """The directory of the table of a parsed metadata file location (a local one resolved by `realpath`)."""
+    directory = table_root(metadata_file.path)
+    return Location(metadata_file.scheme, realpath(directory) if metadata_file.scheme == "file" else directory)
 
 
 def absolute(location: str) -> str:
@@ -92,9 +98,8 @@ class Roots:
         return loc
 
     def table_directory(self, resolved: Location) -> Location:
-        """The directory of the table of a resolved metadata file (table_directory, without parsing again)."""
-        directory = table_root(resolved.path)
-        return Location(resolved.scheme, self._realpath(directory) if resolved.scheme == "file" else directory)
+        """The directory of the table of a resolved metadata file, its directories' resolution kept."""
+        return directory_of(resolved, self._realpath)
 
     def check(self, location: str) -> Location:
         """The location to read (local paths resolved), or LocationNotAllowedError."""

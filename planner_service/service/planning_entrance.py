@@ -53,15 +53,16 @@ def decide(
     *,
     rest: bool = False,
     stats_fields: Sequence[str] | None = None,
+    vend: bool = True,
 ) -> Decided:
     """The table a request names, when the caller holds `privilege` on it, the request as the plan cache
     keys it, the caller's id of its plan (a REST plan's with `rest`: a 400 when the request cannot be carried
-    in an id), and the credentials this answer carries."""
+    in an id), and the credentials this answer carries (none without `vend`: an answer that carries none)."""
     table = open_table(runtime, access, name, metadata_location, privilege)
     fields = None if stats_fields is None else tuple(stats_fields)
     request = CanonicalRequest(table.name, table.metadata_location, scan, fields)
     plan_id = runtime.issue_plan_id(request, access, rest)
-    return Decided(table, request, plan_id, runtime.storage_credentials(table, access))
+    return Decided(table, request, plan_id, runtime.storage_credentials(table, access) if vend else None)
 
 
 def not_modified(access: TableAccess, decided: Decided) -> None:

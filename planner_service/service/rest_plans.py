@@ -185,9 +185,7 @@ def reopen_scan(
     """The scan of a plan id issued to this caller for this table (a worker thread): any replica opens it;
     with `vend`, with the credentials a poll's answer carries, vended now (the table loaded for this caller).
     A page of a plan held here takes the table the plan holds: nothing is loaded for it."""
-    canonical = runtime.open_plan_id(plan_id, access, rest=True)
-    if canonical.table != str(identifier):
-        raise NoSuchPlanIdError(f"No such plan for table {identifier}: {plan_id[:64]!r}")
+    canonical = opened_plan(runtime, identifier, plan_id, access)
     held = None if vend else runtime.plans.held(canonical.cache_id)
     if held is not None:
         table = held.plan.table
@@ -196,6 +194,14 @@ def reopen_scan(
     stats_ids = stats_field_ids(canonical.stats_fields, table.metadata.schema, canonical.scan.case_sensitive)
     credentials = runtime.storage_credentials(table, access) if vend else None
     return RestScan(plan_id, table, canonical, access, stats_ids, credentials=credentials)
+
+
+def opened_plan(runtime: Runtime, identifier: TableIdentifier, plan_id: str, access: TableAccess) -> CanonicalRequest:
+    """The request of a REST plan id issued to this caller for this table (nothing of the table loaded)."""
+    canonical = runtime.open_plan_id(plan_id, access, rest=True)
+    if canonical.table != str(identifier):
+        raise NoSuchPlanIdError(f"No such plan for table {identifier}: {plan_id[:64]!r}")
+    return canonical
 
 
 def split_token(token: str) -> tuple[str, int]:
