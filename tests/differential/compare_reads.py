@@ -16,6 +16,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import re
 import traceback
 from decimal import Decimal
 from typing import Any
@@ -73,13 +74,18 @@ def _key_value(value: Any) -> Any:
 # Spark cannot read a snapshot, grouped, once a partition field's source column was renamed since: Iceberg
 # reports the key's transforms by the current schema's names and Spark resolves them against the snapshot's
 SPARK_KEY_NAMES = "Spark's grouped read of an older snapshot resolves the key by current column names"
+# nor once a partition field's source column was promoted since (int to long): Iceberg hands Spark the key's
+# values as the current type's (Long) under the snapshot's type (int), and Spark's key conversion throws
+# "Unknown type for int field. Type name: java.lang.Long" (seed 730046; regressions/grouping-old-snapshot-
+# promoted-partition-source.json replays its plan)
+SPARK_KEY_TYPES = "Spark's grouped read of an older snapshot types the key's values by current column types"
 SPARK_REFUSES_ROWS = "Spark refuses a read that Java plans (the filter's column is not the snapshot's)"
 
 
 def grouping_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | None, str | None]:
     """(finding, tolerated): what differs between Spark's task groups and ours (None: nothing), and which
-    tolerated difference (SPARK_KEY_NAMES, or compare.JAVA_NPE: Spark's planning meets the Iceberg bug that
-    Java's does) they show, if any."""
+    tolerated difference (SPARK_KEY_NAMES, SPARK_KEY_TYPES, or compare.JAVA_NPE: Spark's planning meets the
+    Iceberg bug that Java's does) they show, if any."""
     if "crash" in ours:
         return f"grouping: our planner crashed: {ours['crash'].strip().splitlines()[-1]}", None
     if "error" in java or "error" in ours:
@@ -88,6 +94,11 @@ def grouping_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | 
         if "error" in java:
             if "Unable to resolve " in java["error"]:
                 return None, SPARK_KEY_NAMES
+            if re.match(
+                r"java\.lang\.IllegalStateException: Unknown type for \w+ field\. Type name: ",
+                java["error"],
+            ):
+                return None, SPARK_KEY_TYPES
             if java["error"].startswith("java.lang.NullPointerException"):
                 return None, JAVA_NPE
             return f"grouping: we group what Spark refuses: {java['error']}", None
