@@ -8,16 +8,25 @@
 
 from __future__ import annotations
 
-from planner_client.client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, PlannerServiceError
+from planner_client.client import (
+    DEFAULT_SERVICE_URL,
+    TOKEN_VARIABLE,
+    URL_VARIABLE,
+    PlannerClient,
+    PlannerServiceError,
+    default_service_url,
+)
 from planner_client.scan import Scan, ScanArgs, epoch_millis, plan_request
 
 __all__ = [
     "DEFAULT_SERVICE_URL",
     "TOKEN_VARIABLE",
+    "URL_VARIABLE",
     "PlannerClient",
     "PlannerServiceError",
     "Scan",
     "ScanArgs",
+    "default_service_url",
     "epoch_millis",
     "plan_request",
 ]

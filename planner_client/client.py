@@ -4,12 +4,15 @@ The contract with the service is its JSON, nothing else: this package imports no
 (nor pyarrow, nor pyspark), so a driver or a tool needs only httpx to plan. Planning is read-only, so a
 request that failed for a reason that may pass (503: storage unreachable or a manifest briefly missing; the
 connection refused or dropped) is retried a bounded number of times with exponential backoff; any other
-error raises PlannerServiceError at once, carrying the service's status, error type and message.
+error raises PlannerServiceError at once, carrying the service's status, error type and message. So does a
+service_url that is not an http:// or https:// URL, when the client is made, and a service that cannot be
+reached, after the retries: its message says where, why, and what to check first, without httpx's traceback.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,9 +21,17 @@ import httpx
 
 from planner_client.scan import Scan
 
-__all__ = ["DEFAULT_SERVICE_URL", "TOKEN_VARIABLE", "PlannerClient", "PlannerServiceError"]
+__all__ = [
+    "DEFAULT_SERVICE_URL",
+    "TOKEN_VARIABLE",
+    "URL_VARIABLE",
+    "PlannerClient",
+    "PlannerServiceError",
+    "default_service_url",
+]
 
-DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"
+DEFAULT_SERVICE_URL = "http://127.0.0.1:8181"  # where `scan-planner serve` listens unless told otherwise
+URL_VARIABLE = "SCAN_PLANNER_URL"  # the service's base URL when none is given
 TOKEN_VARIABLE = "SCAN_PLANNER_TOKEN"  # the bearer token when none is given (a service with authentication on)
 RETRY_STATUSES = frozenset({503})
 # a balancer's own answers for a replica that went away mid-request (HAProxy: 502, 504); the service's own
@@ -37,6 +48,12 @@ RETRY_EXCEPTIONS: tuple[type[Exception], ...] = (
     httpx.PoolTimeout,
 )
 MAX_RETRY_AFTER_SECONDS = 30.0
+_ERRNO = re.compile(r"^\[Errno -?\d+\] ")  # an OSError's prefix, in a connection error's text
+
+
+def default_service_url() -> str:
+    """$SCAN_PLANNER_URL, else http://127.0.0.1:8181 (where `scan-planner serve` listens by default)."""
+    return os.environ.get(URL_VARIABLE) or DEFAULT_SERVICE_URL
 
 
 class PlannerServiceError(Exception):
@@ -60,12 +77,13 @@ class PlannerClient:
 
     retries: how many times a 503 or a connection error is retried (0: never); the n-th retry waits
     backoff * 2**(n-1) seconds, or what a 503's Retry-After asks (at most 30 s).
+    service_url: the service's base URL (default: $SCAN_PLANNER_URL, else http://127.0.0.1:8181).
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN).
     """
 
     def __init__(
         self,
-        service_url: str = DEFAULT_SERVICE_URL,
+        service_url: str | None = None,
         timeout: float = 120.0,
         retries: int = 3,
         backoff: float = 0.5,
@@ -78,7 +96,7 @@ class PlannerClient:
             raise ValueError(f"retries must be >= 0, not {retries}")
         if backoff < 0:
             raise ValueError(f"backoff must be >= 0, not {backoff}")
-        self.service_url = service_url.rstrip("/")
+        self.service_url = _checked_service_url(service_url or default_service_url())
         self.retries = retries
         self.backoff = backoff
         self._sleep = sleep
@@ -134,13 +152,11 @@ class PlannerClient:
             try:
                 response = self._http.request(method, path, json=body)
             except RETRY_EXCEPTIONS as exc:
-                if attempt >= self.retries:
-                    raise PlannerServiceError(
-                        None, "ConnectionError", f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)", url
-                    ) from exc
+                if attempt >= self.retries:  # (httpx's own traceback, chained, would add nothing to ours)
+                    raise _unreachable(exc, self.service_url, url, attempt + 1) from None
                 self._sleep(self._delay(attempt, None))
             except httpx.TimeoutException as exc:
-                raise PlannerServiceError(None, "Timeout", f"{type(exc).__name__}: {exc}", url) from exc
+                raise PlannerServiceError(None, "Timeout", f"{type(exc).__name__}: {exc}", url) from None
             else:
                 if response.is_success:
                     return _json(response, url)
@@ -159,6 +175,45 @@ class PlannerClient:
 
     def _url(self, path: str) -> str:
         return f"{self.service_url}{path}"
+
+
+def _checked_service_url(service_url: str) -> str:
+    """`service_url` without a trailing slash, when it is an http:// or https:// URL with a host; else
+    PlannerServiceError saying how to write it, before any request (httpx takes "localhost" in
+    "localhost:8181" for a scheme, and fails each request with its own UnsupportedProtocol)."""
+    scheme, separator, rest = service_url.partition("://")
+    if not separator:
+        fix = f": write http://{service_url.lstrip('/')}" if service_url else ""
+        raise PlannerServiceError(None, "InvalidServiceUrl", f"service_url {service_url!r} has no scheme{fix}")
+    if scheme.lower() not in ("http", "https"):
+        raise PlannerServiceError(
+            None, "InvalidServiceUrl", f"service_url {service_url!r} is not http:// or https://: write http://{rest}"
+        )
+    try:
+        host = httpx.URL(service_url).host
+    except httpx.InvalidURL as exc:
+        raise PlannerServiceError(None, "InvalidServiceUrl", f"service_url {service_url!r}: {exc}") from None
+    if not host:
+        raise PlannerServiceError(
+            None, "InvalidServiceUrl", f"service_url {service_url!r} has no host: write {scheme}://HOST:PORT"
+        )
+    return service_url.rstrip("/")
+
+
+def _unreachable(exc: Exception, service_url: str, url: str, attempts: int) -> PlannerServiceError:
+    """A request that got no answer after `attempts`: why, in words; a connection never made asks whether
+    the service runs there."""
+    tries = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
+    reason = _ERRNO.sub("", str(exc)).strip() or type(exc).__name__
+    reason = reason[:1].lower() + reason[1:]
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        message = (
+            f"cannot reach the scan-planner service at {service_url} ({reason} {tries}): "
+            "is `scan-planner serve` running there?"
+        )
+    else:
+        message = f"the connection to the scan-planner service at {service_url} failed ({reason} {tries})"
+    return PlannerServiceError(None, "ConnectionError", message, url)
 
 
 def _json(response: httpx.Response, url: str) -> Any:

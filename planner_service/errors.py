@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import difflib
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+
+MAX_COMPARED_NAMES = 10_000  # names an unknown one is compared with for "did you mean", at most
+
 
 class PlannerError(Exception):
     """Base of every error the planner reports to a caller."""
@@ -105,3 +111,23 @@ class NoSuchPlanTaskError(NotFoundError):
 def quoted(text: str, limit: int = 80) -> str:
     """Client-given text quoted for an error message, cut to `limit` characters."""
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def nearest_names(name: str, known: Iterable[str], limit: int = 3) -> list[str]:
+    """The names of `known` nearest to `name`, best first: those equal to it but for case, then difflib's close
+    matches. At most MAX_COMPARED_NAMES of `known` are compared: an error message costs no scan of a huge
+    catalog or schema."""
+    compared = [k for k in itertools.islice(known, MAX_COMPARED_NAMES) if k != name]
+    folded = [k for k in compared if k.lower() == name.lower()]
+    close = difflib.get_close_matches(name, compared, n=limit)
+    return list(dict.fromkeys([*folded, *close]))[:limit]
+
+
+def did_you_mean(near: Sequence[str], quote: Callable[[str], str] = str) -> str:
+    """' (did you mean X?)', ' (did you mean X or Y?)', ' (did you mean X, Y or Z?)' naming `near` (say, the
+    nearest_names of an unknown one), each written with `quote`; '' for none."""
+    written = [quote(n) for n in near]
+    if not written:
+        return ""
+    listed = " or ".join([", ".join(written[:-1]), written[-1]]) if len(written) > 1 else written[0]
+    return f" (did you mean {listed}?)"

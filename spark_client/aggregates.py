@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import pyarrow as pa
 
 from iceberg_io import StorageConfig
-from planner_client import DEFAULT_SERVICE_URL, PlannerClient, Scan, ScanArgs
+from planner_client import PlannerClient, Scan, ScanArgs
 from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_for_spark, read_plan
 from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
 from spark_client.partitions import expand_tasks, is_inline
@@ -56,7 +56,7 @@ def aggregate(
     table: str | Scan,
     aggregates: Sequence[str],
     *,
-    service_url: str = DEFAULT_SERVICE_URL,
+    service_url: str | None = None,
     storage: Storage = None,
     client: PlannerClient | None = None,
     token: str | None = None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 import pyarrow as pa
 
 from iceberg_io import StorageConfig
-from planner_client import DEFAULT_SERVICE_URL, PlannerClient, Scan, ScanArgs
+from planner_client import PlannerClient, Scan, ScanArgs, default_service_url
 from spark_client.executors import ExecutorCheck, application_id, require_classic
 from spark_client.jvm_options import advise_arrow_options
 from spark_client.partitions import (
@@ -68,7 +68,7 @@ def plan_and_read(
     spark: SparkSession,
     table: str | Scan,
     *,
-    service_url: str = DEFAULT_SERVICE_URL,
+    service_url: str | None = None,
     storage: Storage = None,
     client: PlannerClient | None = None,
     inline_task_limit: int | None = None,
@@ -84,6 +84,7 @@ def plan_and_read(
       rows (DataFrame.limit).
     storage: how the executors reach the object stores: an iceberg_io.StorageConfig, or Iceberg's storage
       properties (s3.endpoint, s3.access-key-id, gcs.*, adls.*); the service's vended credentials go over it.
+    service_url: the service's base URL (default: $SCAN_PLANNER_URL in the driver, else http://127.0.0.1:8181).
     client: a PlannerClient to plan with instead of one for `service_url` (timeouts, retries).
     inline_task_limit: plans with more tasks are answered by id and each executor fetches its own task
       (default: the service's setting, 10,000); 0 always does.
@@ -106,7 +107,7 @@ def plan_for_spark(
     scan: Scan,
     what: str,
     client: PlannerClient | None,
-    service_url: str,
+    service_url: str | None,
     token: str | None,
     inline_task_limit: int | None = None,
 ) -> tuple[dict[str, Any], str, str | None]:
@@ -119,18 +120,18 @@ def plan_for_spark(
         parallelism=spark_parallelism(spark),
         task_estimates=False,  # (a plan by id: its task count is all the driver needs)
     )
-    executors = ExecutorCheck(spark)  # once per application, run while the plan is made
-    sc = spark.sparkContext
-    advise_arrow_options(application_id(sc), lambda key: sc.getConf().get(key))
-    if client is not None:
-        plan = client.plan(body)
-        url, token = client.service_url, client.token
-    else:
-        with PlannerClient(service_url, token=token) as own:
-            plan = own.plan(body)
-        url, token = own.service_url, own.token
+    # made first: a service_url it cannot take is refused before Spark runs anything
+    planner = client if client is not None else PlannerClient(service_url, token=token)
+    try:
+        executors = ExecutorCheck(spark)  # once per application, run while the plan is made
+        sc = spark.sparkContext
+        advise_arrow_options(application_id(sc), lambda key: sc.getConf().get(key))
+        plan = planner.plan(body)
+    finally:
+        if planner is not client:
+            planner.close()
     executors.finish()  # a clear error here, not a worker's traceback later
-    return plan, url, token
+    return plan, planner.service_url, planner.token
 
 
 def read_plan(
@@ -138,7 +139,7 @@ def read_plan(
     plan: Mapping[str, Any],
     columns: Sequence[str] | None = None,
     storage: Storage = None,
-    service_url: str = DEFAULT_SERVICE_URL,
+    service_url: str | None = None,
     token: str | None = None,
     nullability: Nullability = "plan",
 ) -> DataFrame:
@@ -157,7 +158,7 @@ def map_tasks(
     per_task: TaskFunction,
     schema: StructType,
     storage: Storage = None,
-    service_url: str = DEFAULT_SERVICE_URL,
+    service_url: str | None = None,
     token: str | None = None,
 ) -> DataFrame:
     """A DataFrame of `schema` with one partition per task of `plan`, whose rows `per_task` makes from the
@@ -171,7 +172,7 @@ def map_tasks(
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
     storage_options = vended_storage(plan, storage)  # the service's vended credentials, when it sends them
     if not is_inline(plan):  # task indexes are the rows of a range made in the JVM: no Python RDD to pickle
-        by_id = (service_url, str(plan["plan-id"]), token)
+        by_id = (service_url or default_service_url(), str(plan["plan-id"]), token)
         tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, by_id)
         partitions = min(count, max_partitions(spark))  # a partition per task, or runs of them past the cap
         return spark.range(0, count, 1, numPartitions=partitions).mapInArrow(tasks, schema)

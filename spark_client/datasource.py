@@ -43,7 +43,7 @@ except ImportError as exc:  # pyspark 3.5 has no Python data sources
 from pyspark.sql.types import StructType
 
 from iceberg_io import StorageConfig
-from planner_client import DEFAULT_SERVICE_URL, TOKEN_VARIABLE, PlannerClient, Scan
+from planner_client import TOKEN_VARIABLE, URL_VARIABLE, PlannerClient, Scan, default_service_url
 from planner_client.scan import GROUPINGS, Grouping
 from spark_client.dataframe import NULLABILITIES, arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
@@ -69,7 +69,7 @@ FORMAT = "scan-planner"
 # The read options, named as Iceberg's Spark reads name them where Iceberg has them.
 OPTIONS = {
     "table": 'namespace.name (or load("namespace.name"))',
-    "service-url": f"the planner's base URL (default {DEFAULT_SERVICE_URL})",
+    "service-url": f"the planner's base URL (default: ${URL_VARIABLE} in the driver, else http://127.0.0.1:8181)",
     "token": f"the bearer token of a service with authentication on (default: ${TOKEN_VARIABLE} in the driver)",
     "columns": "comma-separated column names to read (default: all)",
     "filter": "a row filter: a filter string, or a REST JSON expression (starting with '{')",
@@ -114,7 +114,7 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
             _int(options["inline-task-limit"], "inline-task-limit") if options.get("inline-task-limit") else None
         )
         self.parallelism = _positive_int(options, "parallelism", 1) if options.get("parallelism") else None
-        self.service_url = options.get("service-url") or DEFAULT_SERVICE_URL
+        self.service_url = options.get("service-url") or default_service_url()
         self.token = options.get("token") or os.environ.get(TOKEN_VARIABLE) or None
         storage = {key[len("storage.") :]: value for key, value in options.items() if key.startswith("storage.")}
         self.storage = StorageConfig.from_properties(storage)

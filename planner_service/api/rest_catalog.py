@@ -9,6 +9,7 @@ not served, and not advertised.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -28,7 +29,15 @@ from planner_service.api.response_models import LoadTableResult, described
 from planner_service.api.responses import json_response
 from planner_service.api.rest_routes import NAMESPACE_SEPARATOR, V1Routes, parse_namespace, table_identifier
 from planner_service.catalog.base import LoadedTable, TableIdentifier
-from planner_service.errors import BadRequestError, NoSuchNamespaceError, NoSuchTableError, NotFoundError, quoted
+from planner_service.errors import (
+    BadRequestError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NotFoundError,
+    did_you_mean,
+    nearest_names,
+    quoted,
+)
 from planner_service.metrics import METRICS_REPORTS
 from planner_service.service.runtime import Runtime
 
@@ -105,14 +114,22 @@ def _exists(namespace: tuple[str, ...], known: list[tuple[str, ...]]) -> bool:
 
 
 def _require_namespace(runtime: Runtime, namespace: tuple[str, ...], access: TableAccess) -> None:
-    if not _exists(namespace, _namespaces(runtime, access)):
-        raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
+    known = _namespaces(runtime, access)
+    if not _exists(namespace, known):
+        raise _missing_namespace(namespace, known)
+
+
+def _missing_namespace(namespace: tuple[str, ...], known: list[tuple[str, ...]]) -> NoSuchNamespaceError:
+    """A namespace the caller does not see, with the nearest of those it sees (and of their parents)."""
+    wanted = ".".join(namespace)
+    seen = dict.fromkeys(".".join(ns[:depth]) for ns in known for depth in range(1, len(ns) + 1))
+    return NoSuchNamespaceError(f"Namespace does not exist: {wanted}{did_you_mean(nearest_names(wanted, seen))}")
 
 
 def _children(runtime: Runtime, parent: tuple[str, ...], access: TableAccess) -> list[tuple[str, ...]]:
     known = _namespaces(runtime, access)
     if parent and not _exists(parent, known):
-        raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(parent)}")
+        raise _missing_namespace(parent, known)
     depth = len(parent) + 1
     return sorted({ns[:depth] for ns in known if len(ns) >= depth and ns[: len(parent)] == parent})
 
@@ -295,7 +312,8 @@ async def table_exists(
     namespace: TableNamespacePath, table: RestTablePath, request: Request, runtime: RuntimeDep
 ) -> Response:
     identifier = table_identifier(namespace, table)
-    return await _exists_response(runtime.load_table, str(identifier), None, access_of(request), Privilege.LIST)
+    check = functools.partial(runtime.load_table, suggest=False)  # (a 404 without a body suggests nothing)
+    return await _exists_response(check, str(identifier), None, access_of(request), Privilege.LIST)
 
 
 async def _exists_response(check: Callable[..., object], *args: Any) -> Response:

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from planner_service.errors import BadRequestError, NoSuchTableError, quoted
+from planner_service.errors import (
+    MAX_COMPARED_NAMES,
+    BadRequestError,
+    NoSuchTableError,
+    did_you_mean,
+    nearest_names,
+    quoted,
+)
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.io.locations import Location
 from planner_service.metadata.table_metadata import TableMetadata, parse_table_metadata
@@ -82,9 +91,29 @@ class Catalog(Protocol):
         ...
 
 
-def missing_table(identifier: TableIdentifier) -> NoSuchTableError:
-    """The one error of a table no catalog has (and of one the caller may not see: the same words)."""
-    return NoSuchTableError(f"Table does not exist: {identifier}")
+def missing_table(identifier: TableIdentifier, listable: Iterable[TableIdentifier] = ()) -> NoSuchTableError:
+    """The one error of a table no catalog has (and of one the caller may not see: the same words), with the
+    nearest of `listable`, the tables the caller may list: a function of the name asked and of what the
+    caller sees alone, so that a table it may not see is answered exactly as one that is not there."""
+    return NoSuchTableError(f"Table does not exist: {identifier}{_did_you_mean_table(identifier, listable)}")
+
+
+def _did_you_mean_table(identifier: TableIdentifier, listable: Iterable[TableIdentifier]) -> str:
+    """' (did you mean ns.t?)': the tables named nearest to `identifier` in its namespace, or, when the caller
+    sees no such namespace, in the namespaces named nearest to it (a typo in either part, or in both)."""
+    by_namespace: dict[str, list[str]] = {}
+    for table in itertools.islice(listable, MAX_COMPARED_NAMES):
+        by_namespace.setdefault(".".join(table.namespace), []).append(table.name)
+    namespace = ".".join(identifier.namespace)
+    if namespace in by_namespace:
+        near = [f"{namespace}.{name}" for name in nearest_names(identifier.name, by_namespace[namespace])]
+    else:
+        near = []
+        for ns in nearest_names(namespace, by_namespace):
+            names = by_namespace[ns]
+            same = [identifier.name] if identifier.name in names else []
+            near += [f"{ns}.{name}" for name in same + nearest_names(identifier.name, names)]
+    return did_you_mean(near[:3])
 
 
 def missing_location(location: str) -> NoSuchTableError:

@@ -25,15 +25,24 @@ from planner_service.expressions.expression import (
     UnboundPredicate,
     UnboundTerm,
 )
+from planner_service.expressions.filter_text import literal_text, string_text, term_text
 from planner_service.expressions.literals import ABOVE_MAX, BELOW_MIN, Literal, convert
 from planner_service.expressions.transforms import can_transform
 from planner_service.expressions.visitor import RebuildingVisitor, visit
 from planner_service.metadata.conversions import java_equality_key
-from planner_service.metadata.types import PrimitiveType, Schema, java_type_string
+from planner_service.metadata.types import IcebergType, PrimitiveType, Schema, java_type_string, unknown_column
 
 
 class InvalidFilterError(BadRequestError):
-    """The filter does not fit the table: an unknown column, a literal the column's type cannot take."""
+    """The filter does not fit the table: an unknown column, a literal the column's type cannot take.
+
+    The message is in the service's words (types as Iceberg names them, the nearest column names);
+    `java_message` is Iceberg Java's message for the same refusal, which the parity tests hold it to
+    (tests/conformance, tests/differential): the same refusal, for the same reason."""
+
+    def __init__(self, message: str, java_message: str | None = None) -> None:
+        super().__init__(message)
+        self.java_message = message if java_message is None else java_message
 
 
 def bind(schema: Schema, expr: Expression, case_sensitive: bool = True) -> Expression:
@@ -60,7 +69,10 @@ def bind_term(schema: Schema, term: UnboundTerm, case_sensitive: bool = True) ->
         raise InvalidFilterError("Invalid column name: (empty)")
     fld = schema.find_field_by_name(ref.name, case_sensitive)
     if fld is None:
-        raise InvalidFilterError(f"Cannot find field '{ref.name}' in struct: {java_type_string(schema.struct)}")
+        raise InvalidFilterError(
+            f"Cannot find field '{ref.name}'{unknown_column(schema, ref.name)}",
+            f"Cannot find field '{ref.name}' in struct: {java_type_string(schema.struct)}",
+        )
     bound = BoundReference(fld, ref.name)
     if isinstance(term, Reference):
         return bound
@@ -112,28 +124,76 @@ _LITERAL_CLASSES = {
     "fixed": "FixedLiteral",
     "binary": "BinaryLiteral",
 }
+# how a value of a type is written as a string (in a JSON expression and in a filter string alike)
+_WRITTEN = {
+    "date": "'2024-01-31'",
+    "time": "'10:15:30'",
+    "timestamp": "'2024-01-31T10:15:30'",
+    "timestamptz": "'2024-01-31T10:15:30+00:00' (with its offset)",
+    "timestamp_ns": "'2024-01-31T10:15:30.123456789'",
+    "timestamptz_ns": "'2024-01-31T10:15:30.123456789+00:00' (with its offset)",
+    "uuid": "'f79c3e09-677c-4bbd-a479-3f349cb785e7'",
+    "decimal": "'12.30'",
+}
+_NUMBERS = frozenset({"int", "long", "float", "double"})
 
 
 def _conversion_error(term: BoundTerm, lit: Literal, in_set: bool = False) -> InvalidFilterError:
+    """A literal the term's type cannot take, said in the service's words (the term, its type, the value as a
+    filter writes it, how a value of the type is written), with Java's message for the parity tests."""
+    typ = _type_name(term.type)
+    message = f"Cannot compare {term_text(term)} ({typ}) with {_literal_words(lit)}{_how_written(term.type, lit)}"
+    return InvalidFilterError(message, _java_conversion_message(term, lit, in_set))
+
+
+def _type_name(typ: IcebergType) -> str:
+    """A type as Iceberg names it: long, decimal(9, 2), fixed[16]; struct, list or map for a nested one."""
+    return typ.name if isinstance(typ, PrimitiveType) else typ.kind
+
+
+def _literal_words(lit: Literal) -> str:
+    """The literal as a filter writes it, said with its kind where the text does not say it."""
+    text = literal_text(lit)
+    if lit.kind == "string":
+        return f"the string {text}"
+    if lit.kind in _NUMBERS:
+        return f"the number {text}"
+    if lit.kind == "boolean":
+        return f"the boolean {text}"
+    return text  # DATE '...', TIMESTAMP '...', DECIMAL '...', UUID '...', X'..' say their kind
+
+
+def _how_written(typ: IcebergType, lit: Literal) -> str:
+    """A hint for the usual mistakes: a string that does not read as a date, time, timestamp, uuid, decimal
+    or bytes; a number for a string column."""
+    kind = typ.kind if isinstance(typ, PrimitiveType) else None
+    if lit.kind == "string" and kind in _WRITTEN:
+        return f": a {kind} is written {_WRITTEN[kind]}"
+    if lit.kind == "string" and isinstance(typ, PrimitiveType) and typ.kind == "fixed":
+        return f": a {typ.name} value is {typ.length} bytes, written as {2 * (typ.length or 0)} hex digits"
+    if lit.kind == "string" and kind == "binary":
+        return ": bytes are written as hex digits, X'00FF' (in JSON \"00FF\")"
+    if kind == "string" and lit.kind in _NUMBERS:
+        return f": string values take single quotes ({string_text(literal_text(lit))})"
+    return ""
+
+
+def _java_conversion_message(term: BoundTerm, lit: Literal, in_set: bool) -> str:
     """Java's message: for in/not-in the literal as Literal.toString writes it and its Literal class (found
     by the differential fuzzer: 'Invalid value for conversion to type long: "7" (...Literals$StringLiteral)')."""
     typ = java_type_string(term.type)
     length = term.type.length if isinstance(term.type, PrimitiveType) and term.type.kind == "fixed" else None
     if length is not None and lit.hex and len(lit.value) != 2 * length:  # Java's SingleValueParser, given the schema
-        return InvalidFilterError(
+        return (
             f"Cannot parse default {typ} value: {json.dumps(lit.value)}, incorrect length: {len(lit.value)}"
             f" for column '{term.ref.name}'"
         )
     if in_set:
         text = str(lit).lower() if lit.kind == "boolean" else str(lit)
         java_class = f"org.apache.iceberg.expressions.Literals${_LITERAL_CLASSES[lit.kind]}"
-        return InvalidFilterError(
-            f"Invalid value for conversion to type {typ}: {text} ({java_class}) for column '{term.ref.name}'"
-        )
+        return f"Invalid value for conversion to type {typ}: {text} ({java_class}) for column '{term.ref.name}'"
     value = str(lit.value).lower() if lit.kind == "boolean" else lit.value  # Java's Boolean.toString
-    return InvalidFilterError(
-        f"Invalid value for conversion to type {typ}: {value} ({lit.java_class}) for column '{term.ref.name}'"
-    )
+    return f"Invalid value for conversion to type {typ}: {value} ({lit.java_class}) for column '{term.ref.name}'"
 
 
 def as_java_parsed(pred: UnboundPredicate, bound: Expression) -> UnboundPredicate:
@@ -157,8 +217,10 @@ def _bind_literal(pred: UnboundPredicate, term: BoundTerm) -> Expression:
     ):
         java_term = f"ref(id={term.field_id}, accessor-type={java_type_string(term.ref.type)})"  # Java's toString
         raise InvalidFilterError(
+            f"Cannot use LIKE 'prefix%' (starts-with) on {term_text(term)} ({_type_name(term.type)}): it needs a"
+            " string column",
             f"Term for STARTS_WITH or NOT_STARTS_WITH must produce a string: {java_term}: {java_type_string(term.type)}"
-            f" (column '{term.ref.name}')"
+            f" (column '{term.ref.name}')",
         )
     converted = convert(pred.literal, term.type)
     if converted is None:

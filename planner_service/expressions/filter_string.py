@@ -257,7 +257,9 @@ def _comparison(node: exp.Expr) -> Expression:
     if _is_nan_column(left) or _is_nan_column(right):
         raise _Unsupported(node, "NaN cannot be compared with an operator; use IS NAN")
     if _is_term(left) and _is_term(right):
-        raise _Unsupported(node, "both sides are columns; one side must be a literal value")
+        meant = _quoted_column(right) or _quoted_column(left)
+        hint = _single_quotes(meant) if meant is not None else "one side must be a literal value"
+        raise _Unsupported(node, f"both sides are columns: {hint}")
     if _is_term(left):
         return predicate(op, _term(left), _value(right))
     if _is_term(right):
@@ -431,8 +433,21 @@ def _value(node: exp.Expr) -> Literal:
 def _raw_value(node: exp.Expr) -> Literal:
     translate = _VALUES.get(type(node))
     if translate is None:
-        raise _Unsupported(node, "expected a literal value")
+        meant = _quoted_column(node)
+        raise _Unsupported(node, "expected a literal value" + (f": {_single_quotes(meant)}" if meant else ""))
     return translate(node)
+
+
+def _quoted_column(node: exp.Expr) -> str | None:
+    """The name of a column written in quotes ("eu" or `eu`), where a string ('eu') may have been meant."""
+    ident = node.this if isinstance(node, exp.Column) and not node.table else None
+    return ident.name if isinstance(ident, exp.Identifier) and ident.quoted else None
+
+
+def _single_quotes(meant: str) -> str:
+    """The hint for a value written in double quotes: SQL's strings take single quotes."""
+    written = "'" + meant.replace("'", "''") + "'"
+    return f"string values take single quotes ({written}), double quotes and backticks name columns"
 
 
 def _literal(node: exp.Expr) -> Literal:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner_service.errors import CorruptMetadataError
+from planner_service.errors import CorruptMetadataError, did_you_mean, nearest_names
 from planner_service.json_text import without_nulls
 from planner_service.metadata.json_fields import echo, get_array, get_bool, get_int, get_string, require_object
 from planner_service.nesting import depth_of, ensure_recursion_headroom
@@ -18,6 +18,7 @@ MAX_DECIMAL_PRECISION = 38
 # Nesting of struct, list and map types a schema may have, checked before anything recurses over a type.
 # Java's limit is Jackson's 1,000 levels of JSON: 330 structs (three levels each), or 990 lists.
 MAX_TYPE_DEPTH = 330
+MAX_LISTED_COLUMNS = 30  # a message refusing a column lists at most this many of the table's
 
 PRIMITIVE_NAMES = frozenset(
     {
@@ -183,6 +184,10 @@ class Schema:
         fid = index.get(key)
         return None if fid is None else self._by_id[fid]
 
+    def column_names(self) -> list[str]:
+        """Every name find_field_by_name resolves (nested fields' full dotted names and Java's short ones)."""
+        return list(self._by_name)
+
     def column_name(self, field_id: int) -> str | None:
         """The full (canonical) dotted name of a field."""
         return self._full_names.get(field_id)
@@ -201,6 +206,23 @@ class Schema:
         if self.identifier_field_ids:
             out["identifier-field-ids"] = list(self.identifier_field_ids)
         return out
+
+
+def unknown_column(schema: Schema, name: str) -> str:
+    """What a message refusing the column `name` adds: the schema's nearest names (nested ones dotted) and its
+    top-level columns, at most MAX_LISTED_COLUMNS of them, e.g. " (did you mean 'id'?); the columns are id,
+    ts, region, amount"."""
+    top = [f.name for f in schema.fields]
+    if not top:
+        return "; the table has no columns"
+    listed = ", ".join(top[:MAX_LISTED_COLUMNS])
+    more = f" and {len(top) - MAX_LISTED_COLUMNS} more" if len(top) > MAX_LISTED_COLUMNS else ""
+    near = did_you_mean(nearest_names(name, schema.column_names()), _single_quoted)
+    return f"{near}; the columns are {listed}{more}"
+
+
+def _single_quoted(name: str) -> str:
+    return f"'{name}'"
 
 
 def java_type_string(typ: IcebergType) -> str:

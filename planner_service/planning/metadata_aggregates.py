@@ -27,7 +27,14 @@ import numpy as np
 
 from planner_service.errors import BadRequestError
 from planner_service.expressions.expression import TRUE
-from planner_service.metadata.types import IcebergType, NestedField, PrimitiveType, Schema, java_type_string
+from planner_service.metadata.types import (
+    IcebergType,
+    NestedField,
+    PrimitiveType,
+    Schema,
+    java_type_string,
+    unknown_column,
+)
 from planner_service.planning.planned_files import FileTaskColumns
 
 Op = Literal["count_star", "count", "min", "max"]
@@ -110,8 +117,8 @@ def _bind(schema: Schema, aggregate: Aggregate, case_sensitive: bool) -> NestedF
     fld = schema.find_field_by_name(aggregate.column, case_sensitive)
     if fld is None:
         raise BadRequestError(
-            f"Invalid aggregate {aggregate.name}: cannot find field '{aggregate.column}' in struct: "
-            f"{java_type_string(schema.struct)}"
+            f"Invalid aggregate {aggregate.name}: cannot find field '{aggregate.column}'"
+            f"{unknown_column(schema, aggregate.column)}"
         )
     return fld
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from planner_service.errors import BadRequestError
-from planner_service.metadata.types import ListType, MapType, NestedField, Schema, StructType
+from planner_service.metadata.types import ListType, MapType, NestedField, Schema, StructType, unknown_column
 
 
 def project_schema(
@@ -22,7 +22,7 @@ def project_schema(
             return schema
         fld = schema.find_field_by_name(name, case_sensitive)
         if fld is None:
-            raise BadRequestError(f"Cannot select unknown column '{name}'")
+            raise BadRequestError(f"Cannot select unknown column '{name}'{unknown_column(schema, name)}")
         wanted.add(fld.field_id)
     wanted.update(fid for fid in filter_ids if schema.find_field(fid) is not None)
     # a selected struct keeps all its fields; a selected nested field keeps its parents

@@ -29,7 +29,7 @@ from planner_service.metadata.snapshot_choice import (
     choose_snapshot,
 )
 from planner_service.metadata.table_metadata import TableMetadata
-from planner_service.metadata.types import Schema
+from planner_service.metadata.types import Schema, unknown_column
 from planner_service.planning.grouping import Grouping, grouping_of
 
 __all__ = [
@@ -216,7 +216,7 @@ def check_on_table(
     appends = request.appends
     chosen = choose_snapshot(meta, request.snapshot) if appends is None else choose_appends(meta, appends)
     bind(meta.schema, request.row_filter, request.case_sensitive)
-    _check_select(select, (chosen.schema, meta.schema), request.case_sensitive)
+    _check_select(select, meta.schema, chosen.schema, request.case_sensitive)
     return chosen, stats_field_ids(stats_fields, meta.schema, request.case_sensitive)
 
 
@@ -241,12 +241,12 @@ def _check_incremental(snapshot_id: int | None, start: int | None, end: int | No
         raise BadRequestError("Invalid scan: an incremental scan needs both start-snapshot-id and end-snapshot-id")
 
 
-def _check_select(select: Sequence[str] | None, schemas: Sequence[Schema], case_sensitive: bool) -> None:
+def _check_select(select: Sequence[str] | None, current: Schema, scanned: Schema, case_sensitive: bool) -> None:
     """Each name must exist in the scan's schema or the current one (PyIceberg selects by the snapshot's
-    schema without setting use-snapshot-schema)."""
+    schema without setting use-snapshot-schema); an unknown one is refused naming the current columns."""
     for name in select or ():
-        if name != "*" and all(s.find_field_by_name(name, case_sensitive) is None for s in schemas):
-            raise BadRequestError(f"Cannot select unknown column '{name}'")
+        if name != "*" and all(s.find_field_by_name(name, case_sensitive) is None for s in (scanned, current)):
+            raise BadRequestError(f"Cannot select unknown column '{name}'{unknown_column(current, name)}")
 
 
 def stats_field_ids(names: Sequence[str] | None, schema: Schema, case_sensitive: bool) -> frozenset[int] | None:
@@ -257,6 +257,6 @@ def stats_field_ids(names: Sequence[str] | None, schema: Schema, case_sensitive:
     for name in names:
         found = schema.find_field_by_name(name, case_sensitive)
         if found is None:
-            raise BadRequestError(f"Cannot find field '{name}' for stats-fields")
+            raise BadRequestError(f"Cannot find field '{name}' for stats-fields{unknown_column(schema, name)}")
         ids.add(found.field_id)
     return frozenset(ids)

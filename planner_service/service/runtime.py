@@ -4,6 +4,7 @@ Built once per process from Settings; routes reach it through a FastAPI dependen
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import secrets
 import time
@@ -17,11 +18,12 @@ from planner_service.access.principals import Principal
 from planner_service.access.signing_key import signing_key
 from planner_service.access.table_access import TableAccess
 from planner_service.cache import LruCache
-from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location, missing_table
 from planner_service.catalog.rest import RestCatalog, RestCatalogConfig
 from planner_service.catalog.router import CatalogRouter
 from planner_service.catalog.sql import SqlCatalog
 from planner_service.errors import (
+    MAX_COMPARED_NAMES,
     BadRequestError,
     LocationNotAllowedError,
     NoSuchNamespaceError,
@@ -180,10 +182,18 @@ class Runtime:
         return self.storage_credentials(table, access)
 
     def load_table(
-        self, name: str | None, metadata_location: str | None, access: TableAccess, privilege: Privilege
+        self,
+        name: str | None,
+        metadata_location: str | None,
+        access: TableAccess,
+        privilege: Privilege,
+        *,
+        suggest: bool = True,
     ) -> LoadedTable:
         """A table by catalog name or by its metadata.json location (exactly one of them), when `access`
-        holds `privilege` on it (checked before anything is read)."""
+        holds `privilege` on it (checked before anything is read). A name no catalog has, or one the caller
+        may not list, is answered alike: missing_table with the nearest of the tables the caller may list
+        (`suggest` False: without them, for an answer that has no body)."""
         if (name is None) == (metadata_location is None):
             raise BadRequestError("Give exactly one of 'table' (namespace.name) and 'metadata-location'")
         if metadata_location is not None:
@@ -191,8 +201,23 @@ class Runtime:
             return load_by_metadata_location(self.io, metadata_location)
         assert name is not None
         identifier = TableIdentifier.parse(name)
-        access.require(identifier, privilege)
-        return self.catalog_for(access.principal).load_table(identifier)
+        try:
+            access.require(identifier, privilege)
+            return self.catalog_for(access.principal).load_table(identifier)
+        except NoSuchTableError:
+            if not suggest:
+                raise
+            raise missing_table(identifier, self.listable_tables(access)) from None
+
+    def listable_tables(self, access: TableAccess) -> list[TableIdentifier]:
+        """The tables `access`'s principal may list (as the REST catalog's listings filter them), from the
+        listing namespace_tables keeps, at most MAX_COMPARED_NAMES of the catalog's considered; none when the
+        catalog cannot be listed now (a missing table's suggestions are not worth an error of their own)."""
+        try:
+            listing = self.namespace_tables(access.principal)
+        except PlannerError:
+            return []
+        return access.visible(itertools.islice(itertools.chain.from_iterable(listing.values()), MAX_COMPARED_NAMES))
 
     def require_location(self, metadata_location: str, access: TableAccess, privilege: Privilege) -> None:
         """A table by its metadata file, when `access` holds `privilege` on it (decided by the access wing on

@@ -28,6 +28,12 @@ from typing import Any
 
 import pytest
 
+from planner_service.catalog.base import load_by_metadata_location
+from planner_service.errors import PlannerError
+from planner_service.expressions.binding import InvalidFilterError, bind
+from planner_service.expressions.expression_json import expression_from_json
+from planner_service.io.fileio import FileIO
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 GENERATE = HERE / "generate.py"
@@ -35,6 +41,13 @@ JAVA_ENV = REPO / "scripts" / "java_env.py"
 # Whatever decides the tables and the plans; a change to any of them rebuilds the cache.
 GENERATOR_FILES = (GENERATE, HERE / "cases.py", HERE / "read_cases.py", HERE / "reference_tables.py", JAVA_ENV)
 _TAIL_LINES = 40
+
+
+def java_message(error: PlannerError) -> str:
+    """What Iceberg Java says of the refusal `error` is, to compare with its recorded message: a filter's
+    refusal is said in the service's words and carries Java's (InvalidFilterError.java_message); the others
+    are Java's words, sometimes followed by what they refer to."""
+    return error.java_message if isinstance(error, InvalidFilterError) else error.message
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,23 @@ class Conformance:
         """A recorded aggregate case: read_cases.AGGREGATE_CASES's entry, snapshot resolved, plus pushed,
         spark_values (Spark + Iceberg's answer) and read_values (the rows' answer, push-down off)."""
         return next(a for a in self.expected["aggregates"] if a["id"] == case_id)
+
+
+def our_refusal(conformance: Conformance, case: dict[str, Any]) -> str:
+    """What our answer to an error case starts with: Java's recorded message, or, for a filter the table's
+    schema cannot take, the service's words for that refusal (bound here as planning binds it, to the
+    current schema), whose java_message is Java's."""
+    java = str(case["error"]["message"])
+    if case["filter"] is None:
+        return java
+    location = conformance.tables[case["table"]]["metadata_location"]
+    schema = load_by_metadata_location(FileIO(), location).metadata.schema
+    try:
+        bind(schema, expression_from_json(case["filter"]), case["case_sensitive"])
+    except InvalidFilterError as err:
+        assert err.java_message.startswith(java), (err.java_message, java)
+        return err.message
+    return java
 
 
 def generator_digest(files: tuple[Path, ...] = GENERATOR_FILES) -> str:

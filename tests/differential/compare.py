@@ -21,6 +21,7 @@ from planner_service.metadata.snapshot_choice import AppendRange, SnapshotChoice
 from planner_service.planning.planned_files import FileScanTask
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_request import ScanRequest
+from tests.conformance.reference import java_message
 
 _CONTENT = {POSITION_DELETES: "POSITION_DELETES", EQUALITY_DELETES: "EQUALITY_DELETES"}
 TASK_FIELDS = (
@@ -122,7 +123,7 @@ def our_answer(planner: ScanPlanner, metadata_location: str, request: dict[str, 
         files = [task_json(t) for t in plan.file_tasks]
         tasks = [[task_json(t) for t in c.tasks] for c in plan.tasks]
     except PlannerError as err:
-        return {"error": {"class": type(err).__name__, "message": err.message}, "files": [], "tasks": []}
+        return {"error": {"class": type(err).__name__, "message": java_message(err)}, "files": [], "tasks": []}
     except Exception:  # a crash is a finding whatever Java says
         return {"crash": traceback.format_exc()[-3000:]}
     ids = sorted(field_ids(plan.schema.to_json()))

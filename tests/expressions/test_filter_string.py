@@ -362,6 +362,29 @@ def test_semantic_errors_name_the_offending_text(text: str, fragments: list[str]
         assert fragment in message, (fragment, message)
 
 
+QUOTES = "double quotes and backticks name columns"
+BOTH = "both sides are columns"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "problem"),
+    [
+        ('region = "eu"', "eu", BOTH),
+        ('"eu" = region', "eu", BOTH),
+        ('"region" = "eu"', "eu", BOTH),
+        ("region = `eu`", "eu", BOTH),
+        ('name = "it\'s"', "it's", BOTH),
+        ("region IN ('us', \"eu\")", "eu", "expected a literal value"),
+    ],
+)
+def test_a_value_in_double_quotes_is_told_to_take_single_ones(text: str, value: str, problem: str) -> None:
+    """SQL's double quotes name a column: `region = "eu"` compares two columns. The hint writes the value as
+    the string it reads as."""
+    written = "'" + value.replace("'", "''") + "'"
+    assert _error(text).endswith(f": {problem}: string values take single quotes ({written}), {QUOTES}")
+    assert parse_filter(f"region = {written}") == predicate(Op.EQ, Reference("region"), Literal("string", value))
+
+
 def test_parse_filter_returns_unbound_expressions() -> None:
     parsed: Expression = parse_filter("a = 1 AND bucket(4, b) IN (1, 2)")
     assert parsed == and_(

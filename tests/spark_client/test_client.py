@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -249,12 +250,45 @@ def test_the_service_errors_arrive_as_they_were_sent(demo_service: str) -> None:
 
 
 def test_nobody_listening_is_a_connection_error_after_the_retries() -> None:
+    """It says where, why and what to check, and its traceback is the client's alone (httpx's and httpcore's
+    chained errors add nothing to it)."""
     slept: list[float] = []
-    client = PlannerClient(f"http://127.0.0.1:{free_port()}", retries=2, backoff=0.01, sleep=slept.append)
+    url = f"http://127.0.0.1:{free_port()}"
+    client = PlannerClient(url, retries=2, backoff=0.01, sleep=slept.append)
     with client, pytest.raises(PlannerServiceError) as info:
         client.plan({"table": "db.t"})
-    assert info.value.status is None and info.value.type == "ConnectionError"
-    assert "after 3 attempts" in info.value.message and slept == [0.01, 0.02]
+    assert info.value.status is None and info.value.type == "ConnectionError" and slept == [0.01, 0.02]
+    assert info.value.message == (
+        f"cannot reach the scan-planner service at {url} (connection refused after 3 attempts): "
+        "is `scan-planner serve` running there?"
+    )
+    assert info.value.url == f"{url}/plan"
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    shown = "".join(traceback.format_exception(info.value))
+    assert "/httpx/" not in shown and "/httpcore/" not in shown and shown.count("\n") < 15, shown
+
+
+@pytest.mark.parametrize(
+    ("service_url", "message"),
+    [
+        ("localhost:8181", "service_url 'localhost:8181' has no scheme: write http://localhost:8181"),
+        ("127.0.0.1:9999", "service_url '127.0.0.1:9999' has no scheme: write http://127.0.0.1:9999"),
+        ("ftp://planner:21", "service_url 'ftp://planner:21' is not http:// or https://: write http://planner:21"),
+        ("http://", "service_url 'http://' has no host: write http://HOST:PORT"),
+    ],
+)
+def test_a_service_url_it_cannot_reach_by_http_is_refused_before_any_request(service_url: str, message: str) -> None:
+    """Not httpx's UnsupportedProtocol at the first request: the client's own error, when it is made."""
+    asked: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return httpx.Response(200, json=PLAN)
+
+    with pytest.raises(PlannerServiceError) as info:
+        PlannerClient(service_url, transport=httpx.MockTransport(handler))
+    assert info.value.status is None and info.value.type == "InvalidServiceUrl"
+    assert info.value.message == message and asked == []
 
 
 @pytest.fixture(scope="module")

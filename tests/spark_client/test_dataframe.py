@@ -4,6 +4,7 @@ the demo table, and of split files read once."""
 
 from __future__ import annotations
 
+import traceback
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from spark_client import PlannerClient, PlannerServiceError, dataframe, plan_and
 from spark_client.dataframe import spark_parallelism
 from tests.conformance.read_cases import PARTITION_COUNT_CASES, READ_CASES
 from tests.conformance.reference import Conformance
+from tests.conftest import free_port
 from tests.plan_wire import splits
 from tests.spark_client.compare import assert_spark_read_matches, read_arguments, rows
 
@@ -178,6 +180,37 @@ def test_errors_name_the_cause(spark: Any, demo_service: str) -> None:
     with pytest.raises(PlannerServiceError) as bad:
         plan_and_read(spark, "demo.events", columns=["nope"], service_url=demo_service)
     assert bad.value.status == 400 and "nope" in bad.value.message
+
+
+def test_errors_suggest_what_was_meant(spark: Any, demo_service: str) -> None:
+    """The issue's newcomer, on demo.events (id, ts, region, amount; and demo.customers beside it)."""
+    with pytest.raises(PlannerServiceError) as table:
+        plan_and_read(spark, "demo.event", service_url=demo_service)
+    assert table.value.message == "Table does not exist: demo.event (did you mean demo.events?)"
+    with pytest.raises(PlannerServiceError) as column:
+        plan_and_read(spark, "demo.events", columns=["idd"], service_url=demo_service)
+    expected = "Cannot select unknown column 'idd' (did you mean 'id'?); the columns are id, ts, region, amount"
+    assert column.value.message == expected
+    with pytest.raises(PlannerServiceError) as value:
+        plan_and_read(spark, "demo.events", filter="id < 'abc'", service_url=demo_service)
+    assert value.value.message == "Cannot compare id (long) with the string 'abc'"
+
+
+def test_a_service_that_is_not_there_is_said_in_a_few_lines(spark: Any) -> None:
+    """The wrong port: the client's error, asking whether the service runs, without httpx's traceback; a URL
+    without a scheme refused before anything is asked of anyone."""
+    url = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(PlannerServiceError) as refused:
+        plan_and_read(spark, "demo.events", service_url=url)
+    assert refused.value.message == (
+        f"cannot reach the scan-planner service at {url} (connection refused after 4 attempts): "
+        "is `scan-planner serve` running there?"
+    )
+    shown = "".join(traceback.format_exception(refused.value))
+    assert "/httpx/" not in shown and shown.count("\n") < 25, shown
+    with pytest.raises(PlannerServiceError) as schemeless:
+        plan_and_read(spark, "demo.events", service_url="localhost:8181")
+    assert schemeless.value.message == "service_url 'localhost:8181' has no scheme: write http://localhost:8181"
 
 
 @pytest.mark.parametrize("most", [1, 3])
