@@ -13,10 +13,12 @@ from typing import Any
 import orjson
 
 from planner_service.api.error_kinds import error_kind
-from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location
+from planner_service.catalog.base import LoadedTable, TableIdentifier, load_by_metadata_location, missing_table
 from planner_service.catalog.hadoop import HadoopCatalog, load_table_directory
 from planner_service.catalog.sql import SqlCatalog
-from planner_service.errors import BadRequestError, PlannerError
+from planner_service.errors import BadRequestError, NoSuchTableError, PlannerError
+from planner_service.expressions.binding import bind
+from planner_service.expressions.filter_text import filter_text
 from planner_service.io.fileio import FileIO
 from planner_service.planning.grouping import GROUPINGS
 from planner_service.planning.planner import ScanPlanner
@@ -181,8 +183,11 @@ def _serve(args: argparse.Namespace) -> int:
     )
     configure_logging(settings.log_level.upper())
     settings.check_exposure()
+    from planner_service.access.control import describe_access
+    from planner_service.catalog.sql import sql_catalog_hint
+
     if settings.serves_demo:
-        from planner_service.demo import ensure_demo_warehouse
+        from planner_service.demo import DEMO_TABLES, ensure_demo_warehouse
 
         wanted = Path(settings.demo_dir) if settings.demo_dir else None
         try:
@@ -195,8 +200,13 @@ def _serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        print(f"serving the demo warehouse {directory} (table demo.events)", file=sys.stderr)
-    print(f"scan-planner on http://{settings.host}:{settings.port} (docs at /docs)", file=sys.stderr)
+        print(f"serving the demo warehouse {directory} (tables {', '.join(DEMO_TABLES)})", file=sys.stderr)
+    if settings.warehouse and (hint := sql_catalog_hint(Path(settings.warehouse))):
+        print(f"scan-planner: {hint}", file=sys.stderr)
+    url = f"http://{settings.host}:{settings.port}"
+    print(f"scan-planner on {url}: the plan explorer at {url}/ui, the HTTP API's docs at {url}/docs", file=sys.stderr)
+    for line in describe_access(settings):
+        print(f"  {line}", file=sys.stderr)
     if settings.workers > 1:
         # worker processes import the app themselves: hand them the settings in a file only this user reads
         # (never the environment, which child processes inherit and /proc shows), for as long as they may start
@@ -249,7 +259,7 @@ def _plan(args: argparse.Namespace) -> int:
     body = orjson.loads(raw)
     _print_summary(body, checked.limit)
     if checked.explain:
-        _print_explain(body["explain"])
+        _print_explain(body["explain"], _bound_filter_text(plan), plan.table.metadata.location)
     return 0
 
 
@@ -300,19 +310,24 @@ def _load_table(io: FileIO, args: argparse.Namespace) -> LoadedTable:
         return load_by_metadata_location(io, args.metadata_location)
     if args.table_dir:
         return load_table_directory(io, args.table_dir)
-    if args.table:
-        identifier = TableIdentifier.parse(args.table)
-        if args.catalog_uri:
-            return SqlCatalog(io, args.catalog_uri, args.catalog_name).load_table(identifier)
-        if args.warehouse:
-            return HadoopCatalog(io, args.warehouse).load_table(identifier)
-    from planner_service.demo import DEMO_CATALOG_NAME, DEMO_TABLE, demo_catalog_uri, ensure_demo_warehouse
+    catalog: SqlCatalog | HadoopCatalog
+    if args.table and args.catalog_uri:
+        catalog = SqlCatalog(io, args.catalog_uri, args.catalog_name)
+    elif args.table and args.warehouse:
+        catalog = HadoopCatalog(io, args.warehouse)
+    else:
+        from planner_service.demo import DEMO_CATALOG_NAME, DEMO_TABLE, demo_catalog_uri, ensure_demo_warehouse
 
-    name = args.table or DEMO_TABLE
-    directory = ensure_demo_warehouse()
-    print(f"planning {name} in the demo warehouse {directory}", file=sys.stderr)
-    catalog = SqlCatalog(io, demo_catalog_uri(Path(directory)), DEMO_CATALOG_NAME)
-    return catalog.load_table(TableIdentifier.parse(name))
+        args.table = args.table or DEMO_TABLE
+        directory = ensure_demo_warehouse()
+        print(f"planning {args.table} in the demo warehouse {directory}", file=sys.stderr)
+        catalog = SqlCatalog(io, demo_catalog_uri(Path(directory)), DEMO_CATALOG_NAME)
+    identifier = TableIdentifier.parse(args.table)
+    try:
+        return catalog.load_table(identifier)
+    except NoSuchTableError:  # with the catalog's nearest names, as the service answers
+        listed = (table for namespace in catalog.list_namespaces() for table in catalog.list_tables(namespace))
+        raise missing_table(identifier, listed) from None
 
 
 def _filter_arg(args: argparse.Namespace) -> Any:
@@ -369,17 +384,32 @@ def _count(n: int, thing: str) -> str:
 EXPLAINED_FILES = 20  # the files whose reasons the summary lists (--json has them all)
 
 
-def _print_explain(explain: dict[str, Any]) -> None:
-    """Why each manifest, and the first data files, were kept or skipped."""
-    print(f"filter       {json.dumps(explain['filter'])}")
-    files = explain["data-files"]
+def _print_explain(explain: dict[str, Any], filter_string: str, table_location: str) -> None:
+    """Why each manifest, and the first data files (the kept ones first), were kept or skipped: the filter as
+    a filter string, as the reasons write filters, and paths from the table's location
+    (`data/region=eu/00000-0-....parquet`)."""
+    print(f"filter       {filter_string}")
+    print(f"paths from   {table_location}")
+    files = sorted(explain["data-files"], key=lambda f: not f["kept"])  # (stable: each group in planning order)
     decided = [("manifest", m, m["manifest-path"]) for m in explain["manifests"]]
     decided += [("file", f, f["file-path"]) for f in files[:EXPLAINED_FILES]]
     for what, decision, path in decided:
         verdict = "kept   " if decision["kept"] else "skipped"
-        print(f"  {what:<8} {verdict} {path.rsplit('/', 1)[-1]}: {decision['reason']}")
+        print(f"  {what:<8} {verdict} {_relative(path, table_location)}: {decision['reason']}")
     if len(files) > EXPLAINED_FILES:
         print(f"  ... and {len(files) - EXPLAINED_FILES} more data files (--json lists every one)")
+
+
+def _bound_filter_text(plan: ScanPlan) -> str:
+    """The plan's row filter as a filter string, bound to the table's schema as planning binds it (typed
+    literals: `ts < TIMESTAMP '2024-01-02 00:00:00'` for a filter given as JSON)."""
+    return filter_text(bind(plan.table.metadata.schema, plan.row_filter, plan.case_sensitive))
+
+
+def _relative(path: str, table_location: str) -> str:
+    """`path` from the table's location, or whole when it lies elsewhere (a file added from outside it)."""
+    root = table_location.rstrip("/") + "/"
+    return path.removeprefix(root) if path.startswith(root) and len(path) > len(root) else path
 
 
 if __name__ == "__main__":

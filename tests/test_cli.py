@@ -1,6 +1,7 @@
 """`scan-planner plan` and `aggregate` end to end: plan's --json output for a filtered scan holds the files
 and residuals Iceberg Java planned, aggregate's the values Spark + Iceberg answers from metadata; bad input
-exits 1 with one line on stderr (with --json, /plan's JSON error); --select and --explain as /plan's."""
+exits 1 with one line on stderr (with --json, /plan's JSON error); --select and --explain as /plan's, the
+explanation's paths from the table's location and its filter as a filter string."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from planner_service.cli import main
+from planner_service.cli import _relative, main
 from tests.aggregate_values import comparable, plain_json
 from tests.conformance.read_cases import PARTITION_COUNT_CASES
 from tests.conformance.reference import Conformance
@@ -57,7 +58,11 @@ def test_summary_and_errors(conformance: Conformance, capsys: pytest.CaptureFixt
 
     code, out, err = _run(capsys, "plan", "--metadata-location", location, "--filter", "categry = 'a'")
     assert code == 1 and out == ""
-    assert err.startswith("scan-planner plan: ") and "Cannot find field 'categry'" in err and err.count("\n") == 1
+    assert err.startswith("scan-planner plan: ") and err.count("\n") == 1
+    # the table's columns: id, category, name, ts, amount
+    assert (
+        "Cannot find field 'categry' (did you mean 'category'?); the columns are id, category, name, ts, amount" in err
+    )
 
     code, out, err = _run(capsys, "plan", "--metadata-location", location, "--filter", "categry = 'a'", "--json")
     assert code == 1 and out == ""
@@ -219,7 +224,10 @@ def test_aggregate_errors(conformance: Conformance, capsys: pytest.CaptureFixtur
     assert code == 1 and out == ""
     assert "Invalid aggregate 'avg(id)'" in json.loads(err)["error"]["message"]
     code, _, err = _run(capsys, "aggregate", "max(nope)", "--metadata-location", location, "--json")
-    assert code == 1 and "cannot find field 'nope'" in json.loads(err)["error"]["message"]
+    message = json.loads(err)["error"]["message"]
+    assert code == 1 and message == (
+        "Invalid aggregate max(nope): cannot find field 'nope'; the columns are id, category, name, ts, amount"
+    )
 
 
 def test_serve_says_what_to_do_when_the_demo_warehouse_cannot_be_made(
@@ -253,10 +261,67 @@ def test_a_demo_table_by_name_selected_and_explained_as_plan_answers(
 
     code, out, err = _run(capsys, *argv, "--explain")
     assert code == 0, err
+    meta = json.loads(Path(served["metadata-location"].removeprefix("file://")).read_text())
+    root = meta["location"] + "/"  # the table's location, as its metadata says
+    assert f"paths from   {meta['location']}\n" in out and "filter       region = 'eu' AND id < 100\n" in out
     skipped = [m for m in served["explain"]["manifests"] if not m["kept"]]
     skipped += [f for f in served["explain"]["data-files"] if not f["kept"]]
-    assert skipped and all(f"skipped {Path(x.get('file-path') or x['manifest-path']).name}" in out for x in skipped[:5])
+    shown = [(x.get("file-path") or x["manifest-path"]).removeprefix(root) for x in skipped[:5]]
+    assert all(p.startswith(("data/", "metadata/")) for p in shown)
+    assert skipped and all(f"skipped {p}: " in out for p in shown)
 
     code, out, err = _run(capsys, "plan", "--table", "demo.nope")
     said = err.splitlines()  # where it looked, then the error
     assert code == 1 and out == "" and said[-1].startswith("scan-planner plan: ") and "demo.nope" in said[-1]
+
+
+def test_explain_says_paths_from_the_table_location_and_the_filter_as_a_string(
+    conformance: Conformance, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """day_part's files lie in one directory a day (data/ts_day=2024-01-01/...), their names alike: each is
+    shown from the table's location; the filter, given as REST JSON, as the filter string it binds to (typed
+    literals); the kept files before the skipped ones."""
+    case = conformance.case("day_part/ts-range")
+    table = conformance.tables[case["table"]]
+    argv = ["plan", "--metadata-location", table["metadata_location"], "--filter-json", json.dumps(case["filter"])]
+    code, out, err = _run(capsys, *argv, "--explain")
+    assert code == 0, err
+    after, before = (case["filter"][side]["value"].replace("T", " ") for side in ("left", "right"))
+    assert f"filter       ts > TIMESTAMP '{after}' AND ts <= TIMESTAMP '{before}'\n" in out
+    code, answer, err = _run(capsys, *argv, "--explain", "--json")
+    assert code == 0, err
+    explain = json.loads(answer)["explain"]
+    root = table["location"] + "/"
+    listed = [line.split(None, 2) for line in out.splitlines() if line.startswith(("  manifest ", "  file "))]
+    files = sorted(explain["data-files"], key=lambda f: not f["kept"])[:20]
+    expected = [
+        ["manifest", "kept" if m["kept"] else "skipped", m["manifest-path"].removeprefix(root) + ": " + m["reason"]]
+        for m in explain["manifests"]
+    ]
+    expected += [
+        ["file", "kept" if f["kept"] else "skipped", f["file-path"].removeprefix(root) + ": " + f["reason"]]
+        for f in files
+    ]
+    assert listed == expected
+    assert any(f["kept"] for f in files) and any(not f["kept"] for f in files)
+    assert all(line[2].startswith("data/ts_day=") for line in listed if line[0] == "file")
+
+
+@pytest.mark.parametrize(
+    ("path", "location", "shown"),
+    [
+        ("s3://b/db/t/data/x.parquet", "s3://b/db/t", "data/x.parquet"),
+        ("s3://b/db/t/data/x.parquet", "s3://b/db/t/", "data/x.parquet"),
+        ("s3://b/db/t2/data/x.parquet", "s3://b/db/t", "s3://b/db/t2/data/x.parquet"),  # another table's
+        ("s3://elsewhere/x.parquet", "s3://b/db/t", "s3://elsewhere/x.parquet"),  # a file added from outside
+    ],
+)
+def test_a_path_outside_the_table_location_stays_whole(path: str, location: str, shown: str) -> None:
+    assert _relative(path, location) == shown
+
+
+def test_a_missing_table_suggests_the_nearest(conformance: Conformance, capsys: pytest.CaptureFixture[str]) -> None:
+    """As the service answers it: the catalog's nearest names (the conformance warehouse holds db.identity_part)."""
+    warehouse = str(conformance.dir / "warehouse")
+    code, _, err = _run(capsys, "plan", "--warehouse", warehouse, "--table", "db.identity_prt")
+    assert code != 0 and "Table does not exist: db.identity_prt (did you mean db.identity_part" in err, err

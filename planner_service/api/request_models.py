@@ -220,7 +220,9 @@ class ExploreRequest(PlanRequest):
 
     manifests_offset: Annotated[Long, Interval(ge=0)] = Field(0, description="the first manifest listed")
     files_offset: Annotated[Long, Interval(ge=0)] = Field(
-        0, description="the first data file listed (of `files-rule`'s, when given)"
+        0,
+        description="the first data file listed: of `files-rule`'s, when given; else of all, the kept files first "
+        "(each group in planning order)",
     )
     files_rule: FileRule | None = Field(None, description="list only the files this rule decided")
     tasks_offset: Annotated[Long, Interval(ge=0)] = Field(0, description="the first task listed")

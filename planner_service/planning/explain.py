@@ -2,23 +2,26 @@
 (the partition summary, the partition value, or the column bound), for `explain` on /plan.
 
 Reasons are computed with the same evaluators that pruned, one conjunct of the filter at a time, so the
-explanation names the predicate that ruled a file out and the statistics it was ruled out by. They are
-words for people, with filters and values written as filter strings (`column statistics cannot match
-id < 5: id: 33..57, 10 values, 0 nulls`); the rule codes and the JSON filter are what programs read.
+explanation names the predicate that ruled a file out and the statistics it was ruled out by; a kept file's
+reason names its evidence the same way: the partition value and the column statistics that leave a match
+possible, and what its rows are still checked against (`may match id < 100: id: 3..250, 50 values, 0 nulls;
+each row is checked against id < 100`), or the partition that decides every row. They are words for people,
+with filters and values written as filter strings (`column statistics cannot match id < 5: id: 33..57, 10
+values, 0 nulls`); the rule codes and the JSON filter are what programs read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import numpy as np
 
-from planner_service.expressions.expression import Expression, Op
+from planner_service.expressions.expression import TRUE, BoundPredicate, Expression, Op, Reference
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.filter_text import filter_text, name_text, value_text
-from planner_service.expressions.visitor import bound_predicates
+from planner_service.expressions.visitor import bound_predicates, predicates
 from planner_service.metadata.content_file import ContentFile
 from planner_service.metadata.conversions import from_bytes
 from planner_service.metadata.file_index import FileIndex
@@ -91,16 +94,25 @@ class Explain:
             counts += np.bincount(part.rules, minlength=len(FILE_RULES))
         return {rule: int(n) for rule, n in zip(FILE_RULES, counts, strict=True) if n}
 
-    def data_files(self, start: int = 0, stop: int | None = None, rule: str | None = None) -> list[dict[str, Any]]:
-        """Files start..stop-1 in planning order (of those `rule` decided, when given), each with its reason
+    def data_files(
+        self, start: int = 0, stop: int | None = None, rule: str | None = None, kept_first: bool = False
+    ) -> list[dict[str, Any]]:
+        """Files start..stop-1 in planning order, of those `rule` decided when given; with `kept_first` (and no
+        rule), the kept files before the skipped ones, each group in planning order. Each file with its reason
         in words."""
-        wanted = None if rule is None else FILE_RULES.index(rule)
+        if rule is not None:
+            groups: list[RuleArray | None] = [np.array([FILE_RULES.index(rule)], np.int8)]
+        elif kept_first:
+            kept = np.array([code for code, name in enumerate(FILE_RULES) if name in KEPT_RULES], np.int8)
+            skipped = np.array([code for code, name in enumerate(FILE_RULES) if name not in KEPT_RULES], np.int8)
+            groups = [kept, skipped]
+        else:
+            groups = [None]
         out: list[dict[str, Any]] = []
         skip, left = start, (stop - start if stop is not None else None)
-        for part in self.files:
+        for part, rows in self._selected(groups):
             if left is not None and left <= 0:
                 break
-            rows = np.arange(len(part.rules)) if wanted is None else np.flatnonzero(part.rules == wanted)
             if skip >= len(rows):
                 skip -= len(rows)
                 continue
@@ -110,6 +122,13 @@ class Explain:
             if left is not None:
                 left -= len(rows)
         return out
+
+    def _selected(self, groups: list[RuleArray | None]) -> Iterator[tuple[ExplainedFiles, np.ndarray[Any, Any]]]:
+        """The rows of each part whose rule is one of a group's (None: every row), a group after the other."""
+        for codes in groups:
+            for part in self.files:
+                rows = np.arange(len(part.rules)) if codes is None else np.flatnonzero(np.isin(part.rules, codes))
+                yield part, rows
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -180,16 +199,20 @@ def manifest_reason(m: ManifestFile, row_filter: RowFilter) -> tuple[bool, str, 
     if row_filter.is_true:
         return True, "no-filter", "no filter"
     bound, partition_type = row_filter.partition_filter(m.partition_spec_id)
-    if row_filter.manifest_might_match(m):
-        return True, "might-match", f"partition summaries might match {filter_text(bound)}"
     summaries = "; ".join(
         _summary_text(fld, summary) for fld, summary in zip(partition_type.fields, m.partitions or (), strict=False)
     )
-    return (
-        False,
-        "partition-summaries",
-        f"partition summaries ({summaries or 'none'}) cannot match {filter_text(bound)}",
-    )
+    if not row_filter.manifest_might_match(m):
+        return (
+            False,
+            "partition-summaries",
+            f"partition summaries ({summaries or 'none'}) cannot match {filter_text(bound)}",
+        )
+    if not partition_type.fields:
+        return True, "might-match", "unpartitioned: no partition summaries to rule it out"
+    if bound is TRUE:  # (the filter's inclusive projection onto this spec says nothing of its partitions)
+        return True, "might-match", f"the filter sets no condition on the partition ({summaries or 'no summaries'})"
+    return True, "might-match", f"partition summaries ({summaries or 'none'}) may match {filter_text(bound)}"
 
 
 def _summary_text(fld: NestedField, summary: FieldSummary) -> str:
@@ -220,6 +243,7 @@ def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilt
     stats = index.stats
     records = stats.record_count
     conjuncts = evaluator.eval_conjuncts(stats)
+    kept = _KeptWords(row_filter, stats)
     out: list[tuple[bool, str]] = []
     for i, f in enumerate(files):
         if not partition_ok[i]:
@@ -229,12 +253,49 @@ def file_reasons(index: FileIndex, files: list[ContentFile], row_filter: RowFilt
         elif records[i] == 0:
             out.append((False, "record_count is 0 (a filtered scan drops empty files)"))
         elif records[i] > 0 and (failed := next((c for c, mask in conjuncts if not mask[i]), None)):
-            out.append(
-                (False, f"column statistics cannot match {filter_text(failed)}: {_stats_text(stats, failed, i)}")
-            )
+            evidence = _stats_text(stats, bound_predicates(failed), i)
+            out.append((False, f"column statistics cannot match {filter_text(failed)}: {evidence}"))
         else:
-            out.append((True, f"might match; residual {filter_text(row_filter.residual(f))}"))
+            out.append((True, kept.reason(f, i)))
     return out
+
+
+class _KeptWords:
+    """A kept file's reason with its evidence: `may match F: partition (...); id: 3..250, 50 values, 0 nulls;
+    each row is checked against R` (R its residual; the partition when the filter limits it, the statistics of
+    the columns R reads), or, when the partition decides every row (R is true), `every row matches F:
+    partition (...) decides it; rows are not checked`. F is the bound filter, written as the skipped files'
+    conjuncts are."""
+
+    def __init__(self, row_filter: RowFilter, stats: StatsColumns) -> None:
+        evaluator = row_filter.metrics_evaluator
+        assert evaluator is not None
+        self._row_filter, self._stats, self._bound = row_filter, stats, evaluator.expr
+        self._filter_text = filter_text(evaluator.expr)
+
+    def reason(self, f: ContentFile, row: int) -> str:
+        residual = self._row_filter.residual(f)
+        projected, partition_type = self._row_filter.partition_filter(f.spec_id)
+        partition = _partition_text(partition_type, f.partition) if partition_type.fields else None
+        if residual is TRUE:
+            decides = f"partition {partition} decides it" if partition else "the filter holds for every row"
+            return f"every row matches {self._filter_text}: {decides}; rows are not checked"
+        evidence = [f"partition {partition}"] if partition and projected is not TRUE else []
+        read = _column_names(residual)
+        checked = [pred for pred in bound_predicates(self._bound) if pred.ref.name in read]
+        if checked:
+            evidence.append(_stats_text(self._stats, checked, row))
+        said = f": {'; '.join(evidence)}" if evidence else ""
+        return f"may match {self._filter_text}{said}; each row is checked against {filter_text(residual)}"
+
+
+def _column_names(expr: Expression) -> set[str]:
+    """The columns an expression reads, by the names its filter used (a bound reference keeps that name)."""
+    names = set()
+    for pred in predicates(expr):
+        term = pred.term
+        names.add(term.name if isinstance(term, Reference) else term.ref.name)
+    return names
 
 
 def _partition_text(partition_type: StructType, values: Sequence[Any]) -> str:
@@ -243,11 +304,11 @@ def _partition_text(partition_type: StructType, values: Sequence[Any]) -> str:
     return "(" + ", ".join(f"{name_text(fld.name)} = {value_text(fld.type, v)}" for fld, v in fields) + ")"
 
 
-def _stats_text(stats: StatsColumns, expr: Expression, row: int) -> str:
-    """The statistics of the columns a (bound) conjunct reads, for one file: `id: 33..57, 10 values, 0 nulls`
+def _stats_text(stats: StatsColumns, preds: Iterable[BoundPredicate], row: int) -> str:
+    """The statistics of the columns bound predicates read, for one file: `id: 33..57, 10 values, 0 nulls`
     (and `, N NaNs` where counted; `no bounds` without bounds), a column at a time."""
     parts = []
-    for pred in bound_predicates(expr):
+    for pred in preds:
         fid, typ = pred.term.field_id, pred.term.ref.type
         lower, upper = (_bound_of(stats, column, fid, typ, row) for column in (LOWER, UPPER))
         text = [_range_text(typ, lower, upper)]

@@ -16,7 +16,7 @@ from planner_service.catalog.base import LoadedTable
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.filter_text import filter_text
 from planner_service.planning.admission import Cancellation
-from planner_service.planning.explain import Explain
+from planner_service.planning.explain import KEPT_RULES, Explain
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service import planning_entrance as entrance
 from planner_service.service.plan_ids import CanonicalRequest
@@ -27,12 +27,13 @@ from planner_service.wire.plan_json import grouping_keys_json, key_ranges_json, 
 
 MAX_PAGE = 1000  # manifests, files or tasks in one page
 SHOWN_DATA_FILES = 20  # of the data files a delete file applies to
-FILL_BUCKETS = 10  # the histogram of task sizes over the split size: tenths, the last one also fuller
+FILL_BUCKETS = 10  # the histogram of task weights over the split size: tenths, the last one also fuller
 
 
 @dataclass(frozen=True)
 class Page:
-    """Which details to list: `offset` and `limit` of manifests, files (of one rule, when `rule`) and tasks."""
+    """Which details to list: `offset` and `limit` of manifests, files (of one rule, when `files_rule`; else
+    every file, the kept ones first) and tasks."""
 
     manifests_offset: int = 0
     files_offset: int = 0
@@ -106,13 +107,17 @@ def _manifests(explain: Explain, page: Page) -> dict[str, Any]:
 
 
 def _files(explain: Explain, page: Page) -> dict[str, Any]:
+    """A page of the data files: of one rule's, or of all with the kept files first (what a scan reads is
+    what a person looks for first; each group in planning order)."""
     start, stop = _window(page.files_offset, page.limit)
+    by_rule = explain.rule_counts()
     return {
         "total": explain.file_count,
-        "by-rule": explain.rule_counts(),
+        "kept": sum(n for rule, n in by_rule.items() if rule in KEPT_RULES),
+        "by-rule": by_rule,
         "rule": page.files_rule,
         "offset": start,
-        "items": explain.data_files(start, stop, page.files_rule),
+        "items": explain.data_files(start, stop, page.files_rule, kept_first=True),
     }
 
 
@@ -163,9 +168,18 @@ def _delete_files(plan: ScanPlan) -> list[dict[str, Any]]:
     return out
 
 
+def _fill_buckets(weights: np.ndarray[Any, np.dtype[np.int64]], split_size: int) -> np.ndarray[Any, Any]:
+    """Each task's bucket of the fill histogram: k where its weight is k/FILL_BUCKETS of the split size or more
+    (and less than k + 1 tenths), the last bucket also fuller; compared in integers, so that a weight of
+    exactly 20% is in the 20-30% bucket, and without overflow for a split size near 2^63."""
+    edges = np.array([-(-k * max(split_size, 1) // FILL_BUCKETS) for k in range(1, FILL_BUCKETS)], np.int64)
+    return np.searchsorted(edges, weights, side="right")
+
+
 def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
-    """The tasks as packed bins: the fill of each over the split size (a histogram of all), and a page of
-    them with their pieces' files and weights (the open-file cost is the least a piece weighs)."""
+    """The tasks as packed bins: the fill of each, its weight over the split size (what packing fills: a
+    histogram of all), and a page of them with their pieces' files and weights (the open-file cost is the
+    least a piece weighs)."""
     tasks, files, options = plan.combined, plan.files, plan.options
     out: dict[str, Any] = {
         "count": len(tasks) if tasks is not None else 0,
@@ -175,7 +189,12 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
     }
     if tasks is None or files is None or not len(tasks):
         return {**out, "fill-histogram": [0] * FILL_BUCKETS, "offset": 0, "items": []}
-    fill = np.minimum(tasks.size_bytes * FILL_BUCKETS // max(options.split_size, 1), FILL_BUCKETS - 1)
+    columns = files.columns()  # each piece weighed as packing weighed it (splits.split_weights)
+    weights = split_weights(
+        tasks.length, columns.delete_bytes[tasks.file], columns.delete_counts[tasks.file], options.open_file_cost
+    )
+    task_weights = np.add.reduceat(weights, tasks.offsets[:-1])  # (every task holds a piece)
+    fill = _fill_buckets(task_weights, options.split_size)
     start, stop = _window(page.tasks_offset, page.limit)
     items = []
     keys = grouping_keys_json(plan)
@@ -185,21 +204,16 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
         file_ids = tasks.file[pieces.start : pieces.stop]
         starts, lengths = tasks.start[pieces.start : pieces.stop], tasks.length[pieces.start : pieces.stop]
         paths = files.index.paths(files.rows[file_ids])
-        weights = split_weights(
-            lengths,
-            np.fromiter((_delete_bytes(plan, int(f)) for f in file_ids), np.int64, len(file_ids)),
-            np.fromiter((len(files.deletes_of(int(f))) for f in file_ids), np.int64, len(file_ids)),
-            options.open_file_cost,
-        ).tolist()
+        piece_weights = weights[pieces.start : pieces.stop].tolist()
         item: dict[str, Any] = {
             "index": t,
             "size-bytes": int(tasks.size_bytes[t]),
             "estimated-row-count": int(tasks.estimated_rows[t]),
-            "weight": sum(weights),
+            "weight": int(task_weights[t]),
             "files": len(set(file_ids.tolist())),
             "pieces": [
                 {"file-path": path, "start": int(s), "length": int(n), "weight": w}
-                for path, s, n, w in zip(paths, starts, lengths, weights, strict=True)
+                for path, s, n, w in zip(paths, starts, lengths, piece_weights, strict=True)
             ],
         }
         if plan.grouping is not None:  # the task's partition key, and its range of the sort order
@@ -213,10 +227,3 @@ def _tasks(plan: ScanPlan, page: Page) -> dict[str, Any]:
         "offset": start,
         "items": items,
     }
-
-
-def _delete_bytes(plan: ScanPlan, file: int) -> int:
-    files = plan.files
-    assert files is not None
-    refs = files.deletes_of(file)
-    return sum(files.delete_files[int(r)].content_size for r in refs)

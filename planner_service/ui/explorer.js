@@ -62,6 +62,14 @@ function status(text, failed) {
   node.classList.toggle("failed", Boolean(failed));
 }
 
+// Where a token comes from, for the authentication the service has (the page is served with it in
+// <html data-token-sources>, in the words of its 401s).
+function tokenHint() {
+  const sources = document.documentElement.dataset.tokenSources || "";
+  if (!sources) return "A bearer token this service takes; it stays in this tab.";
+  return `A bearer token: ${sources}. It stays in this tab.`;
+}
+
 function needsToken(error) {
   if (error.status !== 401) return false;
   $("token-row").hidden = false;
@@ -260,7 +268,8 @@ async function explore() {
     const answer = await api("/explore", request);
     if (mine !== explorations) return; // a newer request was made meanwhile: its answer is the one to show
     render(answer);
-    status(`Planned ${answer.table} in ${Math.round(performance.now() - started)} ms${answer.fresh ? "" : " (kept from before)"}.`);
+    const cached = answer.fresh ? "" : " (from the plan cache: planned earlier, same snapshot)";
+    status(`Planned ${answer.table} in ${Math.round(performance.now() - started)} ms${cached}.`);
   } catch (error) {
     if (mine !== explorations || needsToken(error)) return;
     if (/filter/i.test(error.message) && error.status === 400) showFilterError(error.message);
@@ -394,7 +403,8 @@ const RULE_WORDS = {
 
 function renderFiles(files) {
   const group = $("file-rules");
-  const all = el("button", `all ${number(files.total)}`, { type: "button", "aria-pressed": String(!files.rule), "data-rule": "" });
+  const kept = files.kept && files.kept < files.total ? ", kept first" : "";
+  const all = el("button", `all ${number(files.total)}${kept}`, { type: "button", "aria-pressed": String(!files.rule), "data-rule": "" });
   const buttons = [all, ...Object.entries(files["by-rule"]).map(([rule, n]) =>
     el("button", `${RULE_WORDS[rule] || rule}: ${number(n)}`, { type: "button", "aria-pressed": String(files.rule === rule), "data-rule": rule }))];
   for (const button of buttons) {
@@ -419,11 +429,13 @@ function renderTasks(tasks) {
   const target = tasks["split-size"];
   $("bins-legend").textContent = `${count(tasks.count, "task")} packed to the split size ${bytes(target)} (dashed line), `
     + `lookback ${tasks.lookback}; a piece weighs at least the open-file cost ${bytes(tasks["open-file-cost"])} (amber).`;
-  const most = Math.max(1, ...tasks["fill-histogram"]);
+  const histogram = tasks["fill-histogram"];
+  const most = Math.max(1, ...histogram);
   const fill = $("fill");
-  fill.setAttribute("aria-label", `Tasks by how full they are, in tenths of the split size: ${tasks["fill-histogram"].join(", ")}`);
-  fill.replaceChildren(...tasks["fill-histogram"].map((n, i) =>
-    el("span", undefined, { title: `${i * 10}-${i * 10 + 10}%: ${count(n, "task")}` }, { height: `${(100 * n) / most}%` })));
+  const buckets = histogram.map((n, i) => `${fillBucket(i, histogram.length)}: ${count(n, "task")}`);
+  fill.setAttribute("aria-label", `Tasks by how full they are (weight over the split size): ${buckets.join(", ")}`);
+  fill.replaceChildren(...histogram.map((n, i) =>
+    el("span", undefined, { title: buckets[i] }, { height: `${(100 * n) / most}%` })));
   $("fill-most").textContent = count(most, "task");
   const scale = Math.max(target, ...tasks.items.map((t) => t.weight));
   $("bins").replaceChildren(...tasks.items.map((task) => {
@@ -443,6 +455,13 @@ function renderTasks(tasks) {
     return li;
   }));
   pager("tasks-pager", tasks.offset, tasks.count, (offset) => { state.page.tasks = offset; explore(); });
+}
+
+// Bucket i of n of the fill histogram, as a range of the split size: weights from i/n of it up to (i+1)/n,
+// the last bucket also fuller (a task may weigh more than the split size).
+function fillBucket(i, n) {
+  const percent = (k) => Math.round((100 * k) / n);
+  return i === n - 1 ? `${percent(i)}% or more` : `${percent(i)}-${percent(i + 1)}%`;
 }
 
 function grouped(task) {
@@ -472,6 +491,7 @@ function pager(id, offset, total, go) {
 // --- wiring --------------------------------------------------------------------------------------------
 
 function start() {
+  $("token-help").textContent = tokenHint();
   $("token").value = token();
   $("token").addEventListener("change", () => {
     sessionStorage.setItem("scan-planner-token", $("token").value.trim());

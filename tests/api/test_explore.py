@@ -1,7 +1,8 @@
 """POST /explore through a real uvicorn: the explained plan's summaries and pages agree with /plan's answer
 for the same request (whose files and tasks the conformance suite holds to Iceberg Java's): every file's
-rule and reason, the counts by rule, the residuals and delete files with the files they apply to, and the
-tasks as /plan packs them; pages put together are the whole."""
+rule and reason, the kept files listed first, the counts by rule, the residuals and delete files with the
+files they apply to, and the tasks as /plan packs them, each in the fill bucket its weight puts it in; pages
+put together are the whole."""
 
 from __future__ import annotations
 
@@ -40,8 +41,10 @@ def test_explore_agrees_with_plan(conformance_service: str, case: dict[str, Any]
         if offset >= page["files"]["total"]:
             break
     first = pages[0]
-    assert [f for p in pages for f in p["files"]["items"]] == explain["data-files"]
+    kept_first = sorted(explain["data-files"], key=lambda f: not f["kept"])  # (stable: each in planning order)
+    assert [f for p in pages for f in p["files"]["items"]] == kept_first
     assert first["files"]["by-rule"] == dict(Counter(f["rule"] for f in explain["data-files"]))
+    assert first["files"]["kept"] == sum(f["kept"] for f in explain["data-files"]) == len(plan["files"])
     assert first["manifests"]["items"] == explain["manifests"][:5]
     assert first["manifests"]["kept"] == sum(m["kept"] for m in explain["manifests"])
     assert first["task-count"] == plan["task-count"] and first["metrics"]["scanned-data-files"] == len(plan["files"])
@@ -79,6 +82,40 @@ def test_residuals_are_also_filter_strings(conformance_service: str, case: dict[
     """Each residual as JSON (what a reader is sent) and as the filter string people write."""
     residuals = post(conformance_service, "/explore", case)["residuals"]
     assert [r["residual-text"] for r in residuals] == texts
+
+
+def test_the_first_page_lists_the_kept_files_first(demo_service: str) -> None:
+    """The report of issue 55: demo.events with region = 'eu' AND id < 100 keeps 5 of its 78 files, and the
+    first page of all of them (50 files) held only skipped ones. Now it starts with the files the scan reads."""
+    body = {"table": "demo.events", "filter": "region = 'eu' AND id < 100"}
+    planned = post(demo_service, "/plan", body)["files"]
+    files = post(demo_service, "/explore", body)["files"]
+    assert files["total"] > 50 and files["kept"] == len(planned) > 0
+    read = [f["data-file"]["file-path"] for f in planned]  # (planning order)
+    assert [f["file-path"] for f in files["items"][: len(read)]] == read
+    assert all(f["kept"] for f in files["items"][: len(read)]) and not any(
+        f["kept"] for f in files["items"][len(read) :]
+    )
+
+
+def test_a_task_is_in_the_fill_bucket_of_its_weight(demo_service: str) -> None:
+    """A task of five small files weighs five open-file costs (Iceberg's TableScanUtil: a split weighs at
+    least the open-file cost), 15.6% of the 128 MiB split size: the histogram counts it in the bucket of
+    10-20% (bucket k holds weights from k/n to (k+1)/n of the split size), not in the first."""
+    body = {"table": "demo.events", "filter": "region = 'eu' AND id < 100"}
+    plan = post(demo_service, "/plan", body)
+    options = plan["split-options"]
+    split, open_cost = options["split-size"], options["file-open-cost"]
+    (task,) = plan["tasks"]
+    weight = sum(max(length, open_cost) for _, _, length in task["splits"])  # (no delete files here)
+    assert 0.10 <= weight / split < 0.20  # the report's 15% bin
+    tasks = post(demo_service, "/explore", body)["tasks"]
+    histogram = tasks["fill-histogram"]
+    n = len(histogram)
+    expected = [0] * n
+    expected[min(weight * n // split, n - 1)] = 1
+    assert histogram == expected and histogram[0] == 0
+    assert tasks["items"][0]["weight"] == weight
 
 
 def test_one_rule_a_page_at_a_time(conformance_service: str) -> None:

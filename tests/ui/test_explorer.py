@@ -1,7 +1,9 @@
 """The plan explorer (/ui) in a real headless browser, Debian's chromium driven by chromium-driver: it loads
 a conformance table, plans with a filter and shows the same pruning decisions and bins as /plan's answer
-for the same request, points at the parser's error, reproduces a view from its link, plans a snapshot of
-the timeline, works at a phone's width, and refuses without a token when authentication is on.
+for the same request (the kept files first, with their evidence; each task in the fill bucket of its
+weight), points at the parser's error, reproduces a view from its link, plans a snapshot of the timeline,
+works at a phone's width, and refuses without a token when authentication is on, its token field saying
+where a token comes from with the service's kind of authentication.
 
 Each state's screenshot goes to $SCAN_PLANNER_SCREENSHOTS (the docs': SCAN_PLANNER_SCREENSHOTS=docs/ui),
 else to the test's temporary directory."""
@@ -9,8 +11,6 @@ else to the test's temporary directory."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,17 +18,16 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
-from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from tests.conformance.reference import REPO, Conformance
+from tests.conformance.reference import Conformance
 from tests.conftest import running_service
+from tests.ui.browser import chromium
 
 TABLE = "db.identity_part"
 FILTER = "category = 'a' AND id < 5"
@@ -38,26 +37,8 @@ WAIT_SECONDS = 30
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[WebDriver]:
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    assert chromium and driver, "install chromium and chromium-driver (scripts/setup_tests.sh does)"
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(argument)
-    options.add_argument("--window-size=1280,800")
-    chrome = webdriver.Chrome(options=options, service=Service(executable_path=driver))
-    try:
+    with chromium() as chrome:
         yield chrome
-    finally:
-        chrome.quit()
-
-
-@pytest.fixture
-def screenshots(tmp_path: Path) -> Path:
-    configured = os.environ.get("SCAN_PLANNER_SCREENSHOTS")
-    directory = (REPO / configured) if configured else tmp_path
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
 
 
 def wait(browser: WebDriver, condition: Any, what: str) -> Any:
@@ -124,9 +105,19 @@ def test_plans_a_table_with_a_filter_as_plan_answers(
         return "…/" + path.removeprefix(root)
 
     word = {True: "kept", False: "skipped"}
-    shown = {r[0]: r[1:4] for r in rows(browser, "files")}  # path -> kept, rule, reason
+    file_rows = rows(browser, "files")
+    shown = {r[0]: r[1:4] for r in file_rows}  # path -> kept, rule, reason
     assert shown == {short(f["file-path"]): [word[f["kept"]], f["rule"], f["reason"]] for f in explain["data-files"]}
     assert {"partition-value", "column-bounds", "might-match"} <= {r[1] for r in shown.values()}
+    # the files the scan reads come first (planning order), each with its evidence: the partition that matched
+    # and the ids left to check (their bounds as the manifests hold them: tests/planning/test_explain.py)
+    read = [short(f["data-file"]["file-path"]) for f in answer["files"]]
+    assert [r[0] for r in file_rows[: len(read)]] == read and {r[1] for r in file_rows[len(read) :]} == {"skipped"}
+    for reason in (r[3] for r in file_rows[: len(read)]):
+        assert reason.startswith("may match category = 'a' AND id < 5: partition (category = 'a'); id: "), reason
+        assert reason.endswith(" nulls; each row is checked against id < 5"), reason
+    all_button = by_id(browser, "file-rules").find_elements(By.TAG_NAME, "button")[0].text
+    assert all_button == f"all {len(explain['data-files'])}, kept first"
     rule_buttons = [b.text for b in by_id(browser, "file-rules").find_elements(By.TAG_NAME, "button")]
     skipped_by_partition = sum(1 for f in explain["data-files"] if f["rule"] == "partition-value")
     assert f"skipped by partition value: {skipped_by_partition}" in rule_buttons
@@ -154,6 +145,11 @@ def test_plans_a_table_with_a_filter_as_plan_answers(
     ).click()
     wait(browser, lambda: {r[2] for r in rows(browser, "files")} == {"partition-value"}, "the rule's files")
     assert len(rows(browser, "files")) == skipped_by_partition
+
+    # the same plan again: the explained plan kept from before, said in plain words
+    by_id(browser, "plan").click()
+    wait(browser, lambda: "plan cache" in by_id(browser, "status").text, "the plan again")
+    assert planned(browser).endswith(" (from the plan cache: planned earlier, same snapshot).")
 
 
 def test_grouped_tasks_show_their_key_and_range(browser: WebDriver, conformance_service: str) -> None:
@@ -326,22 +322,83 @@ def test_refuses_without_a_token(
         assert "Refused: A bearer token is required" in planned(browser)
         assert not by_id(browser, "result").is_displayed()
         browser.save_screenshot(str(screenshots / "explorer-token.png"))
+        hint = by_id(browser, "token-help").text
+        assert "one of the service's static tokens (auth_tokens" in hint and "/v1/oauth/tokens" not in hint, hint
+        assert_aligned(browser, "token", "table")
         fill(browser, {"token": TOKEN})
         by_id(browser, "table").click()  # (the token is kept when its field loses focus)
         by_id(browser, "plan").click()
         assert planned(browser).startswith(f"Planned {TABLE}")
 
 
-def test_the_only_table_is_there_to_plan(browser: WebDriver, demo_service: str) -> None:
-    """The demo warehouse holds one table: the Table box starts with it; one plan's task is "1 task", and the
-    fill chart says what its axes are."""
+def assert_aligned(browser: WebDriver, field: str, other: str) -> None:
+    """Two fields of the form start at one left edge and are as wide."""
+    box = "const r = document.getElementById(arguments[0]).getBoundingClientRect(); return [r.left, r.width]"
+    boxes = [browser.execute_script(box, element_id) for element_id in (field, other)]
+    assert abs(boxes[0][0] - boxes[1][0]) < 1 and abs(boxes[0][1] - boxes[1][1]) < 1, boxes
+
+
+def test_an_oauth_service_asks_for_a_token_from_its_token_endpoint(
+    browser: WebDriver, conformance: Conformance, tmp_path: Path, screenshots: Path
+) -> None:
+    """With OAuth clients only, the hint names POST /v1/oauth/tokens (not static tokens); the page, open to
+    all, holds no secret; a token from the endpoint plans."""
+    config = tmp_path / "service.json"
+    secret = "explorer-client-secret"
+    config.write_text(json.dumps({"warehouse": str(conformance.dir / "warehouse"), "oauth_clients": {"ui": secret}}))
+    with running_service("--config", str(config)) as url:
+        page = httpx.get(f"{url}/ui")
+        assert "POST /v1/oauth/tokens" in page.text and secret not in page.text and "explorer-client" not in page.text
+        open_page(browser, url)
+        browser.execute_script("sessionStorage.clear()")
+        browser.refresh()
+        wait(browser, by_id(browser, "token-row").is_displayed, "the token field")
+        hint = by_id(browser, "token-help").text
+        assert "an access token from POST /v1/oauth/tokens (grant_type=client_credentials" in hint, hint
+        assert "static" not in hint, hint
+        browser.save_screenshot(str(screenshots / "explorer-token-oauth.png"))
+        assert_aligned(browser, "token", "table")
+        form = {"grant_type": "client_credentials", "client_id": "ui", "client_secret": secret}
+        token = httpx.post(f"{url}/v1/oauth/tokens", data=form).json()["access_token"]
+        fill(browser, {"token": token, "table": TABLE})  # (the token is kept when its field loses focus)
+        by_id(browser, "plan").click()
+        assert planned(browser).startswith(f"Planned {TABLE}")
+
+
+def test_the_demo_plan_lists_the_files_read_first_and_fills_by_weight(
+    browser: WebDriver, demo_service: str, screenshots: Path
+) -> None:
+    """demo.events with the PySpark guide's filter: one plan's task is "1 task", and the fill chart says what
+    its axes are. Its data files start with the 5 the scan reads (issue 55: the first page of all 78 held only
+    skipped ones), and its one task, five small files weighing an open-file cost each (15.6% of the split
+    size), is drawn in the bucket that holds that share, not in the first."""
     open_page(browser, demo_service)
-    table = by_id(browser, "table")
-    wait(browser, lambda: table.get_attribute("value") == "demo.events", "the only table in the Table box")
-    fill(browser, {"filter": "region = 'eu' AND id < 100"})  # one task (the PySpark guide's example)
+    wait(browser, lambda: by_id(browser, "tables").find_elements(By.TAG_NAME, "option"), "the table list")
+    fill(browser, {"table": "demo.events", "filter": "region = 'eu' AND id < 100"})  # one task
     by_id(browser, "table").send_keys(Keys.ENTER)
     planned(browser)
     legend = wait(browser, lambda: by_id(browser, "bins-legend").text or None, "the bins' legend")
     assert legend.startswith("1 task packed to the split size"), legend
     chart = by_id(browser, "fill").find_element(By.XPATH, "..").text
     assert "0%" in chart and "100%" in chart and "share of the split size" in chart and "1 task" in chart
+
+    answer = plan_answer(demo_service, {"table": "demo.events", "filter": "region = 'eu' AND id < 100"})
+    listed = rows(browser, "files")
+    assert len(listed) == 50 and [r[1] for r in listed[:5]] == ["kept"] * 5 and len(answer["files"]) == 5
+    assert all(r[3].startswith("may match region = 'eu' AND id < 100: partition (ts_day = DATE ") for r in listed[:5])
+
+    options = answer["split-options"]
+    (task,) = answer["tasks"]
+    weight = sum(max(length, options["file-open-cost"]) for _, _, length in task["splits"])  # (no deletes)
+    share = 100 * weight / options["split-size"]
+    bars = browser.execute_script(
+        "return [...document.querySelectorAll('#fill span')].map(s => [s.title, s.getBoundingClientRect().height])"
+    )
+    drawn = [title for title, height in bars if height > 1]  # (an empty bucket is a 1px line)
+    assert len(drawn) == 1 and drawn[0].endswith(": 1 task"), bars
+    low, _, high = drawn[0].split(":")[0].removesuffix("%").partition("-")
+    assert float(low) <= share < float(high), (share, drawn)  # 15.6% in 10-20%, whatever the buckets
+    browser.execute_script("document.getElementById('files-title').scrollIntoView()")
+    browser.save_screenshot(str(screenshots / "explorer-kept-first.png"))
+    browser.execute_script("document.getElementById('tasks-title').scrollIntoView()")
+    browser.save_screenshot(str(screenshots / "explorer-fill.png"))
