@@ -19,7 +19,7 @@ from planner_service import __version__
 from planner_service.access.audit import write_audit_to
 from planner_service.access.control import AccessHolder, watch_settings_file
 from planner_service.access.signing_key import signing_key
-from planner_service.api import aggregates, explore, native, rest_catalog, rest_scan, ui
+from planner_service.api import aggregates, explore, native, pages, rest_catalog, rest_scan, ui
 from planner_service.api.auth import RequireToken, token_endpoint
 from planner_service.api.body_limit import BodySizeLimit
 from planner_service.api.cross_site import CrossSiteGuard
@@ -71,6 +71,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description="Scan planning for Apache Iceberg: Iceberg Java 1.10's planFiles()/planTasks() as a service, "
         "with the Iceberg REST catalog's scan-planning endpoints.",
         lifespan=lifespan,
+        docs_url=None,  # (api/pages.py serves them, with their scripts: no CDN)
+        redoc_url=None,
         telemetry=dict.fromkeys(("tracing", "metrics", "logs"), settings.opentelemetry),  # type: ignore[arg-type]
     )
     install_error_handlers(app)
@@ -98,6 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(aggregates.router)
     app.include_router(explore.router)
     app.include_router(ui.router)
+    app.include_router(pages.router)
     app.include_router(rest_catalog.router)
     app.include_router(rest_scan.router)
 

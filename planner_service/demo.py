@@ -1,5 +1,7 @@
-"""The embedded demo warehouse: a real Iceberg table written with PyIceberg into a SQL (sqlite) catalog,
-so that a fresh machine can plan (and later serve) something without any configuration."""
+"""The embedded demo warehouse: real Iceberg tables written with PyIceberg into a SQL (sqlite) catalog, so
+that a fresh machine can plan (and later serve) something without any configuration: `demo.events`, and
+`demo.customers`, a second table for the access-control walkthrough (docs/guides/access-control.md) to grant
+one and not the other."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEMO_TABLE = "demo.events"
+CUSTOMERS_TABLE = "demo.customers"
+DEMO_TABLES = (DEMO_TABLE, CUSTOMERS_TABLE)
 DEMO_CATALOG_NAME = "demo"
+DEMO_VERSION = "2"  # what `.complete` holds: 2 added demo.customers (a warehouse of 1 gets it at start)
 
 
 def default_demo_dir() -> Path:
@@ -29,23 +34,27 @@ def demo_catalog_uri(directory: Path) -> str:
 
 def ensure_demo_warehouse(directory: Path | None = None) -> Path:
     """Create the demo warehouse once (idempotent): table demo.events, partitioned by day(ts) and region,
-    with four snapshots (three appends and a delete) and a tag `first-load`."""
+    with four snapshots (three appends and a delete) and a tag `first-load`; table demo.customers. A
+    warehouse made before demo.customers existed gets it, its demo.events kept as it is."""
     directory = directory or default_demo_dir()
     marker = directory / ".complete"
-    if marker.exists():
+    made = marker.read_text().strip() if marker.exists() else None
+    if made == DEMO_VERSION:
         return directory
     directory.mkdir(parents=True, exist_ok=True)
-    log.info("creating demo warehouse", extra={"directory": str(directory)})
-    _write_demo(directory)
-    marker.write_text("ok\n")
+    log.info("creating demo warehouse", extra={"directory": str(directory), "from-version": made})
+    catalog = _demo_catalog(directory)
+    if made is None:
+        write_demo_table(catalog)
+    write_customers_table(catalog)
+    marker.write_text(DEMO_VERSION + "\n")
     return directory
 
 
-def _write_demo(directory: Path) -> None:
+def _demo_catalog(directory: Path) -> Catalog:
     from pyiceberg.catalog.sql import SqlCatalog
 
-    catalog = SqlCatalog(DEMO_CATALOG_NAME, uri=demo_catalog_uri(directory), warehouse=f"file://{directory}")
-    write_demo_table(catalog)
+    return SqlCatalog(DEMO_CATALOG_NAME, uri=demo_catalog_uri(directory), warehouse=f"file://{directory}")
 
 
 def write_demo_table(catalog: Catalog) -> None:
@@ -91,3 +100,34 @@ def write_demo_table(catalog: Catalog) -> None:
             assert first is not None
             table.manage_snapshots().create_tag(first.snapshot_id, "first-load").commit()
     table.delete("region = 'apac'")
+
+
+def write_customers_table(catalog: Catalog) -> None:
+    """Write demo.customers through a PyIceberg catalog (replacing it if present): 30 customers, one append,
+    unpartitioned; a table one principal of the walkthrough is granted and the other not."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    catalog.create_namespace_if_not_exists("demo")
+    if catalog.table_exists(CUSTOMERS_TABLE):
+        catalog.drop_table(CUSTOMERS_TABLE)
+    schema = Schema(
+        NestedField(1, "customer_id", LongType(), required=True),
+        NestedField(2, "name", StringType(), required=False),
+        NestedField(3, "email", StringType(), required=False),
+        NestedField(4, "region", StringType(), required=False),
+    )
+    table = catalog.create_table(CUSTOMERS_TABLE, schema=schema)
+    ids = range(1, 31)
+    table.append(
+        pa.Table.from_pydict(
+            {
+                "customer_id": list(ids),
+                "name": [f"Customer {i}" for i in ids],
+                "email": [f"customer{i}@example.com" for i in ids],
+                "region": [("eu", "us", "apac")[i % 3] for i in ids],
+            },
+            schema=schema.as_arrow(),
+        )
+    )

@@ -240,10 +240,12 @@ class Settings(BaseSettings):
     """Serve without authentication on a host other than loopback."""
     plan_cache_bytes: int = 512 * 1024 * 1024
     """Finished plans and encoded `/plan` bodies, by canonical request (bytes)."""
-    plan_spill_directory: str = Field(default_factory=lambda: str(Path(tempfile.gettempdir()) / "scan-planner-plans"))
+    plan_spill_directory: str = Field(default_factory=lambda: str(default_spill_directory()))
     """Where finished plans too big for the plan cache are kept (memory-mapped), so that fetching their tasks
     by id does not plan them again; `""` turns it off. Each process uses its own subdirectory, removed at exit.
-    Default: `scan-planner-plans` in the system's temporary directory."""
+    The directory must belong to the service's user and be writable by nobody else (it is made so when
+    absent). Default: `scan-planner-plans-<uid>` in the system's temporary directory, one per user, so that
+    the users of one machine never share it."""
     plan_spill_bytes: int = Field(default=16 * 1024**3, ge=0)
     """The most the spilled plans take on disk (bytes); the oldest go first."""
     inline_task_limit: int = 10_000
@@ -457,6 +459,11 @@ RELOADED_FIELDS = (
     "token_ttl_seconds",
     "access_rules",
 )
+
+
+def default_spill_directory() -> Path:
+    """`scan-planner-plans-<uid>` in the system's temporary directory: each user of a machine its own."""
+    return Path(tempfile.gettempdir()) / f"scan-planner-plans-{os.getuid()}"
 
 
 def static_token_names(tokens: Sequence[str] | Mapping[str, str]) -> dict[str, str]:

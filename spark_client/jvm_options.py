@@ -3,8 +3,9 @@
 Spark reads the batches plan_and_read hands it through Arrow Java's vectors, whose `get` checks each value
 for null (`arrow.enable_null_check_for_get`) and each access for bounds (`arrow.enable_unsafe_memory_access`
 false). Both are static, read when Arrow's classes load, so they go in the JVMs' options before the session
-starts; Iceberg's own benchmarks set both. This module says once per application, in a short log line with
-the two flags and where they go, when the session lacks them: plan_and_read from the session's conf; the data
+starts; Iceberg's own benchmarks set both. This module says once per application, in a log line at INFO (a
+read prints nothing of it by default) with what the checks cost, what skipping them risks, the two flags and
+where they go, when the session lacks them: plan_and_read from the session's conf; the data
 source, whose code runs in Python workers that cannot see the conf, from the command line of the JVM that
 started its worker.
 """
@@ -47,8 +48,10 @@ def arrow_options_advice(conf: Callable[[str], str | None]) -> str | None:
         return None
     flags = " ".join(f"-D{key}={value}" for key, value in ARROW_PROPERTIES.items())
     return (
-        "Spark's JVMs check every Arrow value read for null and bounds (up to a fifth of a read's JVM CPU); "
-        f"to switch both off, add to {' and '.join(lacking)} before the session starts: {flags}"
+        "Arrow Java checks each value Spark reads for null and bounds (up to a fifth of a read's JVM CPU). "
+        "Unchecked, a malformed batch could crash the JVM rather than fail its task (this client's batches are "
+        f"pyarrow's, checked as made). To skip the checks, add to {' and '.join(lacking)} before the session "
+        f"starts: {flags}"
     )
 
 
@@ -60,7 +63,7 @@ def advise_arrow_options(application_id: str, conf: Callable[[str], str | None])
         _ADVISED.add(application_id)
     advice = arrow_options_advice(conf)
     if advice is not None:
-        log.warning(advice)
+        log.info(advice)
 
 
 def advise_from_jvm() -> None:
@@ -80,7 +83,7 @@ def advise_from_jvm() -> None:
     with contextlib.suppress(OSError):
         marker.write_text(advice or "the JVM has the Arrow options")
     if advice is not None:
-        log.warning(advice)
+        log.info(advice)
 
 
 def _java_ancestor(levels: int = 4) -> tuple[int, list[str]] | None:

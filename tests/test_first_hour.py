@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conformance.reference import REPO
-from tests.docs.examples import for_service, runnable
+from tests.docs.examples import examples_of, for_service, runnable
 from tests.processes import free_port, stop, wait_for_port
 
 NOBODY = 65534
@@ -124,8 +126,8 @@ def test_the_readme_serves_the_demo_and_pyspark_reads_it(first_hour: tuple[Path,
         examples = runnable("python")["README.md"]
         script.write_text("\n".join(for_service(e.code, url, Path(env["HOME"])) for e in examples))
         script.chmod(0o644)
-        read = subprocess.run(
-            _as_nobody([".venv/bin/python", str(script)], env),
+        read = subprocess.run(  # in the shell the README's quick start exported SCAN_PLANNER_URL in
+            _as_nobody([".venv/bin/python", str(script)], {**env, "SCAN_PLANNER_URL": url}),
             cwd=checkout,
             capture_output=True,
             text=True,
@@ -135,6 +137,39 @@ def test_the_readme_serves_the_demo_and_pyspark_reads_it(first_hour: tuple[Path,
         stop(proc)
     assert read.returncode == 0, read.stderr[-4000:]
     assert re.search(r"^\d+ rows in [1-9]\d* partitions$", read.stdout, re.MULTILINE), read.stdout
+    assert "Arrow Java checks" not in read.stderr  # the client's advice is in the log at INFO, not printed
+    assert "[Stage " not in read.stderr  # no progress bar before the line the example prints
+
+
+def _docs_commands() -> list[str]:
+    """The README's commands for the documentation site, as written (comments aside)."""
+    block = next(e.code for e in examples_of(REPO / "README.md") if e.language == "bash" and "mkdocs build" in e.code)
+    return [line.split("#", 1)[0].strip() for line in block.splitlines() if line.split("#", 1)[0].strip()]
+
+
+def test_the_readme_builds_and_serves_the_docs(first_hour: tuple[Path, dict[str, str], str]) -> None:
+    """The README's site commands in the newcomer's checkout: setup.sh --docs adds MkDocs, `mkdocs build`
+    writes site/ (strict: a broken link fails it), `mkdocs serve` serves it (on a free port here)."""
+    checkout, env, _ = first_hour
+    setup, build, serve = _docs_commands()
+    assert setup == "bash scripts/setup.sh --docs" and build == ".venv/bin/mkdocs build", (setup, build)
+    for command in (setup, build):
+        done = subprocess.run(
+            _as_nobody(shlex.split(command), env), cwd=checkout, capture_output=True, text=True, timeout=900
+        )
+        assert done.returncode == 0, (command, done.stderr[-4000:])
+    assert "scan-planner" in (checkout / "site" / "index.html").read_text()
+    assert (checkout / "site" / "reference" / "settings.html").exists()  # (generated from the code)
+    port = free_port()
+    assert serve == ".venv/bin/mkdocs serve"
+    argv = [*shlex.split(serve), "--dev-addr", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(_as_nobody(argv, env), cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port, proc, timeout=300)
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=60, follow_redirects=True)
+        assert page.status_code == 200 and "scan-planner" in page.text
+    finally:
+        stop(proc)
 
 
 NOTEBOOK_RUNNER = """
@@ -179,7 +214,12 @@ def test_the_readme_read_runs_as_python_c_from_stdin_and_in_a_notebook(
         }
         for way, (argv, stdin) in ways.items():
             read = subprocess.run(
-                _as_nobody(argv, env), cwd=checkout, input=stdin, capture_output=True, text=True, timeout=900
+                _as_nobody(argv, {**env, "SCAN_PLANNER_URL": url}),
+                cwd=checkout,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
             assert read.returncode == 0, (way, read.stderr[-4000:])
             assert re.search(r"^\d+ rows in [1-9]\d* partitions$", read.stdout, re.MULTILINE), (way, read.stdout)

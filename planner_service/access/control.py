@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,14 @@ class AccessControl:
     authenticator: Authenticator | None
     policy: Policy | None
     delegated: bool = False
+    token_sources: tuple[str, ...] = ()  # where the tokens it takes come from, in words (token_sources())
+
+    @property
+    def token_hint(self) -> str:
+        """What a 401 says to do: where a token comes from, for the authentication configured."""
+        if not self.token_sources:
+            return "authentication is off"
+        return "send `Authorization: Bearer <token>` with " + "; or ".join(self.token_sources)
 
     @property
     def enabled(self) -> bool:
@@ -74,7 +83,54 @@ def access_control(settings: Settings, key: bytes, oidc: OidcVerifier | None = N
             oidc,
         )
     policy = Policy(settings.access_rules) if settings.access_rules is not None else None
-    return AccessControl(authenticator, policy, settings.rest_catalog_delegation and authenticator is None)
+    delegated = settings.rest_catalog_delegation and authenticator is None
+    return AccessControl(authenticator, policy, delegated, token_sources(settings))
+
+
+def token_sources(settings: Settings) -> tuple[str, ...]:
+    """Where the bearer tokens this service takes come from, in words, one for each kind configured (a
+    service of static tokens alone does not send its callers to a token endpoint that refuses them): the
+    words of a 401 and of the explorer's token field."""
+    sources = []
+    if settings.auth_tokens:
+        sources.append("one of the service's static tokens (auth_tokens in its settings)")
+    if settings.oauth_clients:
+        sources.append(
+            "an access token from POST /v1/oauth/tokens (grant_type=client_credentials, with an OAuth client's id "
+            "and secret)"
+        )
+    if settings.oidc_issuer:
+        sources.append(f"a token from the OpenID provider {settings.oidc_issuer} (audience {settings.oidc_audience})")
+    if settings.rest_catalog_delegation:
+        sources.append(f"a token of the upstream catalog {settings.rest_catalog_uri}")
+    return tuple(sources)
+
+
+def describe_access(settings: Settings) -> list[str]:
+    """What the service's start says of its access control: who may call it, what decides, where the audit
+    goes (a line each)."""
+    kinds = []
+    if settings.auth_tokens:
+        kinds.append(f"static tokens ({len(settings.auth_tokens)})")
+    if settings.oauth_clients:
+        kinds.append(f"OAuth clients ({len(settings.oauth_clients)}; tokens at POST /v1/oauth/tokens)")
+    if settings.oidc_issuer:
+        kinds.append(f"the OpenID provider {settings.oidc_issuer}")
+    if settings.rest_catalog_delegation:
+        kinds.append(f"delegated to the upstream catalog {settings.rest_catalog_uri}")
+    source = f" (from {settings.config_file}, reloaded when it changes)" if settings.config_file else ""
+    audit = (
+        os.path.abspath(settings.audit_log) if settings.audit_log else "the service log (logger planner_service.audit)"
+    )
+    rules = settings.access_rules
+    lines = [
+        f"authentication: on, by {', '.join(kinds)}" if kinds else "authentication: off (every caller is anonymous)",
+        "grants policy: off (every caller may do everything)"
+        if rules is None
+        else f"grants policy: {len(rules)} rule{'' if len(rules) == 1 else 's'}{source}; what no rule gives is denied",
+        f"audit: {audit}",
+    ]
+    return lines
 
 
 class AccessHolder:

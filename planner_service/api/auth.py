@@ -21,6 +21,7 @@ from planner_service.access.principals import ANONYMOUS, Principal
 from planner_service.access.routes import OPEN_PATHS
 from planner_service.access.table_access import TableAccess
 from planner_service.api.errors import error_response
+from planner_service.api.pages import is_open_page
 from planner_service.errors import IdentityProviderUnavailableError
 
 UI_PREFIX = "/ui"  # the plan explorer's page and its files: no data in them (its API calls carry the token)
@@ -65,7 +66,7 @@ class RequireToken:
                 return
             if found is None:
                 message = "Invalid or expired bearer token" if token else "A bearer token is required"
-                response = error_response("NotAuthorizedException", f"{message}: get one at /v1/oauth/tokens", 401)
+                response = error_response("NotAuthorizedException", f"{message}: {control.token_hint}", 401)
                 response.headers["WWW-Authenticate"] = 'Bearer realm="scan-planner"'
                 await response(scope, receive, send)
                 return
@@ -77,7 +78,7 @@ class RequireToken:
 
 
 def _open(path: str) -> bool:
-    return path in OPEN_PATHS or path == UI_PREFIX or path.startswith(UI_PREFIX + "/")
+    return path in OPEN_PATHS or path == UI_PREFIX or path.startswith(UI_PREFIX + "/") or is_open_page(path)
 
 
 async def token_endpoint(request: Request) -> Response:

@@ -10,7 +10,7 @@ error shape of api/errors.py):
   Browsers send `Origin` on every cross-site POST, even the "simple" ones that skip CORS preflight; curl and
   engine clients send none. GETs are guarded too (a plan by id costs a plan): one a browser marks as
   cross-site or same-site (`Sec-Fetch-Site`, which pages cannot set; an `<img src>` is one), or that carries
-  a foreign `Origin`, is refused, except a person's navigation to the explorer or the API docs."""
+  a foreign `Origin`, is refused, except a person's navigation to `/`, the explorer or the API docs."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ class CrossSiteGuard:
         if not foreign and site not in ("cross-site", "same-site"):
             return None
         navigation = headers.get(b"sec-fetch-mode", b"").decode("latin-1").lower() == "navigate"
-        if navigation and not foreign and scope["path"].startswith(NAVIGABLE):
+        if navigation and not foreign and (scope["path"] == "/" or scope["path"].startswith(NAVIGABLE)):
             return None
         return (
             "Cross-site request refused: another site's page cannot read or plan here "

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from planner_service.catalog.base import LoadedTable, TableIdentifier, read_metadata
@@ -95,3 +98,22 @@ class SqlCatalog:
         if not rows and namespace not in self.list_namespaces():
             raise NoSuchNamespaceError(f"Namespace does not exist: {'.'.join(namespace)}")
         return sorted(TableIdentifier(namespace, str(r[0])) for r in rows)
+
+
+def sql_catalog_hint(warehouse: Path) -> str | None:
+    """What to say when `--warehouse` names a directory that holds a sqlite SQL catalog (as the demo warehouse
+    and PyIceberg's SqlCatalog make): its tables are the catalog's, not Hadoop-style directories, so every
+    one of them would answer 404 as a warehouse. None when it holds none."""
+    for candidate in sorted(warehouse.glob("*.db")) if warehouse.is_dir() else ():
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{candidate}?mode=ro", uri=True)) as db:
+                names = [row[0] for row in db.execute("SELECT DISTINCT catalog_name FROM iceberg_tables")]
+        except sqlite3.Error:
+            continue
+        name = f" --catalog-name {names[0]}" if len(names) == 1 else f" --catalog-name <one of {', '.join(names)}>"
+        return (
+            f"{warehouse} holds a SQL catalog ({candidate.name}), not Hadoop-style tables "
+            f"(<namespace>/<table>/metadata/version-hint.text): served with --warehouse, its tables answer 404. "
+            f"Serve it with: scan-planner serve --catalog-uri {candidate}{name if names else ''}"
+        )
+    return None

@@ -24,6 +24,7 @@ import os
 import pickle
 import secrets
 import shutil
+import stat
 import struct
 import threading
 from collections import OrderedDict
@@ -68,7 +69,8 @@ def plan_spill(root: Path, max_bytes: int) -> PlanSpill | None:
 class PlanSpill:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root, self.max_bytes = root, max_bytes
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _check_private(root)
         _remove_stale(root)
         self.directory = root / f"{os.getpid()}-{secrets.token_hex(4)}"
         self.directory.mkdir(mode=0o700)
@@ -279,6 +281,20 @@ def _lowest_priority() -> None:
 
 def _stem(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _check_private(root: Path) -> None:
+    """PermissionError unless only this user can rename what is in `root`: a directory of its own that nobody
+    else may write, or one with the sticky bit (as /tmp), where nobody renames another's entries."""
+    found = os.lstat(root)
+    if not stat.S_ISDIR(found.st_mode):
+        raise NotADirectoryError(f"{root} is not a directory (a link or a file)")
+    if found.st_mode & stat.S_ISVTX:
+        return
+    if found.st_uid != os.getuid():
+        raise PermissionError(f"{root} belongs to another user (uid {found.st_uid})")
+    if found.st_mode & 0o022:
+        raise PermissionError(f"{root} is writable by other users (mode {stat.S_IMODE(found.st_mode):o})")
 
 
 def _remove_stale(root: Path) -> None:

@@ -99,5 +99,5 @@ def _run_shell(example: Example, url: str, home: Path) -> None:
         assert run.stdout.strip(), f"{example.where} printed nothing:\n{run.stderr}"
     if "spark-submit" in example.code:  # what the PySpark guide says the job prints, and what it leaves
         assert re.search(r"demo\.events: \d+ partitions \(one per planned task\), 300 rows", run.stdout), run.stdout
-        assert "check every Arrow value" not in run.stderr  # the example sets the Arrow JVM options
+        assert "Arrow Java checks" not in run.stderr  # the example sets the Arrow JVM options
         assert (REPO / "dist" / "spark_client.zip").exists() and list((REPO / "dist").glob("scan_planner-*.whl"))

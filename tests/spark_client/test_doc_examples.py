@@ -23,7 +23,10 @@ pytest.importorskip("pyspark")
 
 
 @pytest.mark.parametrize("page", sorted(runnable("python")))
-def test_the_python_examples_run(page: str, spark: Any, demo_service: str, demo_home: Path) -> None:
+def test_the_python_examples_run(
+    page: str, spark: Any, demo_service: str, demo_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCAN_PLANNER_URL", demo_service)  # (as the README's shell exports it)
     namespace: dict[str, Any] = {}
     out = io.StringIO()
     try:
@@ -62,6 +65,7 @@ def test_the_first_read_runs_as_a_user_runs_it(page: str, demo_service: str, dem
     drop = {"SPARK_HOME", "PYSPARK_SUBMIT_ARGS", "SPARK_CONF_DIR", "PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}
     env = {k: v for k, v in os.environ.items() if k not in drop and k != "VIRTUAL_ENV"}
     env["PATH"] = f"{bare / 'bin'}:{env.get('PATH', '')}"
+    env["SCAN_PLANNER_URL"] = demo_service  # (as the README's shell exports it)
     python = Path(sys.executable).parent / "python"  # .venv/bin/python, as the README says
     run = subprocess.run([str(python), str(script)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
