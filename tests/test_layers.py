@@ -1,6 +1,7 @@
 """The packages of planner_service import only downwards (the layers drawn in docs/design/architecture.md),
 route modules do not import each other, and the top-level packages import only what their place allows:
-iceberg_io (storage) and value_order (Spark's order of values) none of the others; planner_client (HTTP) none,
+iceberg_io (storage), value_order (Spark's order of values) and read_restrictions (the spec's column masks)
+none of the others; planner_client (HTTP) none,
 and nothing but httpx beyond the standard library; spark_client those three, never the service; the service
 iceberg_io and value_order, never a client (the contract between service and clients is the JSON of the wire)."""
 
@@ -123,9 +124,10 @@ def test_route_modules_do_not_import_each_other() -> None:
 ALLOWED = {
     "iceberg_io": set[str](),
     "value_order": set[str](),
+    "read_restrictions": set[str](),
     "planner_client": set[str](),
-    "spark_client": {"iceberg_io", "planner_client", "value_order"},
-    "planner_service": {"iceberg_io", "value_order"},
+    "spark_client": {"iceberg_io", "planner_client", "value_order", "read_restrictions"},
+    "planner_service": {"iceberg_io", "value_order", "read_restrictions"},
 }
 # beyond the standard library, what the HTTP client may import: a driver or a tool plans with httpx alone
 CLIENT_THIRD_PARTY = {"httpx"}
