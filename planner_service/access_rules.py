@@ -13,6 +13,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from iceberg_io import InvalidLocation, parse_location
+from read_restrictions import ACTIONS
 
 
 class Privilege(StrEnum):
@@ -46,6 +47,12 @@ class AccessRule(BaseModel):
     namespaces: list[str] = Field(default_factory=list, description="globs over the table's namespace")
     locations: list[str] = Field(default_factory=list, description="globs over metadata locations")
     privileges: list[Privilege] = Field(description="what the rule gives; [] denies")
+    row_filter: str | None = Field(
+        None, description="read restrictions: the rows its principals may read, in the service's filter syntax"
+    )
+    column_masks: dict[str, str] = Field(
+        default_factory=dict, description="read restrictions: column -> the spec's mask action (mask-alphanum, ...)"
+    )
     description: str | None = Field(None, description="why the rule exists (audit and docs)")
 
     @model_validator(mode="after")
@@ -61,7 +68,18 @@ class AccessRule(BaseModel):
         for pattern in self.tables:
             if pattern != "*" and "." not in pattern.strip("."):
                 raise ValueError(f"table pattern {pattern!r}: write namespace.table (`*` for any part)")
+        if self.restricts:
+            if not set(self.privileges) - {Privilege.METRICS}:
+                raise ValueError("row_filter and column_masks restrict reads: give them in a rule that gives some")
+            for column, action in self.column_masks.items():
+                if action not in ACTIONS:
+                    raise ValueError(f"column_masks: {column} = {action!r} is not one of {', '.join(ACTIONS)}")
         return self
+
+    @property
+    def restricts(self) -> bool:
+        """Whether it restricts its principals' reads (a row filter, column masks)."""
+        return self.row_filter is not None or bool(self.column_masks)
 
 
 _GLOB = re.compile(r"[*?\[]")

@@ -183,6 +183,14 @@ def _serve(args: argparse.Namespace) -> int:
     )
     configure_logging(settings.log_level.upper())
     settings.check_exposure()
+    if settings.access_rules is not None:
+        from planner_service.access.policy import Policy
+
+        try:
+            Policy(settings.access_rules)  # (what the settings' own checks cannot parse: each rule's row_filter)
+        except ValueError as exc:
+            print(f"scan-planner: the grants policy does not load: {exc}", file=sys.stderr)
+            return 2
     from planner_service.access.control import describe_access
     from planner_service.catalog.sql import sql_catalog_hint
 

@@ -23,6 +23,9 @@ Privileges, modelled on Polaris's (docs/guides/access-control.md maps them):
 
 A rule that gives only `metrics` is passed over when a table is decided, and one that gives only table
 privileges when the service is; a rule that denies (`privileges = []`) decides both.
+
+A rule may restrict what its principals read of the tables it decides (`row_filter`, `column_masks`: read
+restrictions, access/restrictions.py): the rule that decides a table decides its restriction too.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from planner_service.access.principals import Principal
+from planner_service.access.restrictions import Restriction
 from planner_service.access_rules import (
     EVERY_PRIVILEGE,
     IMPLIED,
@@ -86,6 +90,7 @@ class _Compiled:
     locations: re.Pattern[str] | None
     grants: frozenset[Privilege]
     index: int
+    restriction: Restriction | None = None
 
     @property
     def for_tables(self) -> bool:
@@ -98,6 +103,10 @@ class _Compiled:
     @classmethod
     def of(cls, rule: AccessRule, index: int) -> _Compiled:
         grants = frozenset(p for privilege in rule.privileges for p in IMPLIED[privilege])
+        try:
+            restriction = Restriction.of(index + 1, rule.row_filter, rule.column_masks)
+        except ValueError as exc:
+            raise ValueError(f"access rule {index + 1}: {exc}") from None
         return cls(
             _globs(rule.principals),
             _globs(rule.groups),
@@ -106,6 +115,7 @@ class _Compiled:
             _location_globs(rule.locations),
             grants,
             index,
+            restriction,
         )
 
     def matches_caller(self, principal: Principal) -> bool:
@@ -144,22 +154,31 @@ class Policy:
     def __init__(self, rules: Iterable[AccessRule]) -> None:
         self.rules = tuple(rules)
         self._compiled = tuple(_Compiled.of(rule, i) for i, rule in enumerate(self.rules))
-        self._decided: dict[tuple[str, frozenset[str], tuple[str, ...], str], frozenset[Privilege]] = {}
+        self._decided: dict[
+            tuple[str, frozenset[str], tuple[str, ...], str], tuple[frozenset[Privilege], Restriction | None]
+        ] = {}
+        self.restricts = any(c.restriction is not None for c in self._compiled)
 
     def on_table(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
         """What `principal` may do on table `namespace.name`: the first matching rule's privileges."""
+        return self._decision(principal, namespace, name)[0]
+
+    def restriction(self, principal: Principal, namespace: Sequence[str], name: str) -> Restriction | None:
+        """What the rule deciding table `namespace.name` for `principal` restricts of its reads (None: none)."""
+        return self._decision(principal, namespace, name)[1]
+
+    def _decision(
+        self, principal: Principal, namespace: Sequence[str], name: str
+    ) -> tuple[frozenset[Privilege], Restriction | None]:
         key = (principal.name, principal.groups, tuple(namespace), name)
         decided = self._decided.get(key)
         if decided is None:
-            decided = self._decide(principal, namespace, name)
+            rule = self._deciding(principal, namespace, name)
+            decided = (rule.grants - SERVICE_PRIVILEGES, rule.restriction) if rule is not None else (NOTHING, None)
             if len(self._decided) >= MAX_DECISIONS:
                 self._decided.clear()
             self._decided[key] = decided
         return decided
-
-    def _decide(self, principal: Principal, namespace: Sequence[str], name: str) -> frozenset[Privilege]:
-        rule = self._deciding(principal, namespace, name)
-        return rule.grants - SERVICE_PRIVILEGES if rule is not None else NOTHING
 
     def _deciding(self, principal: Principal, namespace: Sequence[str], name: str) -> _Compiled | None:
         for rule in self._compiled:
@@ -177,12 +196,23 @@ class Policy:
     def on_location(self, principal: Principal, location: str) -> frozenset[Privilege]:
         """What `principal` may do on the table whose metadata file is `location` (a plan by location): the
         location as storage reads it (a URI; local paths resolved), which the rules' patterns were made like."""
+        rule = self._deciding_location(principal, location)
+        if rule is None:
+            return NOTHING
+        return (
+            rule.grants - SERVICE_PRIVILEGES - {Privilege.CREDENTIALS}
+        )  # never vended for a location nobody vouches for
+
+    def restriction_at(self, principal: Principal, location: str) -> Restriction | None:
+        """What the rule deciding the metadata location `location` for `principal` restricts of its reads."""
+        rule = self._deciding_location(principal, location)
+        return rule.restriction if rule is not None else None
+
+    def _deciding_location(self, principal: Principal, location: str) -> _Compiled | None:
         for rule in self._compiled:
             if rule.for_tables and rule.matches_caller(principal) and rule.matches_location(location):
-                return (
-                    rule.grants - SERVICE_PRIVILEGES - {Privilege.CREDENTIALS}
-                )  # never vended for a location nobody vouches for
-        return NOTHING
+                return rule
+        return None
 
     def on_service(self, principal: Principal) -> frozenset[Privilege]:
         """The service-level privileges (metrics): the first rule without objects that matches the caller."""

@@ -3,7 +3,12 @@ door before anything of a table is read or answered.
 
 A table the principal may not list is answered exactly as a table that does not exist (the same status,
 error type and message), so that nothing tells it the table is there; one it may list but lacks the
-privilege for is a 403 naming the principal and the privilege (as Polaris words it)."""
+privilege for is a 403 naming the principal and the privilege (as Polaris words it).
+
+A table whose reads the policy restricts for the principal (a rule's row filter or column masks) is, for
+now, answered only with its metadata (LoadTable carries the restrictions, as Iceberg's REST spec writes
+them); nothing is planned, aggregated or vended for it (403 saying so), so that nothing is ever served as
+if it were unrestricted."""
 
 from __future__ import annotations
 
@@ -14,12 +19,14 @@ from typing import NoReturn
 from planner_service.access.audit import audit
 from planner_service.access.policy import EVERY_PRIVILEGE, Policy, Privilege
 from planner_service.access.principals import ANONYMOUS, Principal
+from planner_service.access.restrictions import Restriction
 from planner_service.catalog.base import TableIdentifier, missing_location, missing_table
 from planner_service.catalog.router import CatalogRouter
 from planner_service.errors import ForbiddenError, NoSuchTableError
 from planner_service.io.locations import Location
 from planner_service.io.roots import Roots
 
+_READS = frozenset({Privilege.PLAN, Privilege.CREDENTIALS})  # what reads a restricted table's rows or files
 _OPERATIONS = {  # how a denial names what was asked
     Privilege.LIST: "LIST_TABLE",
     Privilege.READ_METADATA: "LOAD_TABLE",
@@ -53,18 +60,37 @@ class TableAccess:
         return granted
 
     def may(self, identifier: TableIdentifier, privilege: Privilege) -> bool:
+        if privilege in _READS and self.restriction(identifier) is not None:
+            return False
         return privilege in self.on_table(identifier)
+
+    def restriction(self, identifier: TableIdentifier) -> Restriction | None:
+        """What the policy restricts of the principal's reads of the table (None: nothing)."""
+        if self.policy is None or not self.policy.restricts:
+            return None
+        return self.policy.restriction(self.principal, identifier.namespace, identifier.name)
 
     def require(self, identifier: TableIdentifier, privilege: Privilege) -> frozenset[Privilege]:
         """The principal's privileges on the table, when they include `privilege`; else the error of a
-        missing table (it may not list it) or a 403."""
+        missing table (it may not list it) or a 403 (a plan or credentials of a table whose reads are
+        restricted for it, too)."""
         granted = self.on_table(identifier)
         if privilege not in granted:
             self._deny(str(identifier), privilege, Privilege.LIST in granted)
             if Privilege.LIST not in granted:
                 raise missing_table(identifier)
             raise self._forbidden(f"table {identifier}", privilege)
+        if privilege in _READS:
+            self.refuse_restricted(identifier, privilege)
         return granted
+
+    def refuse_restricted(self, identifier: TableIdentifier, privilege: Privilege = Privilege.PLAN) -> None:
+        """403 when the policy restricts the principal's reads of the table: nothing of its rows or their
+        statistics is answered to it (plans, aggregates, credentials) until reads under restrictions are."""
+        restriction = self.restriction(identifier)
+        if restriction is not None:
+            self._deny(str(identifier), privilege, True)
+            raise self._restricted(f"table {identifier}", restriction)
 
     def require_location(
         self,
@@ -91,6 +117,12 @@ class TableAccess:
             if Privilege.LIST not in granted:
                 raise missing_location(sent)
             raise self._forbidden(f"metadata location {sent}", privilege)
+        if self.policy is not None and self.policy.restricts:
+            restrictions = [self.policy.restriction_at(self.principal, location.uri)]
+            restrictions += [self.policy.restriction(self.principal, n.namespace, n.name) for n in names]
+            if (restriction := next((r for r in restrictions if r is not None), None)) is not None:
+                self._deny(location.uri, privilege, True)
+                raise self._restricted(f"metadata location {sent}", restriction)
         if upstream is not None:
             if not names and not roots.configured(location):
                 self._deny_location(sent, location, privilege)
@@ -142,6 +174,19 @@ class TableAccess:
     def audit_credentials(self, table: str, outcome: str) -> None:
         """The audit line of credentials vended, passed on, withheld or refused."""
         audit("credentials", self.principal.name, Privilege.CREDENTIALS.value, outcome, table)
+
+    def _restricted(self, what: str, restriction: Restriction) -> ForbiddenError:
+        kinds = [
+            k
+            for k, present in (("a row filter", restriction.row_filter), ("column masks", restriction.column_masks))
+            if present
+        ]
+        return ForbiddenError(
+            f"Reads of {what} are restricted for principal '{self.principal.name}' by access rule "
+            f"{restriction.rule} ({' and '.join(kinds)}): this service does not plan, aggregate or vend "
+            "credentials under read restrictions yet, so it answers only the table's metadata (LoadTable, "
+            "with its read-restrictions)"
+        )
 
     def _forbidden(self, what: str, privilege: Privilege) -> ForbiddenError:
         return ForbiddenError(

@@ -209,6 +209,12 @@ class LoadTableResult(_Described):
     storage_credentials: list[StorageCredential] | None = Field(
         None, description="with X-Iceberg-Access-Delegation: vended-credentials, when the service vends them"
     )
+    read_restrictions: dict[str, Any] | None = Field(
+        None,
+        description="what the policy restricts of the caller's reads (the REST spec's ReadRestrictions: "
+        "required-row-filter, required-column-projections by field id); with it, config has scan-planning-mode "
+        "server and no credentials are vended",
+    )
 
 
 def described(

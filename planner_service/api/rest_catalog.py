@@ -257,13 +257,24 @@ def load_table_result(
     """The spec's LoadTableResult: the metadata.json as read, and the table's client config; with the
     client's X-Iceberg-Access-Delegation asking for vended-credentials (and the service vending them, to a
     caller with the credentials privilege), the table's `storage-credentials`, the first of them in `config`
-    too (for clients that read only that)."""
+    too (for clients that read only that). A caller whose reads of the table the policy restricts gets its
+    `read-restrictions` (the spec's form: bound to the table's current schema, masks by field id),
+    `scan-planning-mode: server`, and no credentials; a restriction that does not bind is a 403 naming the
+    rule."""
     table_config: dict[str, str] = {}  # scan planning is advertised in /v1/config only (see config())
     result: dict[str, Any] = {
         "metadata-location": table.metadata_location,
         "metadata": table.metadata.raw,
         "config": table_config,
     }
+    identifier = table.identifier
+    restriction = access.restriction(identifier) if identifier is not None else None
+    if restriction is not None:
+        bound = restriction.bound(table.metadata.schema, table.name)
+        result["read-restrictions"] = bound.to_json()
+        table_config["scan-planning-mode"] = "server"
+        access.audit_credentials(table.name, "withheld")
+        return result
     wanted = delegation is not None and "vended-credentials" in [d.strip() for d in delegation.split(",")]
     credentials = runtime.storage_credentials(table, access) if wanted else None
     if credentials:

@@ -74,8 +74,12 @@ def open_table(
     runtime: Runtime, access: TableAccess, name: str | None, metadata_location: str | None, privilege: Privilege
 ) -> LoadedTable:
     """The table a request names (exactly one of a catalog name and a metadata location), when `access` holds
-    `privilege` on it: decided before anything of it is read."""
-    return runtime.load_table(name, metadata_location, access, privilege)
+    `privilege` on it: decided before anything of it is read; never a table whose reads the policy restricts
+    for the caller (a 403: nothing is planned or aggregated under read restrictions yet)."""
+    table = runtime.load_table(name, metadata_location, access, privilege)
+    if table.identifier is not None:
+        access.refuse_restricted(table.identifier, privilege)
+    return table
 
 
 def plan(
