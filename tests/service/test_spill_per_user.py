@@ -49,8 +49,9 @@ def _serve(tmp: Path, home: Path, log: Path, user: int | None) -> subprocess.Pop
         "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0",
     }
     argv = [str(Path(sys.executable).with_name("scan-planner")), "serve", "--port", str(port)]
-    if user is not None:
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+    if user is not None:  # another user, who may read the checkout wherever it is (its writes are its own)
+        reads = ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *reads, *argv]
     with open(log, "wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     wait_for_port(port, proc, timeout=120)
