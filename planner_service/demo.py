@@ -9,7 +9,7 @@ import logging
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -65,9 +65,6 @@ def write_demo_table(catalog: Catalog) -> None:
     from pyiceberg.transforms import DayTransform, IdentityTransform
     from pyiceberg.types import DoubleType, LongType, NestedField, StringType, TimestamptzType
 
-    catalog.create_namespace_if_not_exists("demo")
-    if catalog.table_exists(DEMO_TABLE):
-        catalog.drop_table(DEMO_TABLE)
     schema = Schema(
         NestedField(1, "id", LongType(), required=True),
         NestedField(2, "ts", TimestamptzType(), required=True),
@@ -78,7 +75,7 @@ def write_demo_table(catalog: Catalog) -> None:
         PartitionField(source_id=2, field_id=1000, transform=DayTransform(), name="ts_day"),
         PartitionField(source_id=3, field_id=1001, transform=IdentityTransform(), name="region"),
     )
-    table = catalog.create_table(DEMO_TABLE, schema=schema, partition_spec=spec)
+    table = _fresh_table(catalog, DEMO_TABLE, schema, spec)
     arrow_schema = schema.as_arrow()
     start = datetime(2024, 1, 1, tzinfo=UTC)
     regions = ["eu", "us", "apac"]
@@ -109,16 +106,13 @@ def write_customers_table(catalog: Catalog) -> None:
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField, StringType
 
-    catalog.create_namespace_if_not_exists("demo")
-    if catalog.table_exists(CUSTOMERS_TABLE):
-        catalog.drop_table(CUSTOMERS_TABLE)
     schema = Schema(
         NestedField(1, "customer_id", LongType(), required=True),
         NestedField(2, "name", StringType(), required=False),
         NestedField(3, "email", StringType(), required=False),
         NestedField(4, "region", StringType(), required=False),
     )
-    table = catalog.create_table(CUSTOMERS_TABLE, schema=schema)
+    table = _fresh_table(catalog, CUSTOMERS_TABLE, schema)
     ids = range(1, 31)
     table.append(
         pa.Table.from_pydict(
@@ -131,3 +125,13 @@ def write_customers_table(catalog: Catalog) -> None:
             schema=schema.as_arrow(),
         )
     )
+
+
+def _fresh_table(catalog: Catalog, name: str, schema: Any, spec: Any = None) -> Any:
+    """Table `name` of the demo namespace made anew (dropped first when present)."""
+    from pyiceberg.partitioning import UNPARTITIONED_PARTITION_SPEC
+
+    catalog.create_namespace_if_not_exists("demo")
+    if catalog.table_exists(name):
+        catalog.drop_table(name)
+    return catalog.create_table(name, schema=schema, partition_spec=spec or UNPARTITIONED_PARTITION_SPEC)
