@@ -5,10 +5,12 @@ A table the principal may not list is answered exactly as a table that does not 
 error type and message), so that nothing tells it the table is there; one it may list but lacks the
 privilege for is a 403 naming the principal and the privilege (as Polaris words it).
 
-A table whose reads the policy restricts for the principal (a rule's row filter or column masks) is, for
-now, answered only with its metadata (LoadTable carries the restrictions, as Iceberg's REST spec writes
-them); nothing is planned, aggregated or vended for it (403 saying so), so that nothing is ever served as
-if it were unrestricted."""
+A table whose reads the policy restricts for the principal (a rule's row filter or column masks) is planned
+and aggregated under its restrictions only for a client that declares it enforces them (`enforces`: the
+`read-restrictions` capability of X-Iceberg-Client-Capabilities), and by its name only; no storage
+credentials are vended for it, to anyone. Any other client gets its metadata alone (LoadTable, with its
+read-restrictions) and a 403 saying why for the rest, so that nothing is ever served as if it were
+unrestricted."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ from planner_service.io.locations import Location
 from planner_service.io.roots import Roots
 
 _READS = frozenset({Privilege.PLAN, Privilege.CREDENTIALS})  # what reads a restricted table's rows or files
+CAPABILITIES_HEADER = "x-iceberg-client-capabilities"  # Iceberg's ClientCapability values, comma-separated
+ENFORCES_CAPABILITY = "read-restrictions"  # a client that enforces read restrictions (apache/iceberg #16394)
 _OPERATIONS = {  # how a denial names what was asked
     Privilege.LIST: "LIST_TABLE",
     Privilege.READ_METADATA: "LOAD_TABLE",
@@ -40,6 +44,7 @@ _OPERATIONS = {  # how a denial names what was asked
 class TableAccess:
     principal: Principal = ANONYMOUS
     policy: Policy | None = None  # None: no policy, everything allowed
+    enforces: bool = False  # the client declared that it enforces read restrictions (ENFORCES_CAPABILITY)
 
     def on_table(self, identifier: TableIdentifier) -> frozenset[Privilege]:
         if self.policy is None:
@@ -60,9 +65,19 @@ class TableAccess:
         return granted
 
     def may(self, identifier: TableIdentifier, privilege: Privilege) -> bool:
-        if privilege in _READS and self.restriction(identifier) is not None:
+        if privilege in _READS and self.restriction(identifier) is not None and not self._served(privilege):
             return False
         return privilege in self.on_table(identifier)
+
+    def _served(self, privilege: Privilege) -> bool:
+        """Whether a restricted table's `privilege` is served to this client: plans to one that enforces
+        restrictions; credentials to nobody (they would read every row and value)."""
+        return privilege is not Privilege.CREDENTIALS and self.enforces
+
+    @property
+    def restricts(self) -> bool:
+        """Whether the policy restricts anybody's reads (else no table is restricted for anyone)."""
+        return self.policy is not None and self.policy.restricts
 
     def restriction(self, identifier: TableIdentifier) -> Restriction | None:
         """What the policy restricts of the principal's reads of the table (None: nothing)."""
@@ -85,12 +100,13 @@ class TableAccess:
         return granted
 
     def refuse_restricted(self, identifier: TableIdentifier, privilege: Privilege = Privilege.PLAN) -> None:
-        """403 when the policy restricts the principal's reads of the table: nothing of its rows or their
-        statistics is answered to it (plans, aggregates, credentials) until reads under restrictions are."""
+        """403 when the policy restricts the principal's reads of the table and `privilege` is not served
+        under restrictions to this client (credentials, never; plans and aggregates, to a client that does
+        not enforce them)."""
         restriction = self.restriction(identifier)
-        if restriction is not None:
+        if restriction is not None and not self._served(privilege):
             self._deny(str(identifier), privilege, True)
-            raise self._restricted(f"table {identifier}", restriction)
+            raise self._restricted(f"table {identifier}", restriction, privilege)
 
     def require_location(
         self,
@@ -122,7 +138,7 @@ class TableAccess:
             restrictions += [self.policy.restriction(self.principal, n.namespace, n.name) for n in names]
             if (restriction := next((r for r in restrictions if r is not None), None)) is not None:
                 self._deny(location.uri, privilege, True)
-                raise self._restricted(f"metadata location {sent}", restriction)
+                raise self._restricted(f"metadata location {sent}", restriction, None)
         if upstream is not None:
             if not names and not roots.configured(location):
                 self._deny_location(sent, location, privilege)
@@ -175,18 +191,29 @@ class TableAccess:
         """The audit line of credentials vended, passed on, withheld or refused."""
         audit("credentials", self.principal.name, Privilege.CREDENTIALS.value, outcome, table)
 
-    def _restricted(self, what: str, restriction: Restriction) -> ForbiddenError:
+    def _restricted(self, what: str, restriction: Restriction, privilege: Privilege | None) -> ForbiddenError:
+        """The 403 of a read not served under the restriction (`privilege` None: by metadata location)."""
         kinds = [
             k
             for k, present in (("a row filter", restriction.row_filter), ("column masks", restriction.column_masks))
             if present
         ]
-        return ForbiddenError(
+        head = (
             f"Reads of {what} are restricted for principal '{self.principal.name}' by access rule "
-            f"{restriction.rule} ({' and '.join(kinds)}): this service does not plan, aggregate or vend "
-            "credentials under read restrictions yet, so it answers only the table's metadata (LoadTable, "
-            "with its read-restrictions)"
+            f"{restriction.rule} ({' and '.join(kinds)})"
         )
+        if privilege is None:
+            why = "a restricted table is planned by its catalog name only, never by a metadata location"
+        elif privilege is Privilege.CREDENTIALS:
+            why = "no storage credentials are vended for it (they would read every row and value)"
+        else:
+            why = (
+                "this client did not declare that it enforces read restrictions (the header "
+                f"X-Iceberg-Client-Capabilities: {ENFORCES_CAPABILITY}), so nothing of the table's rows is planned "
+                "or aggregated for it; read it with scan-planner's PySpark client (plan_and_read, the data "
+                "source), which enforces them. LoadTable answers its metadata, with its read-restrictions"
+            )
+        return ForbiddenError(f"{head}: {why}")
 
     def _forbidden(self, what: str, privilege: Privilege) -> ForbiddenError:
         return ForbiddenError(

@@ -19,13 +19,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from planner_service.access.control import AccessHolder
 from planner_service.access.principals import ANONYMOUS, Principal
 from planner_service.access.routes import OPEN_PATHS
-from planner_service.access.table_access import TableAccess
+from planner_service.access.table_access import CAPABILITIES_HEADER, ENFORCES_CAPABILITY, TableAccess
 from planner_service.api.errors import error_response
 from planner_service.api.pages import is_open_page
 from planner_service.errors import IdentityProviderUnavailableError
 
 UI_PREFIX = "/ui"  # the plan explorer's page and its files: no data in them (its API calls carry the token)
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+
+
+def enforces_restrictions(scope: Scope) -> bool:
+    """Whether the client declares it enforces read restrictions (X-Iceberg-Client-Capabilities)."""
+    for name, value in scope.get("headers") or []:
+        if name == CAPABILITIES_HEADER.encode():
+            declared = {v.strip().lower() for v in value.decode("latin-1").split(",")}
+            if ENFORCES_CAPABILITY in declared:
+                return True
+    return False
 
 
 def bearer(scope: Scope) -> str | None:
@@ -73,7 +83,7 @@ class RequireToken:
             principal = found
         state = scope.setdefault("state", {})
         state["principal"] = principal
-        state["access"] = TableAccess(principal, control.policy)
+        state["access"] = TableAccess(principal, control.policy, enforces_restrictions(scope))
         await self.app(scope, receive, send)
 
 

@@ -60,7 +60,7 @@ class _Binder(RebuildingVisitor):
         return bind_predicate(self._schema, pred, self._case_sensitive)
 
     def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
-        raise ValueError(f"Found already bound predicate: {pred}")
+        return pred  # bound already, to this same schema: planning/read_restriction.py binds first
 
 
 def bind_term(schema: Schema, term: UnboundTerm, case_sensitive: bool = True) -> BoundTerm:

@@ -50,6 +50,7 @@ from planner_service.planning.options import (
 from planner_service.planning.partition_checks import check_partitions
 from planner_service.planning.planned_files import FileTaskColumns
 from planner_service.planning.projection import project_schema
+from planner_service.planning.read_restriction import masked_files
 from planner_service.planning.row_filter import RowFilter
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.planning.scan_request import ScanRequest, filter_field_ids
@@ -97,8 +98,13 @@ class PlanContext:
         )
         read_ids = filter_field_ids(chosen.schema, request)  # (with a select: bound first, as given)
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
-        row_filter = RowFilter(request.row_filter, meta.schema, meta.specs, request.case_sensitive)
+        planned, restriction = request.row_filter, request.restriction
+        if restriction is not None:  # under read restrictions (planning/read_restriction.py)
+            planned = restriction.planned_filter(meta.schema, request.row_filter, request.case_sensitive)
+        row_filter = RowFilter(planned, meta.schema, meta.specs, request.case_sensitive)
         filter_ids = row_filter.field_ids if read_ids is None else read_ids
+        if restriction is not None:  # the reader evaluates the row filter: its columns are the plan's too
+            filter_ids = set(filter_ids) | restriction.field_ids(meta.schema)
         schema = project_schema(chosen.schema, request.select, filter_ids, request.case_sensitive)
         return cls(
             table,
@@ -107,7 +113,8 @@ class PlanContext:
             row_filter,
             schema,
             resolve_split_options(request.options, meta.properties),
-            GroupBy.of(request.grouping, meta, schema, table.name),
+            # grouping keys are partition values and bounds of every row: none under read restrictions
+            GroupBy.of("none" if restriction is not None else request.grouping, meta, schema, table.name),
             cancel,
             Explain(request.row_filter) if request.explain else None,
         )
@@ -128,6 +135,8 @@ class PlanContext:
 
     def answer(self, files: FileTaskColumns | None, planned: PlannedTasks | None = None) -> ScanPlan:
         if files is not None:
+            if self.request.restriction is not None:
+                files = masked_files(files, self.request.restriction, self.meta)
             self.metrics.total_planning_ms = (time.perf_counter() - self.started) * 1000
         return ScanPlan(
             table=self.table,
@@ -140,6 +149,7 @@ class PlanContext:
             explain=self.explain,
             row_filter=self.request.row_filter,
             case_sensitive=self.request.case_sensitive,
+            restriction=self.request.restriction,
             incremental=self.request.appends is not None,
             grouping=None if planned is None else planned.grouping,
         )

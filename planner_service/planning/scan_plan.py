@@ -14,6 +14,7 @@ from planner_service.planning.explain import Explain
 from planner_service.planning.grouping import TaskGrouping
 from planner_service.planning.options import SplitOptions
 from planner_service.planning.planned_files import CombinedScanTask, FileScanTask, FileTaskColumns, combined_objects
+from planner_service.planning.read_restriction import ScanRestriction
 from planner_service.splitting.combine import CombinedTasks
 
 
@@ -51,6 +52,7 @@ class ScanPlan:
     explain: Explain | None = None
     row_filter: Expression = TRUE  # the scan's filter, unbound
     case_sensitive: bool = True
+    restriction: ScanRestriction | None = None  # the read restrictions it was planned under
     incremental: bool = False  # an incremental append scan (Java reports no ScanReport for those)
     grouping: TaskGrouping | None = None  # the tasks' partition keys, when grouped (planning/grouping.py)
 

@@ -11,7 +11,7 @@ and unpack: a plan id names the same request on any replica, or after a restart.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner_service.errors import BadRequestError
@@ -31,6 +31,7 @@ from planner_service.metadata.snapshot_choice import (
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import Schema, unknown_column
 from planner_service.planning.grouping import Grouping, grouping_of
+from planner_service.planning.read_restriction import ScanRestriction
 
 __all__ = [
     "SNAPSHOT_FIELDS",
@@ -61,6 +62,7 @@ class ScanRequest:
     keep_stats: bool = False  # decode the files' column stats even when planning does not read them
     select: tuple[str, ...] | None = None  # the columns read: the plan's schema is projected to them
     grouping: Grouping = "none"  # "partition" or "sort-order": planning/grouping.py, planning/sort_grouping.py
+    restriction: ScanRestriction | None = None  # the principal's read restrictions (set at the entrance)
 
     def canonical(self) -> dict[str, Any]:
         """What decides the plan, as JSON with normalized values (the filter re-encoded as REST JSON)."""
@@ -86,6 +88,8 @@ class ScanRequest:
             out["combine"] = False
         if self.keep_stats:
             out["keep-stats"] = True
+        if self.restriction is not None:
+            out["read-restrictions"] = self.restriction.to_json()
         return out
 
     @classmethod
@@ -93,7 +97,8 @@ class ScanRequest:
         """The request of a canonical form (KeyError, ValueError or a BadRequestError when it is not one)."""
         snapshot = dict(data["snapshot"])
         select = data["select"]
-        return scan_request(
+        restricted = data.get("read-restrictions")
+        scan = scan_request(
             snapshot_id=snapshot.get("snapshot-id"),
             as_of_timestamp_ms=snapshot.get("as-of-timestamp-ms"),
             ref=snapshot.get("ref"),
@@ -109,6 +114,7 @@ class ScanRequest:
             combine=bool(data.get("combine", True)),
             keep_stats=bool(data.get("keep-stats", False)),
         )
+        return scan if restricted is None else replace(scan, restriction=ScanRestriction.from_json(restricted))
 
 
 def scan_request(

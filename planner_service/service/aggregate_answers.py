@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from planner_service.access.policy import Privilege
@@ -16,6 +17,8 @@ from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 from planner_service.wire.aggregates_json import encode_aggregates
 
+RESTRICTED = "read restrictions apply to the caller: computed from the rows it may read, not from metadata"
+
 
 def aggregate_scan(
     runtime: Runtime,
@@ -27,10 +30,14 @@ def aggregate_scan(
     cancel: Cancellation | None = None,
 ) -> dict[str, Any]:
     """The /aggregate answer: the scan's files planned with their stats, aggregated. `scan` plans files only
-    (combine=False) and keeps their stats (keep_stats=True)."""
+    (combine=False) and keeps their stats (keep_stats=True). Under read restrictions nothing is taken from
+    the statistics (they count hidden rows and raw values): every aggregate is answered as not exact, so the
+    client computes it from the rows it reads under them."""
     parsed = parse_aggregates(list(aggregates))
     table = entrance.open_table(runtime, access, table_name, metadata_location, Privilege.READ_METADATA)
-    request = CanonicalRequest(table.name, table.metadata_location, scan)
+    request = CanonicalRequest(table.name, table.metadata_location, entrance.restricted(access, table, scan))
     plan = entrance.plan(runtime, access, table, request, cancel=cancel)[0].plan
     values = evaluate_aggregates(plan.files, plan.schema, table.metadata.properties, parsed, scan.case_sensitive)
+    if request.scan.restriction is not None:
+        values = [replace(v, value=None, exact=False, reason=RESTRICTED) for v in values]
     return encode_aggregates(plan, values)

@@ -15,20 +15,30 @@ The API modules parse requests, negotiate encodings and stream answers; they dec
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner_service.access.policy import Privilege
 from planner_service.access.table_access import TableAccess
 from planner_service.catalog.base import LoadedTable
-from planner_service.errors import NoSuchPlanIdError, NoSuchTableError, StorageError
+from planner_service.errors import ForbiddenError, NoSuchPlanIdError, NoSuchTableError, StorageError
 from planner_service.io.vending import StorageCredentials
 from planner_service.planning.admission import Cancellation
+from planner_service.planning.read_restriction import ScanRestriction
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
 from planner_service.service.runtime import Runtime
 
-__all__ = ["Decided", "audit_answer", "decide", "not_modified", "open_table", "plan", "plan_by_id"]
+__all__ = [
+    "Decided",
+    "audit_answer",
+    "decide",
+    "not_modified",
+    "open_table",
+    "plan",
+    "plan_by_id",
+    "restricted",
+]
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ def decide(
     keys it, the caller's id of its plan (a REST plan's with `rest`: a 400 when the request cannot be carried
     in an id), and the credentials this answer carries (none without `vend`: an answer that carries none)."""
     table = open_table(runtime, access, name, metadata_location, privilege)
+    scan = restricted(access, table, scan)
     fields = None if stats_fields is None else tuple(stats_fields)
     request = CanonicalRequest(table.name, table.metadata_location, scan, fields)
     plan_id = runtime.issue_plan_id(request, access, rest)
@@ -74,12 +85,33 @@ def open_table(
     runtime: Runtime, access: TableAccess, name: str | None, metadata_location: str | None, privilege: Privilege
 ) -> LoadedTable:
     """The table a request names (exactly one of a catalog name and a metadata location), when `access` holds
-    `privilege` on it: decided before anything of it is read; never a table whose reads the policy restricts
-    for the caller (a 403: nothing is planned or aggregated under read restrictions yet)."""
+    `privilege` on it: decided before anything of it is read; a table whose reads the policy restricts for
+    the caller only when its client enforces restrictions (else a 403 saying so)."""
     table = runtime.load_table(name, metadata_location, access, privilege)
     if table.identifier is not None:
         access.refuse_restricted(table.identifier, privilege)
     return table
+
+
+def restricted(access: TableAccess, table: LoadedTable, scan: ScanRequest) -> ScanRequest:
+    """`scan` under the caller's read restrictions on `table` (as they bind to its current schema: a 403
+    naming the rule when they do not), planned and keyed with them; as it is for an unrestricted caller. An
+    explained plan is not made under restrictions: it tells of every file the scan skips (a 403)."""
+    restriction = access.restriction(table.identifier) if table.identifier is not None else None
+    if restriction is None:
+        return scan
+    bound = restriction.bound(table.metadata.schema, table.name)
+    if scan.explain:
+        raise _unexplained(access, table)
+    return replace(scan, restriction=ScanRestriction.from_json(bound.to_json()))
+
+
+def _unexplained(access: TableAccess, table: LoadedTable) -> ForbiddenError:
+    return ForbiddenError(
+        f"Reads of {table.name} are restricted for principal '{access.principal.name}': an explained plan "
+        "(explain, /explore) tells of the files and statistics the restrictions hide, so none is made under them; "
+        "plan without explain"
+    )
 
 
 def plan(
@@ -97,6 +129,8 @@ def plan(
     """(the plan of `request` on `table`, whether it was made now): kept or made at the plan cache, a plan
     made now recorded; audited as answered unless the door audits its answer itself (`audited` False: a
     REST plan made in the background, answered when polled)."""
+    if explain and request.scan.restriction is not None:
+        raise _unexplained(access, table)
     result, fresh = runtime.plans.plan(
         request, table, explain=explain, cancel=cancel, inline_limit=inline_limit, patient=patient
     )

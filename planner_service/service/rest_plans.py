@@ -127,12 +127,13 @@ def task_tokens(runtime: Runtime, plan_id: str, plan: CachedPlan, number: int = 
 
 def encode_page(runtime: Runtime, scan: RestScan, plan: CachedPlan, number: int) -> dict[str, Any]:
     """One page as the spec's ScanTasks (a worker thread): rendered from the plan's columns, or from task
-    objects where the data files carry stats-fields."""
+    objects where the data files carry stats-fields (never under read restrictions: statistics count hidden
+    rows and raw values)."""
     files, meta = plan.plan.files, plan.plan.table.metadata
     if files is None:
         return {"delete-files": [], "file-scan-tasks": []}
     begin, end = pages_of(runtime, plan).bounds(number)
-    if scan.stats_ids is None:
+    if scan.stats_ids is None or plan.plan.restriction is not None:
         return encode_scan_task_rows(files, begin, end, meta.specs, meta.schema, plan.rest_residuals)
     tasks = files.to_objects(with_stats=True, begin=begin, end=end)
     return encode_scan_tasks(tasks, meta.specs, meta.schema, scan.stats_ids)

@@ -44,6 +44,7 @@ from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
 from planner_service.planning.admission import Admission
 from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.read_restriction import ScanRestriction
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.lifecycle import Lifecycle
@@ -274,7 +275,25 @@ class Runtime:
                 f"Plan id {plan_id[:64]!r} names table {identifier}, which is no longer the table it was planned on "
                 "(renamed, dropped or replaced since): plan the scan again"
             )
+        planned = request.scan.restriction
+        now = self._restriction_now(access, identifier, request) if access.restricts else None
+        if (planned and planned.to_json()) != (now and now.to_json()):
+            raise NoSuchPlanIdError(
+                f"Plan id {plan_id[:64]!r} was planned under read restrictions other than the caller's now (the "
+                "access rules changed since): plan the scan again"
+            )
         return request
+
+    def _restriction_now(
+        self, access: TableAccess, identifier: TableIdentifier, request: CanonicalRequest
+    ) -> ScanRestriction | None:
+        """The caller's read restrictions on a plan id's table, bound as they are now to the table version it
+        was planned on (None: none)."""
+        restriction = access.restriction(identifier)
+        if restriction is None:
+            return None
+        schema = load_by_metadata_location(self.io, request.metadata_location).metadata.schema
+        return ScanRestriction.from_json(restriction.bound(schema, request.table).to_json())
 
     def _still_named(self, identifier: TableIdentifier, metadata_location: str, principal: Principal) -> bool:
         """Whether `identifier` names, now, the table of `metadata_location` (its directory): asked of the catalog

@@ -30,6 +30,7 @@ from planner_service.json_text import dumps, parse_json
 from planner_service.metadata.json_values import to_json_column, to_json_value
 from planner_service.planning.grouping import KeyRanges
 from planner_service.planning.planned_files import FileTaskColumns
+from planner_service.planning.read_restriction import reader_json
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.splitting.combine import CombinedTasks
 from planner_service.wire import json_rows as rows
@@ -122,6 +123,8 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
         "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
     }
+    if plan.restriction is not None:  # what the reader must enforce: the row filter, then the masks
+        head["read-restrictions"] = reader_json(plan.restriction, meta.schema, plan.schema)
     if NAME_MAPPING in meta.properties:  # Parquet files without field ids are read by this mapping
         head["name-mapping"] = _name_mapping(meta.properties)
     head["split-options"] = {
