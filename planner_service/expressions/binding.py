@@ -60,7 +60,7 @@ class _Binder(RebuildingVisitor):
         return bind_predicate(self._schema, pred, self._case_sensitive)
 
     def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
-        return pred  # bound already, to this same schema: planning/read_restriction.py binds first
+        raise ValueError(f"Found already bound predicate: {pred}")
 
 
 def bind_term(schema: Schema, term: UnboundTerm, case_sensitive: bool = True) -> BoundTerm:

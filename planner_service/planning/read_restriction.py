@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from planner_service.errors import BadRequestError
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import TRUE, BoundPredicate, Expression, and_, not_, or_
+from planner_service.expressions.expression import TRUE, Expression, Reference, UnboundPredicate, and_, not_, or_
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.expressions.visitor import RebuildingVisitor, bound_predicates, rewrite_not, visit
 from planner_service.metadata.table_metadata import TableMetadata
@@ -74,12 +74,14 @@ class ScanRestriction:
         return bind(schema, self.row_filter, case_sensitive=True)
 
     def planned_filter(self, schema: Schema, request_filter: Expression, case_sensitive: bool) -> Expression:
-        """What the scan is planned with (bound to `schema`, the current one): see the module's words."""
-        restricted = self.bound_filter(schema)
-        user = visit(rewrite_not(bind(schema, request_filter, case_sensitive)), _Without(schema, self.masked))
-        if restricted is TRUE:
+        """What the scan is planned with (unbound, as the request's filter: residuals keep its literals as
+        written, as Java's do): see the module's words. `schema` is the table's current one."""
+        if self.row_filter is TRUE and not self.masks:
+            return request_filter
+        user = visit(rewrite_not(request_filter), _Without(schema, self.masked, case_sensitive))
+        if self.row_filter is TRUE:
             return user
-        return and_(restricted, or_(user, not_(restricted)))
+        return and_(self.row_filter, or_(user, not_(self.row_filter)))
 
     def field_ids(self, schema: Schema) -> set[int]:
         """The columns the row filter reads (the reader evaluates it: they are in the plan's schema)."""
@@ -87,16 +89,20 @@ class ScanRestriction:
 
 
 class _Without(RebuildingVisitor):
-    """A bound filter without NOTs, each predicate on a masked column (or a field within one: a struct's
-    mask-to-default masks its fields) made TRUE: the filter only widens."""
+    """A filter without NOTs, each predicate on a masked column (or a field within one: a struct's
+    mask-to-default masks its fields) made TRUE: the filter only widens. A name the schema does not have is
+    left for binding to refuse."""
 
-    def __init__(self, schema: Schema, masked: frozenset[int]) -> None:
-        self._schema, self._masked = schema, masked
+    def __init__(self, schema: Schema, masked: frozenset[int], case_sensitive: bool) -> None:
+        self._schema, self._masked, self._cs = schema, masked, case_sensitive
 
-    def visit_bound_predicate(self, pred: BoundPredicate) -> Expression:
-        field_id = pred.term.field_id
-        within = field_id in self._masked or any(a.field_id in self._masked for a in self._schema.ancestors(field_id))
-        return TRUE if within else pred
+    def visit_unbound_predicate(self, pred: UnboundPredicate) -> Expression:
+        term = pred.term
+        found = self._schema.find_field_by_name(term.name if isinstance(term, Reference) else term.ref.name, self._cs)
+        if found is None:
+            return pred
+        ids = [found.field_id] + [a.field_id for a in self._schema.ancestors(found.field_id)]
+        return TRUE if any(i in self._masked for i in ids) else pred
 
 
 def masked_files(files: FileTaskColumns, restriction: ScanRestriction, meta: TableMetadata) -> FileTaskColumns:
