@@ -23,14 +23,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+from urllib.parse import quote_plus
 
+import numpy as np
 import pyarrow as pa
 
-from planner_service.errors import BadRequestError
+from planner_service.errors import BadRequestError, ForbiddenError
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression, Reference, UnboundPredicate, and_, not_, or_
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.expressions.visitor import RebuildingVisitor, bound_predicates, rewrite_not, visit
+from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import PrimitiveType, Schema
 from planner_service.planning.planned_files import FileTaskColumns
@@ -111,8 +114,9 @@ def masked_files(files: FileTaskColumns, restriction: ScanRestriction, meta: Tab
     no action is defined for), in the data files and their delete files alike. The index is a copy sharing
     the rows: the plan caches' indexes, other principals' answers, stay as they are."""
     masks = _partition_masks(meta, restriction)
-    if not any(masks.values()):
+    if not any(any(m) for m in masks.values()):
         return files
+    _check_paths(files, meta, masks)
 
     def masked(spec_id: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
         fields = masks.get(spec_id, ())
@@ -129,6 +133,44 @@ def masked_files(files: FileTaskColumns, restriction: ScanRestriction, meta: Tab
 
 
 _Mask = Callable[[Any], Any] | None
+
+
+def _check_paths(files: FileTaskColumns, meta: TableMetadata, masks: dict[int, tuple[_Mask, ...]]) -> None:
+    """A 403 when a planned file's path names a partition value of a masked column (Hive-style directories,
+    `tier=GOLD/`, as Iceberg's default location provider writes them): the plan cannot be sent without
+    telling the value. Only the distinct partitions and directories of the planned files are looked at."""
+    index, rows = files.index, files.rows
+    needles: set[str] = set()
+    for pid in np.unique(index.partition_id[rows]).tolist():
+        spec_id, values = index.partitions[pid]
+        spec, fields = meta.specs[spec_id], masks.get(spec_id, ())
+        partition_type = spec.partition_type(meta.schema)
+        for field, value, mask, typed in zip(spec.fields, values, fields, partition_type.fields, strict=False):
+            if mask is not None and value is not None:
+                text = str(to_json_value(typed.type, value))
+                needles |= {f"{field.name}={text}/", f"{field.name}={quote_plus(text)}/"}
+    if not needles:
+        return
+    paths = [index.directories[d] for d in np.unique(index.directory_id[rows]).tolist()]
+    paths += [f.path for f in files.delete_files]
+    if any(n in path for path in paths for n in needles):
+        masked_sources = sorted({meta.schema.column_name(fid) or str(fid) for fid, _ in _masked_sources(meta, masks)})
+        raise ForbiddenError(
+            f"The files of {meta.location} are named by the values of masked column(s) {', '.join(masked_sources)} "
+            "(partition directories such as name=value): a plan under these read restrictions would tell those "
+            "values, so none is made. Mask another column, or write the table's files without partition values "
+            "in their paths (write.object-storage.enabled=true with write.object-storage.partitioned-paths=false)"
+        )
+
+
+def _masked_sources(meta: TableMetadata, masks: dict[int, tuple[_Mask, ...]]) -> set[tuple[int, int]]:
+    """(source field id, spec id) of each partition field sent masked."""
+    return {
+        (f.source_id, spec_id)
+        for spec_id, fields in masks.items()
+        for f, m in zip(meta.specs[spec_id].fields, fields, strict=False)
+        if m is not None
+    }
 
 
 def _partition_masks(meta: TableMetadata, restriction: ScanRestriction) -> dict[int, tuple[_Mask, ...]]:
