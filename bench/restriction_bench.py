@@ -3,13 +3,13 @@ written by Iceberg Java) with the same filter, asked by principals of one servic
 their rule:
 
 - open: a grant, no restriction;
-- partition: a row filter on the identity partition (`category <> 'toys'`) and two masks (category, an
-  identity-partition source: its partition values are sent masked; amount);
+- partition: a row filter on the identity partition (`category <> 'toys'`) and two masks (id, amount: the
+  table's files are named by their partition values, so a partition column is not masked);
 - stats: a row filter on a column only statistics decide (`amount >= 10`), and the same two masks.
 
-Each plan selects about 1% of the files by an id range, shifted plan by plan so that no plan is answered
-from the plan cache (the manifests stay warm, as on a busy service): what is measured is planning and
-answering. The principals alternate in rounds of 20 so that drift in the machine hits them alike; each
+Each plan selects about 1% of the files by a range of days (`ts`), shifted plan by plan so that no plan is
+answered from the plan cache (the manifests stay warm, as on a busy service): what is measured is planning
+and answering. The principals alternate in rounds of 20 so that drift in the machine hits them alike; each
 figure is the median and 90th percentile of the client's wall time until it has the whole body, and the
 files planned.
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime as dt
 import json
 import os
 import statistics
@@ -32,12 +33,13 @@ from typing import Any
 
 import httpx
 from common import progress, write_json
+from make_table import FIRST_DAY
 from service import Service, served
 from service_bench import BENCH_TABLE, bench_table
 
 REPO = Path(__file__).resolve().parent.parent
 ROUND = 20
-MASKS = {"category": "mask-alphanum", "amount": "mask-to-default"}
+MASKS = {"id": "sha-256-global", "amount": "mask-to-default"}
 PRINCIPALS: dict[str, dict[str, Any]] = {
     "open": {},
     "partition": {"row_filter": "category <> 'toys'", "column_masks": MASKS},
@@ -73,7 +75,7 @@ def _timed(client: httpx.Client, bodies: list[dict[str, Any]]) -> tuple[list[flo
         times.append((time.perf_counter() - started) * 1000)
         if answer.status_code != 200:
             raise RuntimeError(f"the plan was answered {answer.status_code}: {answer.text[:300]}")
-        files.append(len(answer.json()["files"]))
+        files.append(answer.json()["metrics"]["scanned-data-files"])
     return times, files
 
 
@@ -86,12 +88,14 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=3600, help="building the table, at most (s)")
     args = parser.parse_args()
     table = bench_table(args)
-    ids = table["one_percent"]["id_range"]
-    width, step = ids["max"] - ids["min"], max(1, table["records"] // (4 * args.repeat))
+    days = table["one_percent"]["day_range_manifests"]
+    first = FIRST_DAY
 
     def body(k: int) -> dict[str, Any]:
-        low = (ids["min"] + k * step) % max(1, table["records"] - width)
-        return {"table": BENCH_TABLE, "filter": f"id >= {low} AND id <= {low + width}", "inline-task-limit": 0}
+        start = first + dt.timedelta(days=k % max(1, args.manifests - days))
+        end = start + dt.timedelta(days=days)
+        window = f"ts >= TIMESTAMP '{start} 00:00:00' AND ts < TIMESTAMP '{end} 00:00:00'"
+        return {"table": BENCH_TABLE, "filter": window}
 
     load = os.getloadavg()[0]
     progress("restrictions", f"load average {load:.2f}; {args.repeat} plans per principal, rounds of {ROUND}")
@@ -108,7 +112,7 @@ def main() -> int:
             )
             for p in PRINCIPALS
         }
-        for p, client in clients.items():
+        for client in clients.values():
             _timed(client, [body(-1 - i) for i in range(3)])  # warm: manifests decoded, statistics too
         done = 0
         while done < args.repeat:

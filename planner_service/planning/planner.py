@@ -98,10 +98,11 @@ class PlanContext:
         )
         read_ids = filter_field_ids(chosen.schema, request)  # (with a select: bound first, as given)
         # Java binds the filter to the specs' schema, the current one, even when time-travelling
-        planned, restriction = request.row_filter, request.restriction
+        planned, judged, restriction = request.row_filter, None, request.restriction
         if restriction is not None:  # under read restrictions (planning/read_restriction.py)
             planned = restriction.planned_filter(meta.schema, request.row_filter, request.case_sensitive)
-        row_filter = RowFilter(planned, meta.schema, meta.specs, request.case_sensitive)
+            judged = restriction.metrics_filter(meta.schema, request.row_filter, request.case_sensitive)
+        row_filter = RowFilter(planned, meta.schema, meta.specs, request.case_sensitive, judged)
         filter_ids = row_filter.field_ids if read_ids is None else read_ids
         if restriction is not None:  # the reader evaluates the row filter: its columns are the plan's too
             filter_ids = set(filter_ids) | restriction.field_ids(meta.schema)

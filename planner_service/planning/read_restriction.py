@@ -2,17 +2,21 @@
 masked, as Iceberg's REST spec writes them (`ReadRestrictions`: the filter's columns named as in the table's
 current schema, the masks by field id), and the filter the scan is planned with.
 
-Planned is `rf AND (user' OR NOT rf)`, where `rf` is the row filter and `user'` the request's filter with
-every predicate on a masked column taken out (made TRUE, after NOTs are pushed down: only ever wider):
+Planned is `rf AND user'`, where `rf` is the row filter and `user'` the request's filter with every
+predicate on a masked column taken out (made TRUE, after NOTs are pushed down: only ever wider), while
+column metrics judge `rf AND (user' OR NOT rf)`:
 
 - `rf`: a file is planned only when its partition and statistics leave a row the principal may see;
 - `user'`: what the principal filters on a masked column decides nothing here, since its statistics and
-  partition values are of the raw values: it is applied by the reader, to the masked values;
-- `OR NOT rf`: the request's filter prunes by a file's statistics only where `rf` is proved for every row
-  of the file (the inclusive evaluation of `NOT rf` is "some row may fail rf"), since elsewhere they are
-  statistics of hidden rows too: that a file is planned never tells whether a hidden row matches.
+  partition values are of the raw values: it is applied by the reader, to the masked values. The rest
+  prunes manifests and partitions as any filter does (a file's partition values are those of each of its
+  rows, visible ones too);
+- `OR NOT rf`, for metrics alone: the request's filter prunes by a file's column statistics only where `rf`
+  is proved for every row of the file (the inclusive evaluation of `NOT rf` is "some row may fail rf"),
+  since elsewhere they are statistics of hidden rows too: that a file is planned never tells whether a
+  hidden row matches.
 
-Row by row the planned filter is `rf AND user'` (with SQL's null rules alike), so residuals stay exact."""
+Row by row both are `rf AND user'` (with SQL's null rules alike); residuals are of the planned one."""
 
 from __future__ import annotations
 
@@ -79,12 +83,20 @@ class ScanRestriction:
     def planned_filter(self, schema: Schema, request_filter: Expression, case_sensitive: bool) -> Expression:
         """What the scan is planned with (unbound, as the request's filter: residuals keep its literals as
         written, as Java's do): see the module's words. `schema` is the table's current one."""
-        if self.row_filter is TRUE and not self.masks:
-            return request_filter
-        user = visit(rewrite_not(request_filter), _Without(schema, self.masked, case_sensitive))
+        return and_(self.row_filter, self._visible(schema, request_filter, case_sensitive))
+
+    def metrics_filter(self, schema: Schema, request_filter: Expression, case_sensitive: bool) -> Expression:
+        """What column metrics judge: the request's filter only where the row filter holds for every row."""
+        user = self._visible(schema, request_filter, case_sensitive)
         if self.row_filter is TRUE:
             return user
         return and_(self.row_filter, or_(user, not_(self.row_filter)))
+
+    def _visible(self, schema: Schema, request_filter: Expression, case_sensitive: bool) -> Expression:
+        """The request's filter without its predicates on masked columns."""
+        if not self.masks:
+            return request_filter
+        return visit(rewrite_not(request_filter), _Without(schema, self.masked, case_sensitive))
 
     def field_ids(self, schema: Schema) -> set[int]:
         """The columns the row filter reads (the reader evaluates it: they are in the plan's schema)."""

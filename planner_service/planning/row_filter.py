@@ -38,12 +38,22 @@ Int64Array = np.ndarray[Any, np.dtype[np.int64]]
 
 
 class RowFilter:
-    def __init__(self, row_filter: Expression, schema: Schema, specs: dict[int, PartitionSpec], case_sensitive: bool):
-        """Binds the filter against `schema` (the table's current schema) at once, so a bad filter fails here."""
+    def __init__(
+        self,
+        row_filter: Expression,
+        schema: Schema,
+        specs: dict[int, PartitionSpec],
+        case_sensitive: bool,
+        metrics_filter: Expression | None = None,
+    ):
+        """Binds the filter against `schema` (the table's current schema) at once, so a bad filter fails here.
+        With `metrics_filter`, column metrics judge that one instead (a wider filter of the same rows: under
+        read restrictions, planning/read_restriction.py)."""
         self.expr = row_filter
         self.is_true = row_filter is TRUE
         self._schema, self._specs, self._cs = schema, specs, case_sensitive
-        self._metrics = None if self.is_true else InclusiveMetricsEvaluator(schema, row_filter, case_sensitive)
+        judged = row_filter if metrics_filter is None else metrics_filter
+        self._metrics = None if self.is_true else InclusiveMetricsEvaluator(schema, judged, case_sensitive)
         self._manifest: dict[int, ManifestEvaluator] = {}
         self._partition: dict[int, tuple[Evaluator, StructType, dict[tuple[Any, ...], bool]]] = {}
         self._residual: dict[int, ResidualEvaluator] = {}
