@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from planner_client.client import (
+    CAPABILITIES_HEADER,
     DEFAULT_SERVICE_URL,
     TOKEN_VARIABLE,
     URL_VARIABLE,
@@ -19,6 +20,7 @@ from planner_client.client import (
 from planner_client.scan import Scan, ScanArgs, epoch_millis, plan_request
 
 __all__ = [
+    "CAPABILITIES_HEADER",
     "DEFAULT_SERVICE_URL",
     "TOKEN_VARIABLE",
     "URL_VARIABLE",

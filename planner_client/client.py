@@ -11,6 +11,7 @@ reached, after the retries: its message says where, why, and what to check first
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import time
@@ -22,6 +23,7 @@ import httpx
 from planner_client.scan import Scan
 
 __all__ = [
+    "CAPABILITIES_HEADER",
     "DEFAULT_SERVICE_URL",
     "TOKEN_VARIABLE",
     "URL_VARIABLE",
@@ -48,6 +50,9 @@ RETRY_EXCEPTIONS: tuple[type[Exception], ...] = (
     httpx.PoolTimeout,
 )
 MAX_RETRY_AFTER_SECONDS = 30.0
+# what a client declares it does with what it is served (Iceberg's REST header; comma-separated tokens, e.g.
+# "read-restrictions": it enforces a principal's read restrictions itself, as Iceberg PR #16394 defines it)
+CAPABILITIES_HEADER = "X-Iceberg-Client-Capabilities"
 _ERRNO = re.compile(r"^\[Errno -?\d+\] ")  # an OSError's prefix, in a connection error's text
 
 
@@ -79,6 +84,9 @@ class PlannerClient:
     backoff * 2**(n-1) seconds, or what a 503's Retry-After asks (at most 30 s).
     service_url: the service's base URL (default: $SCAN_PLANNER_URL, else http://127.0.0.1:8181).
     token: the bearer token of a service with authentication on (default: $SCAN_PLANNER_TOKEN).
+    capabilities: what the caller declares in every request (X-Iceberg-Client-Capabilities), e.g.
+      ("read-restrictions",) from a reader that enforces them; none by default: this client reads no data,
+      so it promises nothing of its own.
     """
 
     def __init__(
@@ -89,6 +97,7 @@ class PlannerClient:
         backoff: float = 0.5,
         *,
         token: str | None = None,
+        capabilities: Sequence[str] = (),
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -103,6 +112,9 @@ class PlannerClient:
         self.token = token if token is not None else os.environ.get(TOKEN_VARIABLE) or None
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
         self._http = httpx.Client(base_url=self.service_url, timeout=timeout, transport=transport, headers=headers)
+        self.capabilities: tuple[str, ...] = ()
+        self._capability_headers: dict[str, str] = {}
+        self._declare(capabilities)
 
     def __enter__(self) -> PlannerClient:
         return self
@@ -112,6 +124,23 @@ class PlannerClient:
 
     def close(self) -> None:
         self._http.close()
+
+    def with_capabilities(self, *capabilities: str) -> PlannerClient:
+        """A client of the same service, settings and connections whose requests also declare `capabilities`
+        (this one's stay as they are: a promise made for one reader is not made for the client's other
+        users). It shares this client's connections: close this one, not it."""
+        other = copy.copy(self)
+        other._declare(capabilities)
+        return other
+
+    def _declare(self, capabilities: Sequence[str]) -> None:
+        if isinstance(capabilities, str):
+            raise TypeError('capabilities is a list such as ["read-restrictions"], not a string')
+        for name in capabilities:
+            if not name or "," in name or name.strip() != name:
+                raise ValueError(f"a capability is one token without commas or spaces, not {name!r}")
+        self.capabilities = tuple(dict.fromkeys((*self.capabilities, *capabilities)))
+        self._capability_headers = {CAPABILITIES_HEADER: ",".join(self.capabilities)} if self.capabilities else {}
 
     def plan(self, scan: Scan | Mapping[str, Any]) -> dict[str, Any]:
         """POST /plan: the plan of a Scan (or of a PlanRequest body). Inline (`files`, `tasks`, ...) when it has at most
@@ -150,7 +179,7 @@ class PlannerClient:
         attempt = 0
         while True:
             try:
-                response = self._http.request(method, path, json=body)
+                response = self._http.request(method, path, json=body, headers=self._capability_headers)
             except RETRY_EXCEPTIONS as exc:
                 if attempt >= self.retries:  # (httpx's own traceback, chained, would add nothing to ours)
                     raise _unreachable(exc, self.service_url, url, attempt + 1) from None

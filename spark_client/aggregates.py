@@ -32,7 +32,9 @@ from planner_client import PlannerClient, Scan, ScanArgs
 from spark_client.dataframe import arrow_schema, map_tasks, output_schema, plan_for_spark, read_plan
 from spark_client.partial_aggregates import AggregateColumn, PartialAggregates, combine
 from spark_client.partitions import expand_tasks, is_inline
+from spark_client.planner import planner
 from spark_client.reader import DEFAULT_BATCH_SIZE
+from spark_client.restrictions import query_salt
 from spark_client.schema import spark_arrow_type, spark_schema, to_spark_batch
 from spark_client.values import to_scalar
 from spark_client.vended import Storage, vended_storage
@@ -70,11 +72,8 @@ def aggregate(
     `driver_read_bytes` (default 128 MiB; estimated_read_bytes) is read in the driver, with no Spark job (0:
     always a job). The other arguments are plan_and_read's."""
     chosen = Scan.of(Scan.of(table, **scan), columns=None, options=None, limit=None)
-    if client is not None:
-        result = client.aggregate(chosen, aggregates)
-    else:
-        with PlannerClient(service_url, token=token) as own:
-            result = own.aggregate(chosen, aggregates)
+    with planner(client, service_url, token) as service:
+        result = service.aggregate(chosen, aggregates)
     answered = result["aggregates"]
     if result["exact"]:
         log.info(
@@ -181,7 +180,7 @@ def local_frame(spark: SparkSession, row: pa.RecordBatch, schema: StructType) ->
 def _in_driver(plan: Mapping[str, Any], partials: PartialAggregates, storage: StorageConfig) -> pa.Table:
     """The partial rows of a small inline plan, its tasks read in this process (pyarrow decodes without the
     GIL: a thread a task, up to the cores) instead of a Spark job, whose fixed cost is more than theirs."""
-    payloads = expand_tasks(plan)
+    payloads = expand_tasks(plan, query_salt(plan))
     if not payloads:
         return partials.schema.empty_table()
     with ThreadPoolExecutor(

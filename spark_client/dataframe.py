@@ -31,6 +31,8 @@ from spark_client.partitions import (
     read_payload,
     task_payloads,
 )
+from spark_client.planner import planner
+from spark_client.restrictions import non_null_field_ids, query_salt
 from spark_client.vended import Storage, vended_storage
 from spark_client.worker import settle
 
@@ -121,17 +123,13 @@ def plan_for_spark(
         task_estimates=False,  # (a plan by id: its task count is all the driver needs)
     )
     # made first: a service_url it cannot take is refused before Spark runs anything
-    planner = client if client is not None else PlannerClient(service_url, token=token)
-    try:
+    with planner(client, service_url, token) as chosen:
         executors = ExecutorCheck(spark)  # once per application, run while the plan is made
         sc = spark.sparkContext
         advise_arrow_options(application_id(sc), lambda key: sc.getConf().get(key))
-        plan = planner.plan(body)
-    finally:
-        if planner is not client:
-            planner.close()
+        plan = chosen.plan(body)
     executors.finish()  # a clear error here, not a worker's traceback later
-    return plan, planner.service_url, planner.token
+    return plan, chosen.service_url, chosen.token
 
 
 def read_plan(
@@ -162,7 +160,8 @@ def map_tasks(
     token: str | None = None,
 ) -> DataFrame:
     """A DataFrame of `schema` with one partition per task of `plan`, whose rows `per_task` makes from the
-    task's payload on an executor (read_payload: the task's rows; or, say, one row of partial aggregates)."""
+    task's payload on an executor (read_payload: the task's rows; or, say, one row of partial aggregates).
+    A restricted plan's payloads carry one salt for the DataFrame's query (restrictions.query_salt)."""
     from pyspark.sql.types import StringType, StructField
     from pyspark.sql.types import StructType as SparkStruct
 
@@ -171,12 +170,13 @@ def map_tasks(
         return spark.createDataFrame(spark.sparkContext.emptyRDD(), schema)
     max_rows = int(spark.conf.get(MAX_ROWS_CONF, str(DEFAULT_MAX_ROWS)) or DEFAULT_MAX_ROWS)
     storage_options = vended_storage(plan, storage)  # the service's vended credentials, when it sends them
+    salt = query_salt(plan)
     if not is_inline(plan):  # task indexes are the rows of a range made in the JVM: no Python RDD to pickle
-        by_id = (service_url or default_service_url(), str(plan["plan-id"]), token)
+        by_id = (service_url or default_service_url(), str(plan["plan-id"]), token, salt)
         tasks = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, by_id)
         partitions = min(count, max_partitions(spark))  # a partition per task, or runs of them past the cap
         return spark.range(0, count, 1, numPartitions=partitions).mapInArrow(tasks, schema)
-    payloads = task_payloads(plan)
+    payloads = task_payloads(plan, salt)
     if count * sum(len(p) for p in payloads) <= CARRIED_PAYLOAD_BYTES:
         carried = _Tasks(per_task, arrow_schema(schema), storage_options, max_rows, payloads=tuple(payloads))
         return spark.range(0, count, 1, numPartitions=count).mapInArrow(carried, schema)
@@ -195,7 +195,8 @@ def max_partitions(spark: SparkSession) -> int:
 
 class _Tasks:
     """The mapInArrow function: task payloads in, or task indexes (of `payloads`, which it carries, or of
-    `plan`, fetched from that service); each task's batches out (pickled to the executors)."""
+    `plan`, fetched from that service, with the query's salt); each task's batches out (pickled to the
+    executors)."""
 
     def __init__(
         self,
@@ -203,7 +204,7 @@ class _Tasks:
         schema: pa.Schema,
         storage: StorageConfig,
         max_rows: int,
-        plan: tuple[str, str, str | None] | None = None,
+        plan: tuple[str, str, str | None, bytes | None] | None = None,
         payloads: tuple[str, ...] | None = None,
     ) -> None:
         self.per_task = per_task
@@ -220,8 +221,8 @@ class _Tasks:
                 if self.payloads is not None:
                     task = self.payloads[task]
                 elif self.plan is not None:
-                    url, plan_id, token = self.plan
-                    task = fetch_task(url, plan_id, task, token)
+                    url, plan_id, token, salt = self.plan
+                    task = fetch_task(url, plan_id, task, token, salt)
                 yield from self.per_task(task, self.schema, self.storage, self.max_rows)
 
 
@@ -241,7 +242,7 @@ def output_schema(
 
     if nullability not in NULLABILITIES:
         raise ValueError(f"nullability must be one of {NULLABILITIES}, not {nullability!r}")
-    non_null = plan.get("non-null-field-ids") or () if nullability == "plan" else ()
+    non_null = non_null_field_ids(plan) if nullability == "plan" else ()  # (no masked column's: masks write nulls)
     full: StructType = spark_schema(dict(plan["schema"]), non_null)
     if columns is None:
         return full

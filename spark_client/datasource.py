@@ -43,7 +43,7 @@ except ImportError as exc:  # pyspark 3.5 has no Python data sources
 from pyspark.sql.types import StructType
 
 from iceberg_io import StorageConfig
-from planner_client import TOKEN_VARIABLE, URL_VARIABLE, PlannerClient, Scan, default_service_url
+from planner_client import TOKEN_VARIABLE, URL_VARIABLE, Scan, default_service_url
 from planner_client.scan import GROUPINGS, Grouping
 from spark_client.dataframe import NULLABILITIES, arrow_schema, output_schema
 from spark_client.environment import WorkerChecked
@@ -58,6 +58,8 @@ from spark_client.partitions import (
     task_payloads,
     task_ranges,
 )
+from spark_client.planner import planner
+from spark_client.restrictions import query_salt
 from spark_client.vended import vended_storage
 from spark_client.worker import settle
 
@@ -127,7 +129,7 @@ class ScanPlannerDataSource(DataSource, metaclass=WorkerChecked):
         and which columns hold no null in it. (Spark pickles the source after this call, with what it
         learned.)"""
         advise_from_jvm()  # (this runs in a Python worker: the JVM's command line says what the conf would)
-        with PlannerClient(self.service_url, token=self.token) as client:
+        with planner(None, self.service_url, self.token) as client:
             plan = client.plan(
                 self.scan.request(inline_task_limit=0, parallelism=self.parallelism, task_estimates=False)
             )
@@ -164,9 +166,10 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
             parallelism=source.parallelism,
             task_estimates=False,  # a plan by id: its task count is all the driver needs
         )
-        with PlannerClient(self.service_url, token=self.token) as client:
+        with planner(None, self.service_url, self.token) as client:
             plan = client.plan(body)
         storage = vended_storage(plan, self.storage)
+        salt = query_salt(plan)  # one for the query: every task of a restricted plan hashes with it
         planned = {field["name"] for field in plan["schema"]["fields"]}
         missing = [name for name in self.schema.fieldNames() if name not in planned]
         if missing:
@@ -175,10 +178,10 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
                 f"analyzed, or a user schema names them): it has {sorted(planned)}"
             )
         if is_inline(plan):
-            return [_Task(payload, storage) for payload in task_payloads(plan)]
+            return [_Task(payload, storage) for payload in task_payloads(plan, salt)]
         plan_id = str(plan["plan-id"])  # partitions carry what the executor needs to fetch its tasks
         ranges = task_ranges(int(plan["task-count"]), self.max_partitions)
-        return [_Task((self.service_url, plan_id, start, end), storage) for start, end in ranges]
+        return [_Task((self.service_url, plan_id, start, end), storage, salt) for start, end in ranges]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         settle()
@@ -188,24 +191,29 @@ class _Reader(DataSourceReader, metaclass=WorkerChecked):
         storage = partition.storage if isinstance(partition, _Task) else self.storage
         if isinstance(value, tuple):
             url, plan_id, start, end = value
+            salt = partition.salt if isinstance(partition, _Task) else None
             return (
                 batch
                 for index in range(start, end)
                 for batch in read_task_by_index(
-                    url, plan_id, index, self.arrow_schema, storage, self.max_rows, self.token
+                    url, plan_id, index, self.arrow_schema, storage, self.max_rows, self.token, salt
                 )
             )
         return read_payload(value, self.arrow_schema, storage, self.max_rows)
 
 
 class _Task(InputPartition, metaclass=WorkerChecked):
-    """A task's partition: the task (its payload, or where to fetch it) and the storage settings its files
-    are read with, the plan's vended credentials included (what partitions() learns stays in the driver's
+    """A task's partition: the task (its payload, or where to fetch it), the storage settings its files
+    are read with, the plan's vended credentials included, and the query's salt for a restricted plan's
+    tasks fetched by id (an inline payload carries it) (what partitions() learns stays in the driver's
     reader: only the partitions travel with it)."""
 
-    def __init__(self, value: str | tuple[str, str, int, int], storage: StorageConfig) -> None:
+    def __init__(
+        self, value: str | tuple[str, str, int, int], storage: StorageConfig, salt: bytes | None = None
+    ) -> None:
         super().__init__(value)
         self.storage = storage
+        self.salt = salt
 
 
 class _PushdownReader(_Reader):

@@ -24,7 +24,7 @@ from typing import Any
 __all__ = ["MAP_IN_ARROW_PACKAGES", "READER_PACKAGES", "ExecutorEnvironmentError", "WorkerChecked"]
 
 # The client's own packages, shipped together (dist/spark_client.zip, or the wheel)
-CLIENT_PACKAGES = ("spark_client", "planner_client", "iceberg_io", "value_order")
+CLIENT_PACKAGES = ("spark_client", "planner_client", "iceberg_io", "value_order", "read_restrictions")
 # What reading a task imports on a worker (spark_client's reader, its deletes and its client for tasks
 # fetched by id); pyroaring is for deletion vectors, fastavro for Avro data and delete files.
 READER_PACKAGES = ("pyarrow", "numpy", "pyroaring", "fastavro", "httpx", *CLIENT_PACKAGES)

@@ -7,6 +7,9 @@ receives the whole plan. A big plan arrives as a plan id and a task count: the d
 indexes and each executor fetches its own task from the service (PlannerClient.task), in the same form.
 Both readers, plan_and_read's mapInArrow and the Python data source, use these functions. Executor-side
 code imports only spark_client and pyarrow, never planner_service.
+
+A restricted plan's query salt (restrictions.query_salt, made once in the driver) rides in every payload
+of the query, inline or fetched by id, under restrictions.SALT_KEY.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from spark_client.restrictions import SALT_KEY
 from spark_client.vended import Storage
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "read_task_by_index",
     "task_payloads",
     "task_ranges",
+    "with_salt",
 ]
 
 # A plan answered by id with more tasks than this is read by this many Spark partitions, each reading a run
@@ -66,14 +71,15 @@ def task_ranges(count: int, partitions: int) -> list[tuple[int, int]]:
     return [(count * i // n, count * (i + 1) // n) for i in range(n)] if count else []
 
 
-def task_payloads(plan: Mapping[str, Any]) -> list[str]:
+def task_payloads(plan: Mapping[str, Any], salt: bytes | None = None) -> list[str]:
     """One JSON payload per task of an inline /plan response, in the plan's order (expand_tasks)."""
-    return [json.dumps(payload, separators=(",", ":")) for payload in expand_tasks(plan)]
+    return [json.dumps(payload, separators=(",", ":")) for payload in expand_tasks(plan, salt)]
 
 
-def expand_tasks(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
+def expand_tasks(plan: Mapping[str, Any], salt: bytes | None = None) -> list[dict[str, Any]]:
     """Each task of an inline /plan response as {"plan": reader context and the task's delete files,
-    "task": the task with its files and residuals written out}: what read_payload takes."""
+    "task": the task with its files and residuals written out}, with the query's `salt` when it has one:
+    what read_payload takes."""
     base = {key: value for key, value in plan.items() if key not in _DRIVER_ONLY}
     files: list[dict[str, Any]] = plan["files"]
     residuals: list[Any] = plan.get("residuals") or [True]
@@ -94,8 +100,13 @@ def expand_tasks(plan: Mapping[str, Any]) -> list[dict[str, Any]]:
             for f, start, length in splits
         ]
         task_plan = {**base, "delete-files": [delete_files[i] for i in used]}
-        payloads.append({"plan": task_plan, "task": {**task, "files": expanded}})
+        payloads.append(with_salt({"plan": task_plan, "task": {**task, "files": expanded}}, salt))
     return payloads
+
+
+def with_salt(payload: dict[str, Any], salt: bytes | None) -> dict[str, Any]:
+    """A task payload with the query's salt (none: as it is)."""
+    return payload if salt is None else {**payload, SALT_KEY: salt.hex()}
 
 
 def is_inline(plan: Mapping[str, Any]) -> bool:
@@ -120,7 +131,9 @@ def read_payload(
     task, plan = data["task"], {**data["plan"], "tasks": [data["task"]]}
     non_null = [f.name for f in schema if not f.nullable]  # checked in every batch, before Spark trusts them
     read_size = -(-DEFAULT_BATCH_SIZE // max_rows) * max_rows  # the per-batch work once per ~64 Ki rows, sliced
-    for batch in read_task(task, plan, storage, batch_size=read_size, columns=schema.names, non_null=non_null):
+    salt = bytes.fromhex(data.get(SALT_KEY) or "")
+    reads = read_task(task, plan, storage, batch_size=read_size, columns=schema.names, non_null=non_null, salt=salt)
+    for batch in reads:
         yield from _slices(conform_batch(to_spark_batch(batch, plan["schema"]), schema), max_rows)
 
 
@@ -132,17 +145,22 @@ def read_task_by_index(
     storage: Storage = None,
     max_rows: int = DEFAULT_MAX_ROWS,
     token: str | None = None,
+    salt: bytes | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Fetch task `index` of a plan from the service (with the driver's bearer token), then read it."""
-    yield from read_payload(fetch_task(service_url, plan_id, index, token), schema, storage, max_rows)
+    """Fetch task `index` of a plan from the service (with the driver's bearer token), then read it (with
+    the query's salt)."""
+    yield from read_payload(fetch_task(service_url, plan_id, index, token, salt), schema, storage, max_rows)
 
 
-def fetch_task(service_url: str, plan_id: str, index: int, token: str | None = None) -> dict[str, Any]:
-    """Task `index` of a plan answered by id, as the service gives it (PlannerClient.task's payload)."""
-    from planner_client import PlannerClient
+def fetch_task(
+    service_url: str, plan_id: str, index: int, token: str | None = None, salt: bytes | None = None
+) -> dict[str, Any]:
+    """Task `index` of a plan answered by id, as the service gives it (PlannerClient.task's payload), with the
+    query's salt when it has one."""
+    from spark_client.planner import planner
 
-    with PlannerClient(service_url, token=token) as client:
-        return client.task(plan_id, index)
+    with planner(None, service_url, token) as client:
+        return with_salt(client.task(plan_id, index), salt)
 
 
 def conform_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

@@ -12,14 +12,19 @@ For each file scan task, in order, and each row range (row group, stripe, block)
    (a count, a partition column) the range is not decoded: its rows are counted from its metadata;
 3. rows deleted by position deletes, deletion vectors and equality deletes dropped (deletes.py);
 4. the filter applied with Spark's semantics (residual.py).
+A plan that carries the principal's read restrictions (restrictions.py) also has its required row filter
+judged and applied like the filter but before the deletes, on the file's own values, its masks applied after
+the deletes, and the filter then applied to the masked values; neither filter is then ever replaced by a
+residual, and no masked column's value is taken from a partition.
 Batches have exactly the Arrow schema of plan["schema"]'s fields named by `columns` (schema.arrow_schema).
 The reader knows the plan only as JSON: it imports nothing from the planner.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,16 +36,18 @@ import pyarrow.compute as pc
 
 from iceberg_io import StorageConfig
 from iceberg_io.locations import parse_location
-from spark_client.deletes import EqualityDeletes, TaskDeletes, equality_mask
+from spark_client.deletes import EqualityDeletes, TaskDeletes
 from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open_data_file
-from spark_client.projection import find_by_id, project_struct, with_ids
+from spark_client.projection import find_by_id, with_ids
+from spark_client.range_projection import RangeProjection
 from spark_client.residual import UnsupportedResidual, is_true, referenced_names, to_arrow_expression
-from spark_client.schema import arrow_field, arrow_type, fields_by_id
+from spark_client.restrictions import ReadRestrictions, RestrictionError
+from spark_client.schema import arrow_type, fields_by_id
 from spark_client.statistics import ColumnStats, Verdict, residual
-from spark_client.values import iceberg_type_of, to_scalar
+from spark_client.values import to_scalar
 from spark_client.vended import Storage
 
-__all__ = ["DEFAULT_BATCH_SIZE", "NullInNonNullColumn", "UnsupportedFileFormat", "read_task"]
+__all__ = ["DEFAULT_BATCH_SIZE", "NullInNonNullColumn", "RestrictionError", "UnsupportedFileFormat", "read_task"]
 
 DEFAULT_BATCH_SIZE = 65_536
 # a file of an object store that fails to read or decode (a body the store cut short: pyarrow hands back the
@@ -71,10 +78,11 @@ class _ReadContext:
     name_mapping: list[dict[str, Any]] | None
     delete_files: list[dict[str, Any]]
     scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
+    restrictions: ReadRestrictions | None  # the principal's read restrictions, when the plan carries them
     _filters: dict[str, _Filter | None] = field(default_factory=dict)  # compiled(), by the filter's JSON
 
     @classmethod
-    def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None) -> _ReadContext:
+    def of(cls, plan: Mapping[str, Any], columns: Sequence[str] | None, salt: bytes = b"") -> _ReadContext:
         schema = plan["schema"]
         by_name: dict[str, tuple[list[str], int]] = {}
 
@@ -93,7 +101,7 @@ class _ReadContext:
             if unknown:
                 raise ValueError(f"columns {unknown} are not top-level columns of the plan's schema")
             output = [f for f in schema["fields"] if f["name"] in set(columns)]
-        return cls(
+        context = cls(
             schema=schema,
             output=output,
             by_id=fields_by_id(schema),
@@ -102,7 +110,17 @@ class _ReadContext:
             name_mapping=plan.get("name-mapping"),
             delete_files=plan.get("delete-files", []),
             scan_filter=plan.get("filter", True),
+            restrictions=ReadRestrictions.of(plan, salt),
         )
+        if context.restrictions is not None:  # both filters evaluable as they are, or no read at all
+            context.enforced(context.restrictions.row_filter, "the required row filter of the read restrictions")
+            context.enforced(context.scan_filter, "the scan's filter (applied to the masked values)")
+        return context
+
+    @property
+    def hidden(self) -> frozenset[int]:
+        """The masked fields and those within them (none without restrictions)."""
+        return self.restrictions.hidden if self.restrictions is not None else frozenset()
 
     def column(self, name: str) -> tuple[list[str], int]:
         """A filter's column: by its exact name, else ignoring case (a case-insensitive plan)."""
@@ -129,7 +147,10 @@ class _ReadContext:
         """What to apply to a file's rows (REST JSON, None for nothing). Spark applies the query's whole filter
         with SQL's null rules, while Iceberg's residual leaves out what the partition guarantees by Iceberg's
         rules, under which a null partition value passes `x != 'b'`; so the scan's filter is applied when it
-        can be, else the residual."""
+        can be, else the residual. Under read restrictions, always the scan's filter: the residual was
+        computed from values the masked ones are not."""
+        if self.restrictions is not None:
+            return None if is_true(self.scan_filter) else self.scan_filter
         if not is_true(self.scan_filter) and self.compiled(self.scan_filter) is not None:
             return self.scan_filter
         return None if is_true(residual) else residual
@@ -148,6 +169,21 @@ class _ReadContext:
                 self._filters[key] = _Filter(expr, arrow, frozenset(tops))
         return self._filters[key]
 
+    def enforced(self, expr: Any, what: str) -> None:
+        """RestrictionError when this reader cannot evaluate `expr` (REST JSON; None or true: nothing): under
+        read restrictions no residual stands in for a filter, and no row is read unfiltered."""
+        if expr is None or is_true(expr):
+            return
+        try:
+            compiled = self.compiled(expr)
+        except (KeyError, TypeError, ValueError, pa.ArrowException) as exc:  # (not an expression as written)
+            why = f"{type(exc).__name__}: {exc}"
+        else:
+            if compiled is not None:
+                return
+            why = "a term this reader does not evaluate (a bucket transform, a nested type)"
+        raise RestrictionError(f"Cannot evaluate {what} {json.dumps(expr)}: {why}; the read fails rather than skip it")
+
     def _output_term(self, name: str) -> tuple[pc.Expression, Any]:
         path, field_id = self.column(name)
         return pc.field(*path), self.by_id[field_id]["type"]
@@ -161,6 +197,7 @@ def read_task(
     batch_size: int = DEFAULT_BATCH_SIZE,
     columns: Sequence[str] | None = None,
     non_null: Collection[str] = (),
+    salt: bytes = b"",
 ) -> Iterator[pa.RecordBatch]:
     """The rows of one CombinedScanTask (an element of plan["tasks"]) as batches of plan["schema"]'s Arrow
     schema, or of its top-level `columns` alone (in the schema's order; [] for rows without columns, e.g.
@@ -169,9 +206,10 @@ def read_task(
     `storage` configures the object stores (an iceberg_io.StorageConfig, or Iceberg's storage properties
     such as s3.endpoint). Raises UnsupportedFileFormat for a file of a format this reader cannot read, and
     NullInNonNullColumn when a batch holds a null in one of the `non_null` columns (declared non-nullable to
-    Spark on the word of the table's metadata).
+    Spark on the word of the table's metadata). A plan with `read-restrictions` is read under them (`salt`:
+    the query's, for sha-256-query-local), and RestrictionError raised for any it cannot enforce.
     """
-    context = _ReadContext.of(plan, columns)
+    context = _ReadContext.of(plan, columns, salt)
     config = StorageConfig.of(storage)
     deletes = TaskDeletes(context.delete_files, config)
     for file_task in task["files"]:
@@ -217,11 +255,15 @@ class _FileRead:
         self.batch_size = batch_size
         data_file = file_task["data-file"]
         self.location: str = data_file["file-path"]
-        self.raw_constants = plan.constants(data_file)
+        constants = plan.constants(data_file)
+        # a masked column's partition value is the service's masked one: its values come from the file
+        self.masked_partitions = sorted(i for i in constants if i in plan.hidden)
+        self.raw_constants = {i: v for i, v in constants.items() if i not in plan.hidden}
         self.constants = {
             i: to_scalar(v, plan.by_id[i]["type"]) for i, v in self.raw_constants.items() if i in plan.by_id
         }
         self.row_filter = plan.row_filter(file_task.get("residual-filter", True))
+        self.required = plan.restrictions.row_filter if plan.restrictions is not None else None
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The file's rows. A read from an object store that fails (not a missing file) is read again from
@@ -259,18 +301,28 @@ class _FileRead:
         refs = self.task.get("delete-file-references", [])
         positions = self.deletes.deleted_positions(self.location, refs)
         equality = self.deletes.equality_deletes(refs)
-        projections: dict[frozenset[int], _Projection] = {}
+        read = set(self.plan.by_id).union(*(d.field_ids for d in equality))
+        for i in self.masked_partitions:
+            if i in read and find_by_id(list(file_schema), i) is None:
+                raise RestrictionError(
+                    f"{self.location} does not hold masked column (field {i}), an identity partition column whose "
+                    "partition value the service masked: it cannot be read"
+                )
+        projections: dict[frozenset[int], RangeProjection] = {}
+        restrictions = self.plan.restrictions
         for rows in ranges:
-            row_filter = None
-            if self.row_filter is not None:
-                verdict, left = residual(self.row_filter, partial(self._stats, source, file_schema, rows))
-                if verdict is Verdict.ROWS_CANNOT_MATCH:
-                    continue
-                if verdict is Verdict.ROWS_MIGHT_MATCH:
-                    row_filter = self.plan.compiled(left)
-                    if row_filter is None:
-                        raise UnsupportedResidual(f"Cannot evaluate the filter {left} on {self.location}")
+            # the required row filter is judged by the file's own values, the filter by what the reader
+            # returns: a masked column's statistics say nothing of its masked values
+            skip, required = self._judged(self.required, partial(self._stats, source, file_schema, rows, frozenset()))
+            if skip:
+                continue
+            hidden = self.plan.hidden
+            skip, row_filter = self._judged(self.row_filter, partial(self._stats, source, file_schema, rows, hidden))
+            if skip:
+                continue
             reads = row_filter.field_ids if row_filter is not None else frozenset()
+            if required is not None:
+                reads |= required.field_ids
             if reads not in projections:
                 projections[reads] = self._projection(file_schema, equality, reads)
             projection = projections[reads]
@@ -282,29 +334,50 @@ class _FileRead:
             for batch in projection.file_batches(source, rows, self.batch_size):
                 out = projection.rows(batch, position, deleted, equality, self.raw_constants)
                 position += batch.num_rows
+                if required is not None and out.num_rows:
+                    out = _filtered(out, required.arrow)
+                if restrictions is not None and out.num_rows:  # what is returned, or filtered after masking
+                    out = restrictions.masked(
+                        out, projection.output_ids | (row_filter.field_ids if row_filter else set())
+                    )
                 if row_filter is not None and out.num_rows:
                     out = _filtered(out, row_filter.arrow)
                 if out.num_rows:
                     yield projection.output(out)
 
+    def _judged(self, expr: Any, stats: Callable[[str], ColumnStats | None]) -> tuple[bool, _Filter | None]:
+        """A filter (None: none) over one range, as its statistics leave it: whether no row can match (skip
+        the range), and what is left to evaluate (None: every row matches)."""
+        if expr is None:
+            return False, None
+        verdict, left = residual(expr, stats)
+        if verdict is not Verdict.ROWS_MIGHT_MATCH:
+            return verdict is Verdict.ROWS_CANNOT_MATCH, None
+        compiled = self.plan.compiled(left)
+        if compiled is None:
+            raise UnsupportedResidual(f"Cannot evaluate the filter {left} on {self.location}")
+        return False, compiled
+
     def _projection(
         self, file_schema: pa.Schema, equality: list[EqualityDeletes], filter_fields: frozenset[int]
-    ) -> _Projection:
+    ) -> RangeProjection:
         """What to read and build for a range: the output fields, plus those its filter reads."""
         wanted = {f["id"] for f in self.plan.output} | filter_fields
         fields = [f for f in self.plan.schema["fields"] if f["id"] in wanted]
         needed = {f["id"] for f in fields if f["id"] not in self.constants}
         needed |= {i for d in equality for i in d.field_ids}
         columns = sorted({file_schema.field(p[0]).name for i in needed if (p := find_by_id(list(file_schema), i))})
-        return _Projection(fields, file_schema, columns, self.constants, [f["name"] for f in self.plan.output])
+        return RangeProjection(fields, file_schema, columns, self.constants, [f["name"] for f in self.plan.output])
 
-    def _stats(self, source: DataFile, file_schema: pa.Schema, rows: RowRange, name: str) -> ColumnStats | None:
+    def _stats(
+        self, source: DataFile, file_schema: pa.Schema, rows: RowRange, hidden: frozenset[int], name: str
+    ) -> ColumnStats | None:
         """A filter column's statistics over `rows`: an identity partition's value, nulls for a column the
         file lacks, else the file's own (for a column of the scan's type: a promoted one is compared after
-        the cast, row by row)."""
+        the cast, row by row); none for a column in `hidden`."""
         _, field_id = self.plan.column(name)
         typ = self.plan.by_id[field_id]["type"]
-        if not isinstance(typ, str):
+        if not isinstance(typ, str) or field_id in hidden:
             return None
         if field_id in self.constants:
             return ColumnStats.constant(typ, self.constants[field_id].as_py(), rows.num_rows)
@@ -322,91 +395,6 @@ class _FileRead:
         if bounds is None:
             return None
         return ColumnStats(typ, rows.num_rows, bounds.null_count, bounds.lower, bounds.upper)
-
-
-class _Projection:
-    """The file columns a range is read with, and how its batches become the scan's: the working fields
-    (output plus filter), less the deleted rows; output() then keeps the output columns."""
-
-    def __init__(
-        self,
-        fields: list[dict[str, Any]],
-        file_schema: pa.Schema,
-        columns: list[str],
-        constants: dict[int, pa.Scalar],
-        output: list[str],
-    ) -> None:
-        self.fields = fields
-        self.arrow = pa.schema([arrow_field(f) for f in fields])
-        self.file_schema = file_schema
-        self.columns = columns
-        self.constants = constants
-        self.output_names = [name for name in self.arrow.names if name in set(output)]
-
-    def file_batches(self, source: DataFile, rows: RowRange, batch_size: int) -> Iterator[pa.RecordBatch]:
-        """The range's file columns; without any to read, its rows by count alone (no decoding)."""
-        if self.columns:
-            yield from source.read(rows, self.columns, batch_size)
-            return
-        empty = pa.record_batch({"n": pa.nulls(min(batch_size, rows.num_rows))}).select([])
-        for start in range(0, rows.num_rows, batch_size):
-            yield empty.slice(0, min(batch_size, rows.num_rows - start))
-
-    def rows(
-        self,
-        batch: pa.RecordBatch,
-        position: int,
-        deleted: np.ndarray | None,
-        equality: list[EqualityDeletes],
-        raw_constants: dict[int, Any],
-    ) -> pa.RecordBatch:
-        """One batch of file rows (starting at file position `position`) projected, less the deleted rows."""
-        n = batch.num_rows
-        file_fields = [self.file_schema.field(name) for name in batch.schema.names]
-        arrays = project_struct(batch.columns, file_fields, self.fields, n, self.constants)
-        out = pa.RecordBatch.from_arrays(arrays, schema=self.arrow) if arrays else batch.select([])
-        keep: np.ndarray | None = None
-        if deleted is not None and len(deleted):
-            mine = deleted[np.searchsorted(deleted, position) : np.searchsorted(deleted, position + n)]
-            if len(mine):
-                keep = np.ones(n, dtype=bool)
-                keep[mine - position] = False
-        for d in equality:
-            keys = [self._key(i, d, out, batch, file_fields, raw_constants) for i in d.field_ids]
-            mask = equality_mask(keys, d).to_numpy(zero_copy_only=False)
-            keep = mask if keep is None else keep & mask
-        return out if keep is None or keep.all() else out.filter(pa.array(keep))
-
-    def output(self, batch: pa.RecordBatch) -> pa.RecordBatch:
-        return batch if batch.schema.names == self.output_names else batch.select(self.output_names)
-
-    def _key(
-        self,
-        field_id: int,
-        deletes: EqualityDeletes,
-        out: pa.RecordBatch,
-        batch: pa.RecordBatch,
-        file_fields: list[pa.Field],
-        raw_constants: dict[int, Any],
-    ) -> pa.Array:
-        """A row's value of an equality field: as projected when the scan reads it, else a partition value, the
-        file's column, or null (a column added after the file was written)."""
-        path = find_by_id(list(self.arrow), field_id)
-        if path is not None:
-            return _walk(out.column(path[0]), path[1:])
-        delete_type = deletes.rows.column(str(field_id)).type
-        if field_id in raw_constants:
-            return pa.repeat(to_scalar(raw_constants[field_id], iceberg_type_of(delete_type)), out.num_rows)
-        path = find_by_id(file_fields, field_id)
-        if path is not None:
-            return _walk(batch.column(path[0]), path[1:])
-        return pa.nulls(out.num_rows, delete_type)
-
-
-def _walk(array: pa.Array, path: list[int]) -> pa.Array:
-    for i in path:
-        array = array.flatten()[i]  # a null struct makes its fields null
-    return array
 
 
 def _filtered(batch: pa.RecordBatch, row_filter: pc.Expression) -> pa.RecordBatch:

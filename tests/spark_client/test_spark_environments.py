@@ -108,7 +108,8 @@ def test_the_data_source_unpickled_on_a_bare_executor(tmp_path: Path) -> None:
         _says_what_to_do(
             last,
             bare / "bin" / "python",
-            "pyarrow, numpy, pyroaring, fastavro, httpx, spark_client, planner_client, iceberg_io, value_order",
+            "pyarrow, numpy, pyroaring, fastavro, httpx, spark_client, planner_client, iceberg_io, value_order, "
+            "read_restrictions",
         )
 
 
