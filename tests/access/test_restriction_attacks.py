@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +213,7 @@ def test_partition_evolution_under_a_mask_keeps_the_values_masked(lake: dict[str
 
 def test_principals_restricted_differently_never_share_an_answer(lake: dict[str, Any]) -> None:
     with httpx.Client(base_url=lake["url"], timeout=60) as client:
-        answers = {}
+        answers: dict[str, list[set[str]]] = {}
         for name in ("alice", "dave", "bob", "alice"):
             headers = {"Authorization": f"Bearer {TOKENS[name]}", **ENFORCING}
             body = client.post("/plan", json={"table": TABLE}, headers=headers).json()
@@ -223,7 +223,7 @@ def test_principals_restricted_differently_never_share_an_answer(lake: dict[str,
         assert answers["bob"][0] == answers["alice"][0] | answers["dave"][0]
 
 
-def _wait_for(ask: Any, status: int, seconds: float = 15) -> httpx.Response:
+def _wait_for(ask: Callable[[], httpx.Response], status: int, seconds: float = 15) -> httpx.Response:
     deadline = time.monotonic() + seconds
     while (answer := ask()).status_code != status and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -104,7 +104,9 @@ def test_files_named_by_a_masked_partition_value_are_not_planned(
     """Java writes identity_part's files under category=<value>/ directories: a plan under a mask of
     category would tell the values in its paths, so none is made (403 naming the column, not a value)."""
     table = load_by_metadata_location(planner.io, conformance.tables["identity_part"]["metadata_location"])
-    category = table.metadata.schema.find_field_by_name("category").field_id
+    found = table.metadata.schema.find_field_by_name("category")
+    assert found is not None
+    category = found.field_id
     paths = [f["path"] for f in conformance.case("identity_part/category-not-eq")["files"]]
     assert paths and all("/category=" in p for p in paths)
     restriction = ScanRestriction(TRUE, ((category, "mask-alphanum"),))
