@@ -10,6 +10,7 @@ import secrets
 import struct
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -56,7 +57,43 @@ def applied_value(action: str, value: Any, arrow_type: pa.DataType, typ: Any, sa
 
 
 def _alphanum(values: pa.Array) -> pa.Array:
-    return pc.replace_substring_regex(pc.replace_substring_regex(values, _KEPT, "x"), "[0-9]", "n")
+    """mask-alphanum over the UTF-8 bytes at once: a code point's first byte becomes its mask (ASCII digits
+    "n", the kept punctuation itself, anything else "x"), its continuation bytes are dropped, and each offset
+    moves back by the continuation bytes before it. Nulls stay null."""
+    if not pa.types.is_string(values.type) and not pa.types.is_large_string(values.type):
+        return pc.replace_substring_regex(pc.replace_substring_regex(values, _KEPT, "x"), "[0-9]", "n")
+    if values.offset:  # (a slice: its buffers start elsewhere) a copy of its own
+        values = pa.concat_arrays([values])
+    width = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    validity, offsets_buffer, data = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, width)[: len(values) + 1]
+    if data is None or offsets[-1] == offsets[0]:
+        return values
+    raw = np.frombuffer(data, np.uint8)[offsets[0] : offsets[-1]]
+    kept = (raw & 0xC0) != 0x80  # every byte but a continuation byte starts a code point
+    if kept.all():  # ASCII alone: a byte per code point, the offsets as they are
+        masked, new_offsets = _ALPHANUM[raw], offsets - offsets[0]
+    else:  # each offset moves back by the continuation bytes before it
+        relative = offsets - offsets[0]
+        dropped = np.searchsorted(np.flatnonzero(~kept), relative).astype(width)
+        masked, new_offsets = _ALPHANUM[raw[kept]], relative - dropped
+    return pa.Array.from_buffers(
+        values.type,
+        len(values),
+        [validity, pa.py_buffer(new_offsets), pa.py_buffer(masked)],
+        values.null_count,
+    )
+
+
+def _alphanum_table() -> np.ndarray[Any, np.dtype[np.uint8]]:
+    table = np.full(256, ord("x"), np.uint8)
+    table[ord("0") : ord("9") + 1] = ord("n")
+    for kept in "(),.-@":
+        table[ord(kept)] = ord(kept)
+    return table
+
+
+_ALPHANUM = _alphanum_table()  # a code point's first byte -> its mask
 
 
 def _joined(first: pa.Array, second: pa.Array) -> pa.Array:

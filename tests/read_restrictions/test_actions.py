@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import hashlib
+import random
 import struct
 from typing import Any
 
@@ -38,6 +39,28 @@ def test_string_masks_work_by_code_point() -> None:
     assert _strings("show-first-4", "añbc", "añbcd", "") == ["añbc", "añbcx", ""]  # 4 or fewer: unchanged
     assert _strings("show-last-4", "💡💡💡", "a💡💡💡💡", "12345") == ["💡💡💡", "x💡💡💡💡", "n2345"]
     assert _strings("mask-alphanum", None, "a") == [None, "x"]
+
+
+def _alphanum_by_the_spec(value: str) -> str:
+    """mask-alphanum as the spec words it, code point by code point."""
+    return "".join("n" if c in "0123456789" else c if c in "(),.-@" else "x" for c in value)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_mask_alphanum_of_many_strings_of_every_width(large: bool) -> None:
+    """Random strings of 1- to 4-byte code points, nulls and empty ones among them, in one array and in
+    slices of it (the masks work on the array's bytes at once)."""
+    rng = random.Random(56)
+    alphabet = "az09(),.-@ _\n" + "éñß€中💡𝄞" + "\u0800\uffff"
+    values: list[str | None] = [
+        None if rng.random() < 0.1 else "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        for _ in range(2000)
+    ]
+    array = pa.array(values, pa.large_string() if large else pa.string())
+    for part, chunk in ((array, values), (array.slice(37, 900), values[37:937])):
+        masked = applied("mask-alphanum", part, "string")
+        masked.validate(full=True)
+        assert masked.to_pylist() == [None if v is None else _alphanum_by_the_spec(v) for v in chunk]
 
 
 MASK_TO_DEFAULT: list[tuple[Any, pa.DataType, Any, Any]] = [  # type, Arrow type, a value, the spec's default
