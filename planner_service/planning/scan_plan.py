@@ -66,9 +66,10 @@ class ScanPlan:
     def non_null_field_ids(self) -> list[int]:
         """The top-level columns of `schema` known to hold no null in this scan: the required ones, and the
         optional primitive ones that every planned data file gives a null count of 0 (deletes remove rows and
-        residuals keep some: neither adds a null). Nested fields keep their own required flags."""
+        residuals keep some: neither adds a null). Nested fields keep their own required flags. Under read
+        restrictions, the required ones alone: null counts count hidden rows too."""
         files = self.files
-        proven = files.null_free if files is not None and len(files) else frozenset()
+        proven = files.null_free if files is not None and len(files) and self.restriction is None else frozenset()
         return [
             f.field_id
             for f in self.schema.fields

@@ -153,6 +153,7 @@ def test_nothing_hidden_reaches_a_restricted_principal_at_any_door(
         files = [f["data-file"] for f in planned["files"]]
         assert len(files) == 2 and {f["partition"][0] for f in files} == {region}  # its region's files alone
         assert {f["partition"][1] for f in files} == {"xxxxxxxx", "xxxxxxxxxx"}  # the tiers, masked
+        assert planned["non-null-field-ids"] == [1]  # the required column: null counts count hidden rows
         refused = [a for a in answers if a.status_code == 403]
         assert refused and all("explain" in a.json()["error"]["message"] for a in refused)
         # an unrestricted principal is told all of it (the secrets are real: the test can fail)
@@ -161,6 +162,7 @@ def test_nothing_hidden_reaches_a_restricted_principal_at_any_door(
             f"{REST}/plan", json={"stats-fields": ["ssn"]}, headers={"Authorization": "Bearer bob-token"}
         )
         told = bob.text + rest.text
+        assert bob.json()["non-null-field-ids"] == [1, 2, 3, 4]
         assert all(t in told for t in TIERS) and all(p in told for p in lake["paths"])
         assert _ssn(0).encode().hex().upper() in told
 
