@@ -9,6 +9,7 @@ file per partition."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -253,3 +254,44 @@ def test_files_whose_paths_name_a_masked_value_are_never_planned(lake: dict[str,
         # where the row filter leaves none of those files, the plan is made
         dave = {"Authorization": f"Bearer {TOKENS['dave']}", **ENFORCING}
         assert client.post("/plan", json={"table": TABLE}, headers=dave).status_code == 200
+
+
+def test_a_policy_changed_under_load_never_mixes_restrictions(lake: dict[str, Any]) -> None:
+    """Plans asked from four threads while the rule flips between the regions every 0.3 s: each answer is
+    wholly under one restriction, the one it names (files of that region alone), never a mix or none."""
+    headers = {"Authorization": f"Bearer {TOKENS['alice']}", **ENFORCING}
+    regions: dict[str, str] = {p: partition[0] for p, partition in lake["paths"].items()}
+    seen: list[tuple[str, set[str]]] = []
+    failed: list[BaseException] = []
+    stop = threading.Event()
+
+    def ask() -> None:
+        try:
+            asking()
+        except BaseException as exc:  # (seen by the test's thread below)
+            failed.append(exc)
+
+    def asking() -> None:
+        with httpx.Client(base_url=lake["url"], timeout=60, headers=headers) as client:
+            while not stop.is_set():
+                answer = client.post("/plan", json={"table": TABLE})
+                assert answer.status_code == 200, answer.text
+                body = answer.json()
+                region = body["read-restrictions"]["required-row-filter"]["value"]
+                seen.append((region, {regions[f["data-file"]["file-path"]] for f in body["files"]}))
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for k in range(10):
+            rule = {**RULES[0], "row_filter": f"region = '{('us', 'eu')[k % 2]}'"}
+            lake["config"].write_text(json.dumps({**lake["settings"], "access_rules": [rule, *RULES[1:]]}))
+            time.sleep(0.3)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=60)
+    assert not failed, failed[0]
+    assert len(seen) > 20 and {region for region, _ in seen} == {"eu", "us"}
+    assert all(files == {region} for region, files in seen)
