@@ -37,6 +37,7 @@ from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression, Reference, UnboundPredicate, and_, not_, or_
 from planner_service.expressions.expression_json import expression_from_json, expression_to_json
 from planner_service.expressions.visitor import RebuildingVisitor, bound_predicates, rewrite_not, visit
+from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.json_values import to_json_value
 from planner_service.metadata.table_metadata import TableMetadata
 from planner_service.metadata.types import PrimitiveType, Schema
@@ -128,15 +129,24 @@ def masked_files(files: FileTaskColumns, restriction: ScanRestriction, meta: Tab
     masks = _partition_masks(meta, restriction)
     if not any(any(m) for m in masks.values()):
         return files
-    _check_paths(files, meta, masks)
+    used = np.unique(files.index.partition_id[files.rows]).tolist()  # (the index holds the snapshot's)
+    _check_paths(files, meta, masks, used)
+    memo: dict[tuple[int, int, Any], Any] = {}  # (spec, field, value) -> masked: partitions share values
 
     def masked(spec_id: int, values: tuple[Any, ...]) -> tuple[Any, ...]:
         fields = masks.get(spec_id, ())
-        return tuple(v if m is None else m(v) for v, m in zip(values, fields, strict=False)) + values[len(fields) :]
+        out = list(values)
+        for i, (v, m) in enumerate(zip(values, fields, strict=False)):
+            if m is not None:
+                key = (spec_id, i, java_equality_key(v))
+                out[i] = memo[key] if key in memo else memo.setdefault(key, m(v))
+        return tuple(out)
 
-    index = dataclasses.replace(
-        files.index, partitions=tuple((s, masked(s, v)) for s, v in files.index.partitions), _cache={}
-    )
+    partitions = list(files.index.partitions)
+    for pid in used:  # those of the planned files alone: no other is sent
+        spec_id, values = partitions[pid]
+        partitions[pid] = (spec_id, masked(spec_id, values))
+    index = dataclasses.replace(files.index, partitions=tuple(partitions), _cache={})
     deletes = tuple(
         dataclasses.replace(f, partition=masked(f.spec_id, f.partition)) if any(masks.get(f.spec_id, ())) else f
         for f in files.delete_files
@@ -147,13 +157,15 @@ def masked_files(files: FileTaskColumns, restriction: ScanRestriction, meta: Tab
 _Mask = Callable[[Any], Any] | None
 
 
-def _check_paths(files: FileTaskColumns, meta: TableMetadata, masks: dict[int, tuple[_Mask, ...]]) -> None:
+def _check_paths(
+    files: FileTaskColumns, meta: TableMetadata, masks: dict[int, tuple[_Mask, ...]], used: list[int]
+) -> None:
     """A 403 when a planned file's path names a partition value of a masked column (Hive-style directories,
     `tier=GOLD/`, as Iceberg's default location provider writes them): the plan cannot be sent without
     telling the value. Only the distinct partitions and directories of the planned files are looked at."""
     index, rows = files.index, files.rows
     needles: set[str] = set()
-    for pid in np.unique(index.partition_id[rows]).tolist():
+    for pid in used:
         spec_id, values = index.partitions[pid]
         spec, fields = meta.specs[spec_id], masks.get(spec_id, ())
         partition_type = spec.partition_type(meta.schema)
