@@ -122,6 +122,16 @@ def project_struct(
     return out
 
 
+def _holds_constant(typ: Any, constants: Mapping[int, pa.Scalar]) -> bool:
+    """Whether a struct holds, at any depth of structs, a field read as a constant (an identity partition's
+    source): Spark + Iceberg read such a struct as present where the file holds a null one."""
+    return any(
+        f["id"] in constants
+        or (isinstance(f["type"], dict) and f["type"]["type"] == "struct" and _holds_constant(f["type"], constants))
+        for f in typ["fields"]
+    )
+
+
 def _constant(value: pa.Scalar, target: pa.DataType, length: int) -> pa.Array:
     scalar = value if value.type == target else value.cast(target)
     return pa.repeat(scalar, length)
@@ -142,6 +152,8 @@ def convert(
         file_fields = _children(file_type)
         children = [array.field(i) for i in range(len(file_fields))]
         arrays = project_struct(children, file_fields, typ["fields"], len(array), constants)
+        if _holds_constant(typ, constants):  # as Iceberg's readers build it: a struct of a constant is never null
+            mask = None
         return pa.StructArray.from_arrays(arrays, fields=list(target), mask=mask)
     if kind == "list" and (pa.types.is_list(file_type) or pa.types.is_large_list(file_type)):
         values = convert(array.values, file_type.value_type, typ["element"], constants, f"{name}.element")

@@ -8,7 +8,10 @@ key (our internal values; a decimal as its text, binary as hex, as java_side wri
 parallelism (local[2]) for the adaptive split size. Rows: spark_client.read_task over each task of our
 plan (its /plan JSON, encode_plan's, split by partitions.expand_tasks), which applies the scan's filter
 with SQL's null rules as Spark does; the requested columns, each row's values in read_cases.plain_value's
-form, sorted.
+form, sorted. Restricted rows: the same, planned under the request's "restriction" (a ScanRestriction of its
+spec form: the row filter parsed from the JSON that Spark's WHERE was written from, the masks by field id),
+so that the plan carries `read-restrictions` and read_task enforces them; against Spark SQL's rows of
+spark_reads.restricted_query.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from planner_service.catalog.base import load_by_metadata_location
 from planner_service.errors import PlannerError
 from planner_service.expressions.expression import TRUE
 from planner_service.planning.planner import ScanPlanner
+from planner_service.planning.read_restriction import ScanRestriction
 from planner_service.wire.plan_json import encode_plan
 from spark_client.partitions import expand_tasks
 from spark_client.reader import read_task
@@ -80,6 +84,9 @@ SPARK_KEY_NAMES = "Spark's grouped read of an older snapshot resolves the key by
 # promoted-partition-source.json replays its plan)
 SPARK_KEY_TYPES = "Spark's grouped read of an older snapshot types the key's values by current column types"
 SPARK_REFUSES_ROWS = "Spark refuses a read that Java plans (the filter's column is not the snapshot's)"
+# The service refuses to plan a restricted read whose files' paths name a masked column's partition values
+# (Hive-style directories, Iceberg's default): by design (planning/read_restriction.py), Spark has no such rule
+OUR_MASKED_PATHS = "we refuse a restricted plan whose file paths name masked partition values (by design)"
 
 
 def grouping_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -118,12 +125,18 @@ def _group_counter(groups: list[dict[str, Any]]) -> collections.Counter[tuple[st
     return collections.Counter((json.dumps(g["key"] or []), tuple(tuple(t) for t in g["tasks"])) for g in groups)
 
 
-def our_rows(planner: ScanPlanner, metadata_location: str, request: dict[str, Any]) -> dict[str, Any]:
-    """The rows our client's reader reads over our plan of the request: {"columns", "rows"}, or {"error"}
-    when we refuse to plan it, {"crash": ...} when planning or reading breaks."""
+def our_rows(
+    planner: ScanPlanner, metadata_location: str, request: dict[str, Any], restricted: bool = False
+) -> dict[str, Any]:
+    """The rows our client's reader reads over our plan of the request (`restricted`: planned and read under
+    its "restriction"): {"columns", "rows"}, or {"error"} when we refuse to plan it, {"crash": ...} when
+    planning or reading breaks."""
     try:
         table = load_by_metadata_location(planner.io, metadata_location)
-        plan = planner.plan(table, scan_request(request))
+        scan = scan_request(request)
+        if restricted:
+            scan = dataclasses.replace(scan, restriction=ScanRestriction.from_json(request["restriction"]))
+        plan = planner.plan(table, scan)
         body = orjson.loads(b"".join(encode_plan(plan)))
         schema = arrow_schema(body["schema"])
         tasks = expand_tasks(body)  # each task with its files written out, as plan_and_read sends them
@@ -159,22 +172,37 @@ def _plain_arrow(value: Any, type_: pa.DataType) -> Any:
     return plain_value(value)
 
 
-def rows_verdict(java: dict[str, Any], ours: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(finding, tolerated): what differs between the rows Spark reads and ours (None: nothing). Spark
-    refusing a read Java planned (a filter's column the snapshot's schema lacks, say) compares nothing."""
+def rows_verdict(java: dict[str, Any], ours: dict[str, Any], read: str = "rows") -> tuple[str | None, str | None]:
+    """(finding, tolerated): what differs between the rows Spark reads and ours (None: nothing), the finding
+    starting with `read` (which read it is). Spark refusing a read Java planned (a filter's column the
+    snapshot's schema lacks, say) compares nothing."""
     if "error" in java:
         return None, SPARK_REFUSES_ROWS
     if "crash" in ours:
-        return f"rows: our read crashed: {ours['crash'].strip().splitlines()[-1]}", None
+        return f"{read}: our read crashed: {ours['crash'].strip().splitlines()[-1]}", None
     if "error" in ours:
-        return f"rows: we refused what Spark reads: {ours['error']}", None
+        return f"{read}: we refused what Spark reads: {ours['error']}", None
     if java["columns"] != ours["columns"]:
-        return f"rows: Spark's columns {java['columns']}, ours {ours['columns']}", None
+        return f"{read}: Spark's columns {java['columns']}, ours {ours['columns']}", None
     if java["rows"] == ours["rows"]:
         return None, None
     expected = collections.Counter(json.dumps(r) for r in java["rows"])
     got = collections.Counter(json.dumps(r) for r in ours["rows"])
     missing, extra = list((expected - got).elements()), list((got - expected).elements())
-    first = f"; first only Spark's {missing[0][:200]}" if missing else f"; first only ours {extra[0][:200]}"
+    firsts = [f"first only Spark's {missing[0][:200]}"] if missing else []
+    firsts += [f"first only ours {extra[0][:200]}"] if extra else []
     counts = f"Spark reads {len(java['rows'])}, we read {len(ours['rows'])}"
-    return f"rows: {counts} ({len(missing)} only Spark's, {len(extra)} only ours){first}", None
+    return f"{read}: {counts} ({len(missing)} only Spark's, {len(extra)} only ours); {'; '.join(firsts)}", None
+
+
+def restricted_verdict(
+    java: dict[str, Any], ours: dict[str, Any], plain: dict[str, Any]
+) -> tuple[str | None, str | None]:
+    """rows_verdict of the restricted rows (Spark's `java`, `ours`), beside Spark's unrestricted read of the
+    request (`plain`): Spark refusing only the restricted query is a finding too, since its restriction is
+    over the columns that read has (a mistake in restricted_query's SQL, most likely)."""
+    if "error" in java and "error" not in plain:
+        return f"restricted rows: Spark refuses the restricted query: {java['error']}", None
+    if "are named by the values of masked column" in ours.get("error", ""):
+        return None, OUR_MASKED_PATHS
+    return rows_verdict(java, ours, "restricted rows")

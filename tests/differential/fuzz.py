@@ -1,7 +1,7 @@
 """One differential round: a seeded history built by Iceberg Java, seeded requests over it, Java's answers
-recorded (ask_java) with Spark + Iceberg's reads of some of them (spark_reads.py: task groups, rows), then
-ours held to them (judge; compare.py, compare_reads.py). The suite caches what ask_java records; run.py does both
-in one go and shrinks what it finds.
+recorded (ask_java) with Spark + Iceberg's reads of some of them (spark_reads.py: task groups, rows, rows under
+a read restriction), then ours held to them (judge; compare.py, compare_reads.py). The suite caches what
+ask_java records; run.py does both in one go and shrinks what it finds.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 from planner_service.planning.planner import ScanPlanner
 from tests.differential.compare import our_answer, verdict
-from tests.differential.compare_reads import grouping_verdict, our_groups, our_rows, rows_verdict
+from tests.differential.compare_reads import grouping_verdict, our_groups, our_rows, restricted_verdict, rows_verdict
 from tests.differential.driver import Built, JavaProcess, applied_ops
 from tests.differential.requests import RequestGenerator, TableShape
-from tests.differential.spark_reads import ROWS_PER_HISTORY, rows_read, wants_grouping
+from tests.differential.spark_reads import ROWS_PER_HISTORY, choose_restriction, rows_read, wants_grouping
 
 HERE = Path(__file__).resolve().parent
 FINDINGS = HERE / "findings"
@@ -69,6 +69,7 @@ def ask_java(java: JavaProcess, seed: int, requests: int, size: str = "short") -
     shape = TableShape(built.metadata_location)
     generator = RequestGenerator(seed, shape)
     rows_left = ROWS_PER_HISTORY
+    current = shape.schemas[shape.current_schema_id]
     for number in range(requests):
         request = generator.request(number)
         reply = java.plan(built.table, request)
@@ -77,14 +78,43 @@ def ask_java(java: JavaProcess, seed: int, requests: int, size: str = "short") -
             continue
         asked = {"request": request, "resolved": reply["request"], "java": reply["answer"]}
         grouping = wants_grouping(number, request)
-        rows = rows_read(request, shape.schemas[shape.current_schema_id]) if rows_left else None
+        rows = rows_read(request, current) if rows_left else None
         if reply["answer"]["error"] is not None:
             rows = None
+        if rows is not None and reads_current_schema(shape, reply["request"]["snapshot"]):
+            restriction = {"restriction": restriction_for(seed, number, shape)}
+            asked |= {"request": request | restriction, "resolved": reply["request"] | restriction}
+            rows = rows_read(asked["resolved"], current)
         if grouping or rows is not None:
             rows_left -= rows is not None
             asked["spark"] = {"rows_read": rows, **java.read(built.table, reply["request"], grouping, rows)}
         recorded.asked.append(asked)
     return recorded, built
+
+
+def reads_current_schema(shape: TableShape, snapshot: dict[str, Any]) -> bool:
+    """Whether a resolved snapshot choice (current, id or ref) reads the table's current schema: a restricted
+    read's row filter and masks are over its columns (the spec's), and Spark's SQL names them."""
+    if snapshot["kind"] == "current":
+        return True
+    if snapshot["kind"] == "id":
+        schema_id = shape.snapshot_schema.get(snapshot["value"])
+    else:  # a branch's or a tag's snapshot (whichever schema Spark reads a branch by: the same one)
+        schema_id = shape.ref_schema.get(snapshot["value"])
+    return schema_id == shape.current_schema_id
+
+
+def restriction_for(seed: int, number: int, shape: TableShape) -> dict[str, Any]:
+    """The read restriction of request `number` of history `seed` (spark_reads.choose_restriction, in the
+    spec's form): its row filter drawn as the request generator draws filters, over the current schema, from
+    a generator of its own, so that the requests stay what they are without restrictions. No partition
+    source column is masked: the histories' files have Iceberg's default paths, whose directories name
+    partition values, and the service refuses to plan those under a mask of their column (by design:
+    compare_reads.OUR_MASKED_PATHS)."""
+    generator = RequestGenerator(f"{seed}-{number}", shape)
+    fields = shape.schemas[shape.current_schema_id]
+    draws = iter(lambda: generator.row_filter(fields), None)
+    return choose_restriction(generator.rng, fields, draws, unmaskable=shape.partition_sources)
 
 
 @dataclass
@@ -94,6 +124,7 @@ class Judged:
     requests: int = 0
     grouped: int = 0  # requests whose task groups were compared with Spark's
     read: int = 0  # requests whose rows were compared with Spark's
+    restricted: int = 0  # requests whose rows under a read restriction were compared with Spark SQL's
     tolerated: collections.Counter[str] = field(default_factory=collections.Counter)
     known: collections.Counter[str] = field(default_factory=collections.Counter)
     findings: list[dict[str, Any]] = field(default_factory=list)
@@ -102,6 +133,7 @@ class Judged:
         self.requests += other.requests
         self.grouped += other.grouped
         self.read += other.read
+        self.restricted += other.restricted
         self.tolerated.update(other.tolerated)
         self.known.update(other.known)
         self.findings += other.findings
@@ -144,21 +176,23 @@ def judge(planner: ScanPlanner, recorded: Recorded) -> Judged:
     return out
 
 
-SPARK_READS = ("grouping", "rows")  # what the findings of the Spark reads start with (compare_reads.py)
+# what the findings of the Spark reads start with (compare_reads.py)
+SPARK_READS = ("grouping", "rows", "restricted rows")
 
 
 def spark_findings(
     java: JavaProcess, planner: ScanPlanner, table: str, location: str, resolved: dict[str, Any], kind: str
 ) -> list[tuple[str, Any, Any]]:
-    """Spark's read of a resolved request that a finding's kind names (grouping or rows) asked again, and
-    ours held to it: what shrinking checks."""
+    """Spark's read of a resolved request that a finding's kind names (grouping, rows or restricted rows)
+    asked again, and ours held to it: what shrinking checks (the findings of that kind of read)."""
     grouping = kind.startswith("grouping")
     shape = TableShape(location)
     rows = None if grouping else rows_read(resolved, shape.schemas[shape.current_schema_id])
     if not grouping and rows is None:
         return []
     spark = {"rows_read": rows, **java.read(table, resolved, grouping, rows)}
-    return _judge_reads(planner, location, {"resolved": resolved, "spark": spark}, Judged())
+    found = _judge_reads(planner, location, {"resolved": resolved, "spark": spark}, Judged())
+    return [f for f in found if signature(f[0]) == kind]
 
 
 def _judge_reads(
@@ -179,6 +213,11 @@ def _judge_reads(
         finding = _counted(out, "read", *rows_verdict(spark["rows"], ours))
         if finding is not None:
             found.append((finding, {**spark["rows"], "read": spark["rows_read"]}, ours))
+    if "restricted" in spark:
+        ours = our_rows(planner, metadata_location, asked["resolved"], restricted=True)
+        finding = _counted(out, "restricted", *restricted_verdict(spark["restricted"], ours, spark["rows"]))
+        if finding is not None:
+            found.append((finding, {**spark["restricted"], "read": spark["rows_read"]}, ours))
     return found
 
 

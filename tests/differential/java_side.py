@@ -13,7 +13,9 @@ on stdout, prefixed with PREFIX (Spark and the JVM may print there too):
                                                 or {"invalid": why} when R's snapshot symbols do not resolve
     {"cmd": "read", "table": T, "request": R,   Spark + Iceberg's read of a planned request (spark_reads.py):
      "grouping": bool, "rows": {...} or None}   {"grouping": {"groups": [{"key", "tasks"}]} or {"error"},
-                                                 "rows": {"columns", "rows"} or {"error"}} (each if asked;
+                                                 "rows": {"columns", "rows"} or {"error"},
+                                                 "restricted": {"columns", "rows"} or {"error"}} (each if
+                                                 asked: "restricted" when "rows" has a "restricted" query;
                                                  an error as "<Java class>: <message>" of its root cause)
     {"cmd": "drop", "table": T}                 forget the table and delete its files
     {"cmd": "quit"}
@@ -59,7 +61,7 @@ from generate import (  # noqa: E402
 )
 from read_cases import plain_value  # noqa: E402
 from reference_tables import Writer  # noqa: E402
-from spark_reads import SPARK_OPTIONS  # noqa: E402
+from spark_reads import RESTRICTED_VIEW, SPARK_OPTIONS  # noqa: E402
 from sql import CATALOG, NAMESPACE, ident, statements  # noqa: E402
 
 PREFIX = "@@differential "
@@ -144,12 +146,15 @@ class JavaSide:
         return {"error": None, "files": files, "tasks": tasks, "schema_ids": ids}
 
     def read(self, table: str, request: dict[str, Any], grouping: bool, rows: dict[str, Any] | None) -> dict[str, Any]:
-        """Spark + Iceberg's reads of a resolved request: its task groups (unfiltered) and its rows."""
+        """Spark + Iceberg's reads of a resolved request: its task groups (unfiltered), its rows, and its rows
+        under a principal's read restriction (spark_reads.restricted_query's SQL)."""
         out: dict[str, Any] = {}
         if grouping:
             out["grouping"] = self._refused_or(lambda: {"groups": self._groups(table, request)})
         if rows is not None:
             out["rows"] = self._refused_or(lambda: self._rows(table, request, rows["filter"], rows["select"]))
+        if rows is not None and rows.get("restricted") is not None:  # (absent from reads recorded before)
+            out["restricted"] = self._refused_or(lambda: self._restricted_rows(table, request, rows["restricted"]))
         return out
 
     def _refused_or(self, read: Any) -> dict[str, Any]:
@@ -210,9 +215,18 @@ class JavaSide:
             df = df.where(where)
         if select is not None:
             df = df.select(*select)
-        fields = df.schema.fields
-        rows = [[_plain_row_value(v, f.dataType) for v, f in zip(row, fields, strict=True)] for row in df.collect()]
-        return {"columns": [f.name for f in fields], "rows": sorted(rows, key=json.dumps)}
+        return _collected(df)
+
+    def _restricted_rows(self, table: str, request: dict[str, Any], query: str) -> dict[str, Any]:
+        """The rows of `query`, SQL over RESTRICTED_VIEW: a temporary view of the request's snapshot."""
+        spark = self.writer.spark
+        if spark.conf.get("spark.sql.session.timeZone") != "UTC":  # (generate.start_spark sets it)
+            raise RuntimeError("the restricted read truncates timestamps in the session's zone, which is not UTC")
+        self._reader(table, request["snapshot"]).load(ident(table)).createOrReplaceTempView(RESTRICTED_VIEW)
+        try:
+            return _collected(spark.sql(query))
+        finally:
+            spark.catalog.dropTempView(RESTRICTED_VIEW)
 
     def drop(self, table: str) -> dict[str, Any]:
         self.writer.sql(f"DROP TABLE IF EXISTS {ident(table)}")
@@ -232,6 +246,13 @@ def _drain(closeable: Any) -> list[Any]:
         return out
     finally:
         closeable.close()
+
+
+def _collected(df: Any) -> dict[str, Any]:
+    """A DataFrame's rows: {"columns": names, "rows": each row's plain values, sorted}."""
+    fields = df.schema.fields
+    rows = [[_plain_row_value(v, f.dataType) for v, f in zip(row, fields, strict=True)] for row in df.collect()]
+    return {"columns": [f.name for f in fields], "rows": sorted(rows, key=json.dumps)}
 
 
 def _plain_row_value(value: Any, type_: DataType) -> Any:

@@ -94,7 +94,8 @@ def regression_cases() -> list[Path]:
 def load_regressions() -> dict[str, dict[str, Any]]:
     """Each saved case (regressions/<name>.json: a history and a request) replayed by Java: its table's
     metadata location, the ops Spark applied, and Java's answer now; a case with `"read": "rows"` (a finding
-    of the rows Spark reads) also has Spark + Iceberg's rows of the request ("spark": {"rows_read", "rows"})."""
+    of the rows Spark reads) also has Spark + Iceberg's rows of the request ("spark": {"rows_read", "rows"}, and
+    "restricted" when the request carries a read restriction: spark_reads.py)."""
     cases = {path.stem: json.loads(path.read_text()) for path in regression_cases()}
     key = "regressions-" + hashlib.sha256(json.dumps(cases, sort_keys=True).encode()).hexdigest()[:16]
 

@@ -34,7 +34,8 @@ _SCHEMA_SAFE = ("binary", "string", "int", "long", "boolean", "double")
 
 
 class TableShape:
-    """What requests are drawn from: a table's snapshot log, refs and schemas, from its metadata.json."""
+    """What requests are drawn from: a table's snapshot log, refs, schemas and partition sources, from its
+    metadata.json."""
 
     def __init__(self, metadata_location: str) -> None:
         meta = json.loads(Path(metadata_location).read_text())
@@ -48,6 +49,9 @@ class TableShape:
         self.ref_schema: dict[str, int] = {
             name: self.snapshot_schema.get(ref["snapshot-id"], self.current_schema_id)
             for name, ref in meta.get("refs", {}).items()
+        }
+        self.partition_sources: set[int] = {  # the field ids any partition spec's fields are taken from
+            f["source-id"] for spec in meta.get("partition-specs", []) for f in spec["fields"]
         }
 
 
@@ -68,7 +72,7 @@ def top_level_names(fields: list[dict[str, Any]]) -> list[str]:
 
 
 class RequestGenerator:
-    def __init__(self, seed: int, shape: TableShape) -> None:
+    def __init__(self, seed: int | str, shape: TableShape) -> None:
         self.rng = random.Random(seed)
         self.shape = shape
 
@@ -130,6 +134,11 @@ class RequestGenerator:
         return {"kind": "appends", "start": start, "end": rng.choice(ends)}, current
 
     # --- filters ----------------------------------------------------------------------------------------
+
+    def row_filter(self, fields: list[dict[str, Any]]) -> Any:
+        """A filter over a schema's `fields` as a request's is drawn, its names as the schema writes them (a
+        read restriction's row filter, which binds case-sensitively: spark_reads.choose_restriction)."""
+        return self._filter(primitives(fields), True, self.rng.choice((0, 1, 1, 2)))
 
     def _filter(self, columns: list[tuple[str, str]], case_sensitive: bool, depth: int) -> Any:
         rng = self.rng

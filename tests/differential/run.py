@@ -74,7 +74,7 @@ def main() -> int:
                 log(
                     f"{histories} histories, {total.requests} requests in {minutes:.1f} min "
                     f"({histories / minutes:.1f} histories/min, {total.requests / minutes:.0f} requests/min; "
-                    f"{total.grouped} grouped, {total.read} read): "
+                    f"{total.grouped} grouped, {total.read} read, {total.restricted} read restricted): "
                     f"{len(total.findings)} findings, known {dict(total.known)}, tolerated {dict(total.tolerated)}"
                 )
                 seed += 1
@@ -90,6 +90,7 @@ def main() -> int:
         "requests": total.requests,
         "grouped": total.grouped,
         "rows_read": total.read,
+        "restricted_reads": total.restricted,
         "histories_per_minute": round(histories / minutes, 1),
         "requests_per_minute": round(total.requests / minutes),
         "tolerated": dict(total.tolerated),

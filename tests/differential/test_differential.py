@@ -1,10 +1,11 @@
 """Our plans against Iceberg Java 1.10.2's on seeded random table histories and requests (the differential
 fuzzer; docs/development.md says how it works and how to run it long): a short tier in every run, a longer
 one in the `long` tier; a share of the requests also compare their task grouping and rows with Spark +
-Iceberg's reads (spark_reads.py). Java's answers are recorded once per content of the generator
-(recorded.py); a warm run only plans on our side. A divergence fails the test with the seed and request to
-rerun and shrink it with `python -m tests.differential.run --seed S --minutes 0 --size long|short`;
-divergences already saved under findings/ (fuzz.KNOWN) are counted, not failed.
+Iceberg's reads, and their rows under a random read restriction with Spark SQL's (spark_reads.py). Java's
+answers are recorded once per content of the generator (recorded.py); a warm run only plans on our side. A
+divergence fails the test with the seed and request to rerun and shrink it with
+`python -m tests.differential.run --seed S --minutes 0 --size long|short`; divergences already saved under
+findings/ (fuzz.KNOWN) are counted, not failed.
 """
 
 from __future__ import annotations
@@ -36,5 +37,6 @@ def test_our_plans_match_iceberg_java_on_random_histories(tier: Tier) -> None:
     assert total.requests >= tier.histories * tier.requests * 0.7, "too many requests could not be resolved"
     assert total.grouped >= tier.histories * 2, "too few requests' task groups were compared with Spark's"
     assert total.read >= tier.histories, "too few requests' rows were compared with Spark's"
+    assert total.restricted >= tier.histories // 2, "too few restricted reads were compared with Spark SQL's"
     found = [{k: f[k] for k in ("seed", "request_number", "finding", "request")} for f in total.findings]
     assert not found, json.dumps(found[:5], indent=1)

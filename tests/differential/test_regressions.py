@@ -12,7 +12,7 @@ import pytest
 from planner_service.io.fileio import FileIO
 from planner_service.planning.planner import ScanPlanner
 from tests.differential.compare import our_answer, verdict
-from tests.differential.compare_reads import our_rows, rows_verdict
+from tests.differential.compare_reads import our_rows, restricted_verdict, rows_verdict
 from tests.differential.recorded import load_regressions, regression_cases
 
 pytestmark = [pytest.mark.java, pytest.mark.spark]
@@ -38,10 +38,14 @@ def test_saved_case_agrees_with_iceberg_java(replayed: dict[str, dict[str, Any]]
 @pytest.mark.parametrize("name", [path.stem for path in regression_cases() if '"read": "rows"' in path.read_text()])
 def test_saved_read_reads_the_rows_spark_reads(replayed: dict[str, dict[str, Any]], name: str) -> None:
     """A case saved from a finding of the rows Spark + Iceberg reads: our plan, read by the client's reader,
-    gives Spark's rows."""
+    gives Spark's rows (and, when its request carries a read restriction, Spark SQL's rows under it)."""
     case = replayed[name]
     spark = case["spark"]
     assert spark["rows_read"] is not None and "rows" in spark, spark
     ours = our_rows(ScanPlanner(FileIO()), case["metadata_location"], case["request"])
     finding, tolerated = rows_verdict(spark["rows"], ours)
     assert finding is None and tolerated is None, finding or tolerated
+    if "restricted" in spark:  # a request with a read restriction: its rows under it, as Spark SQL's
+        ours = our_rows(ScanPlanner(FileIO()), case["metadata_location"], case["request"], restricted=True)
+        finding, tolerated = restricted_verdict(spark["restricted"], ours, spark["rows"])
+        assert finding is None and tolerated is None, finding or tolerated
