@@ -1,6 +1,7 @@
 """Where an Iceberg table's files live and how to reach them: one location parser, one typed storage
 configuration read from Iceberg's property names (`s3.*`, `gcs.*`, `adls.*`) and one pyarrow filesystem
-factory, shared by the planning service's FileIO and the executors' reader. It needs pyarrow only.
+factory, shared by the planning service's FileIO and the executors' reader; and a reader of the files a
+plan carries presigned URLs for (presigned.py). It needs pyarrow, and httpx for presigned URLs.
 
     config = StorageConfig.from_properties({"s3.endpoint": "http://127.0.0.1:9000", "s3.region": "eu-west-1"})
     fs, path = resolve("s3://bucket/warehouse/db/t/data/f.parquet", config)
@@ -9,7 +10,7 @@ factory, shared by the planning service's FileIO and the executors' reader. It n
 from __future__ import annotations
 
 from iceberg_io.config import AzureConfig, GcsConfig, S3Config, StorageConfig
-from iceberg_io.filesystems import filesystem, new_s3_filesystem, read_range, resolve
+from iceberg_io.filesystems import filesystem, new_s3_filesystem, open_input_file, read_range, resolve
 from iceberg_io.locations import InvalidLocation, Location, join, parse_location
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "filesystem",
     "join",
     "new_s3_filesystem",
+    "open_input_file",
     "parse_location",
     "read_range",
     "resolve",

@@ -10,6 +10,7 @@ from collections.abc import Callable, Hashable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
 from iceberg_io.config import AzureConfig, GcsConfig, S3Config, StorageConfig
@@ -48,12 +49,30 @@ def filesystem(location: Location, config: StorageConfig) -> tuple[pafs.FileSyst
     return _kept(("hdfs", netloc), lambda: _hdfs_filesystem(netloc)), "/" + path
 
 
-def read_range(
-    location: str, offset: int, length: int, config: StorageConfig | Mapping[str, Any] | None = None
-) -> bytes:
-    """`length` bytes of a file from `offset` (a deletion vector inside a Puffin file)."""
+def open_input_file(
+    location: str, config: StorageConfig | Mapping[str, Any] | None = None, urls: Mapping[str, str] | None = None
+) -> pa.NativeFile:
+    """`location` opened for random access: through its presigned URL when `urls` (a plan's `file-urls`,
+    iceberg_io/presigned.py) has one, else from its store."""
+    url = urls.get(location) if urls else None
+    if url is not None:
+        from iceberg_io.presigned import open_presigned  # (only a reader of presigned files needs httpx)
+
+        return open_presigned(location, url)
     fs, path = resolve(location, config)
-    with fs.open_input_file(path) as f:
+    return fs.open_input_file(path)
+
+
+def read_range(
+    location: str,
+    offset: int,
+    length: int,
+    config: StorageConfig | Mapping[str, Any] | None = None,
+    urls: Mapping[str, str] | None = None,
+) -> bytes:
+    """`length` bytes of a file from `offset` (a deletion vector inside a Puffin file); `urls` as
+    open_input_file's."""
+    with open_input_file(location, config, urls) as f:
         data = f.read_at(length, offset)
     if len(data) != length:
         raise OSError(f"Short read of {location}: {len(data)} of {length} bytes at offset {offset}")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from decimal import Decimal
@@ -74,11 +75,15 @@ def _portable_roaring64(data: bytes, location: str) -> np.ndarray:
 
 
 class TaskDeletes:
-    """The plan's delete files, read on first use and kept for the task."""
+    """The plan's delete files, read on first use and kept for the task (through their presigned URLs when
+    `urls`, the plan's `file-urls`, has them)."""
 
-    def __init__(self, delete_files: list[dict[str, Any]], storage: StorageConfig) -> None:
+    def __init__(
+        self, delete_files: list[dict[str, Any]], storage: StorageConfig, urls: Mapping[str, str] | None = None
+    ) -> None:
         self._files = delete_files
         self._storage = storage
+        self._urls = urls
         self._position_tables: dict[int, pa.Table] = {}
         self._equality: dict[int, EqualityDeletes] = {}
 
@@ -90,7 +95,9 @@ class TaskDeletes:
             if f["content"] != "position-deletes":
                 continue
             if f["file-format"] == "puffin":
-                blob = read_range(f["file-path"], f["content-offset"], f["content-size-in-bytes"], self._storage)
+                blob = read_range(
+                    f["file-path"], f["content-offset"], f["content-size-in-bytes"], self._storage, self._urls
+                )
                 parts.append(decode_deletion_vector(blob, f["file-path"]))
             else:
                 table = self._position_table(ref)
@@ -112,7 +119,7 @@ class TaskDeletes:
 
     def _open(self, f: dict[str, Any]) -> tuple[DataFile, pa.Schema]:
         """A delete file and its schema with field ids (delete files always carry them)."""
-        source = open_data_file(f["file-path"], f["file-format"], self._storage)
+        source = open_data_file(f["file-path"], f["file-format"], self._storage, self._urls)
         return source, with_ids(source.schema, None)
 
     def _position_table(self, ref: int) -> pa.Table:

@@ -56,6 +56,7 @@ _DRIVER_ONLY = frozenset(
         "files",
         "residuals",
         "delete-files",
+        "file-urls",  # (each payload carries those of its own files)
         "metrics",
         "explain",
         "task-size-bytes",
@@ -79,11 +80,12 @@ def task_payloads(plan: Mapping[str, Any], salt: bytes | None = None) -> list[st
 def expand_tasks(plan: Mapping[str, Any], salt: bytes | None = None) -> list[dict[str, Any]]:
     """Each task of an inline /plan response as {"plan": reader context and the task's delete files,
     "task": the task with its files and residuals written out}, with the query's `salt` when it has one:
-    what read_payload takes."""
+    what read_payload takes. A plan's presigned URLs (`file-urls`) go with the tasks that read their files."""
     base = {key: value for key, value in plan.items() if key not in _DRIVER_ONLY}
     files: list[dict[str, Any]] = plan["files"]
     residuals: list[Any] = plan.get("residuals") or [True]
     delete_files: list[Any] = plan.get("delete-files") or []
+    urls: Mapping[str, str] = plan.get("file-urls") or {}
     payloads = []
     for task in plan["tasks"]:
         splits = task["splits"]
@@ -100,6 +102,9 @@ def expand_tasks(plan: Mapping[str, Any], salt: bytes | None = None) -> list[dic
             for f, start, length in splits
         ]
         task_plan = {**base, "delete-files": [delete_files[i] for i in used]}
+        if urls:
+            paths = [f["data-file"]["file-path"] for f in expanded] + [delete_files[i]["file-path"] for i in used]
+            task_plan["file-urls"] = {path: urls[path] for path in paths if path in urls}
         payloads.append(with_salt({"plan": task_plan, "task": {**task, "files": expanded}}, salt))
     return payloads
 

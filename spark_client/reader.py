@@ -16,6 +16,8 @@ A plan that carries the principal's read restrictions (restrictions.py) also has
 judged and applied like the filter but before the deletes, on the file's own values, its masks applied after
 the deletes, and the filter then applied to the masked values; neither filter is then ever replaced by a
 residual, and no masked column's value is taken from a partition.
+A file the plan carries a presigned URL for (its `file-urls`: a restricted plan's files on S3) is read
+through that URL (iceberg_io/presigned.py), any other from its store with the storage configuration given.
 Batches have exactly the Arrow schema of plan["schema"]'s fields named by `columns` (schema.arrow_schema).
 The reader knows the plan only as JSON: it imports nothing from the planner.
 """
@@ -36,6 +38,7 @@ import pyarrow.compute as pc
 
 from iceberg_io import StorageConfig
 from iceberg_io.locations import parse_location
+from iceberg_io.presigned import PresignedUrlRefused
 from spark_client.deletes import EqualityDeletes, TaskDeletes
 from spark_client.formats import DataFile, RowRange, UnsupportedFileFormat, open_data_file
 from spark_client.projection import find_by_id, with_ids
@@ -79,6 +82,7 @@ class _ReadContext:
     delete_files: list[dict[str, Any]]
     scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
     restrictions: ReadRestrictions | None  # the principal's read restrictions, when the plan carries them
+    file_urls: dict[str, str]  # presigned GET URLs by file path, when the plan carries them (its file-urls)
     _filters: dict[str, _Filter | None] = field(default_factory=dict)  # compiled(), by the filter's JSON
 
     @classmethod
@@ -111,6 +115,7 @@ class _ReadContext:
             delete_files=plan.get("delete-files", []),
             scan_filter=plan.get("filter", True),
             restrictions=ReadRestrictions.of(plan, salt),
+            file_urls=dict(plan.get("file-urls") or {}),
         )
         if context.restrictions is not None:  # both filters evaluable as they are, or no read at all
             context.enforced(context.restrictions.row_filter, "the required row filter of the read restrictions")
@@ -211,7 +216,7 @@ def read_task(
     """
     context = _ReadContext.of(plan, columns, salt)
     config = StorageConfig.of(storage)
-    deletes = TaskDeletes(context.delete_files, config)
+    deletes = TaskDeletes(context.delete_files, config, context.file_urls)
     for file_task in task["files"]:
         batches = _FileRead(file_task, context, deletes, config, batch_size).batches()
         yield from _checked(batches, non_null, file_task["data-file"]["file-path"]) if non_null else batches
@@ -268,7 +273,8 @@ class _FileRead:
     def batches(self) -> Iterator[pa.RecordBatch]:
         """The file's rows. A read from an object store that fails (not a missing file) is read again from
         the start (STORE_READ_ATTEMPTS in all): the same file reads to the same rows in the same order, so
-        the rows already handed on are skipped, never repeated."""
+        the rows already handed on are skipped, never repeated. A presigned URL the store refused (expired)
+        is not asked again: only a new plan has a good one."""
         handed = 0
         for attempt in range(1, STORE_READ_ATTEMPTS + 1):
             seen = 0
@@ -280,7 +286,7 @@ class _FileRead:
                         yield out
                     seen += batch.num_rows
                 return
-            except FileNotFoundError:
+            except (FileNotFoundError, PresignedUrlRefused):
                 raise
             except (OSError, pa.ArrowInvalid):
                 if attempt == STORE_READ_ATTEMPTS or not parse_location(self.location).is_object_store:
@@ -289,7 +295,8 @@ class _FileRead:
 
     def _read_once(self) -> Iterator[pa.RecordBatch]:
         data_file = self.task["data-file"]
-        source = open_data_file(self.location, data_file.get("file-format", "parquet"), self.storage)
+        file_format = data_file.get("file-format", "parquet")
+        source = open_data_file(self.location, file_format, self.storage, self.plan.file_urls)
         with closing(source):  # at the end, or when Spark stops the task's generator early (a limit)
             yield from self._ranges(source)
 

@@ -8,7 +8,8 @@ privilege for is a 403 naming the principal and the privilege (as Polaris words 
 A table whose reads the policy restricts for the principal (a rule's row filter or column masks) is planned
 and aggregated under its restrictions only for a client that declares it enforces them (`enforces`: the
 `read-restrictions` capability of X-Iceberg-Client-Capabilities), and by its name only; no storage
-credentials are vended for it, to anyone. Any other client gets its metadata alone (LoadTable, with its
+credentials are vended for it, to anyone (a plan's answers carry presigned URLs of exactly its files instead,
+io/presigning.py). Any other client gets its metadata alone (LoadTable, with its
 read-restrictions) and a 403 saying why for the rest, so that nothing is ever served as if it were
 unrestricted."""
 
@@ -190,6 +191,11 @@ class TableAccess:
     def audit_credentials(self, table: str, outcome: str) -> None:
         """The audit line of credentials vended, passed on, withheld or refused."""
         audit("credentials", self.principal.name, Privilege.CREDENTIALS.value, outcome, table)
+
+    def audit_presigned(self, table: str, files: int) -> None:
+        """The audit line of an answer that carries presigned URLs of `files` files (a restricted plan's: what
+        the plan privilege gives such a principal instead of credentials)."""
+        audit("credentials", self.principal.name, Privilege.PLAN.value, "presigned", table, files=files)
 
     def _restricted(self, what: str, restriction: Restriction, privilege: Privilege | None) -> ForbiddenError:
         """The 403 of a read not served under the restriction (`privilege` None: by metadata location)."""

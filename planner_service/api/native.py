@@ -77,7 +77,9 @@ def plan_response(
     limit = body.inline_task_limit if body.inline_task_limit is not None else runtime.settings.inline_task_limit
     tag = hashlib.sha256(plan_id.encode()).hexdigest()[:32]
     etag = f'W/"{tag}-{limit}{"" if body.task_estimates else "-counted"}{"-pretty" if pretty else ""}"'
-    reusable = not body.explain and not credentials
+    # made anew for each answer, never kept nor answered 304: one with credentials, and a restricted plan's,
+    # which carries presigned URLs made for it (io/presigning.py) that a kept body would outlive
+    reusable = not body.explain and not credentials and decided.request.scan.restriction is None
     if reusable and if_none_match is not None and etag in _etags(if_none_match):
         entrance.not_modified(access, decided)
         return Response(status_code=304, headers={"ETag": etag})
@@ -93,7 +95,7 @@ def plan_response(
     stored = bodies.get(key) if reusable else None
     if stored is not None:  # (held by the body cache, which counts it)
         return _encoded_response(stored, coding, etag)
-    chunks = encode_plan(result.plan, plan_id, credentials)
+    chunks = encode_plan(result.plan, plan_id, credentials, entrance.file_urls(runtime, access, result.plan))
     if pretty:
         chunks = indented(chunks)
     kept = min(MAX_KEPT_BODY, bodies.max_bytes) if reusable else 0  # (a copy for the body cache, while it fits)
@@ -132,12 +134,19 @@ def deferred_response(
 
 
 def tasks_response(
-    runtime: Runtime, result: CachedPlan, plan_id: str, tasks: TaskRange, pretty: bool, coding: str | None
+    runtime: Runtime,
+    access: TableAccess,
+    result: CachedPlan,
+    plan_id: str,
+    tasks: TaskRange,
+    pretty: bool,
+    coding: str | None,
 ) -> Response:
     """Tasks of a plan by id: a chunk's pieces in one body, as they come (uncompressed: an executor's own task
     is small and wanted at once); more (a task of every file, say) streamed and compressed as the client
-    accepts."""
-    chunks = encode_tasks(result.plan, plan_id, result.reader_context, tasks)
+    accepts. A restricted plan's carry presigned URLs of their files, made for this answer."""
+    urls = entrance.file_urls(runtime, access, result.plan, tasks.files(result.plan))
+    chunks = encode_tasks(result.plan, plan_id, result.reader_context, tasks, urls)
     small = tasks.last - tasks.first <= CHUNK_ROWS
     rendering = 4096 + (AHEAD + 2) * CHUNK_ROWS * BYTES_PER_ROW
     return _chunked(runtime, result, chunks, pretty, None if small else coding, None, small, rendering)
@@ -275,7 +284,7 @@ async def plan_tasks(
 
     def work() -> Response:
         result = entrance.plan_by_id(runtime, access, runtime.open_plan_id(plan_id, access))
-        return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, start, end), pretty, coding)
+        return tasks_response(runtime, access, result, plan_id, TaskRange.of(result.plan, start, end), pretty, coding)
 
     return await run_in_threadpool(work)
 
@@ -295,7 +304,8 @@ async def plan_task(
 
     def work() -> Response:
         result = entrance.plan_by_id(runtime, access, runtime.open_plan_id(plan_id, access))
-        return tasks_response(runtime, result, plan_id, TaskRange.of(result.plan, index, None), pretty, coding)
+        tasks = TaskRange.of(result.plan, index, None)
+        return tasks_response(runtime, access, result, plan_id, tasks, pretty, coding)
 
     return await run_in_threadpool(work)
 

@@ -110,6 +110,12 @@ class PlanResponse(PlanHead):
     task_size_bytes: list[int] | None = Field(None, description="a plan over the inline limit: per task")
     task_estimated_row_count: list[int] | None = Field(None, description="a plan over the inline limit: per task")
     explain: dict[str, Any] | None = Field(None, description="with `explain`: why each manifest and file was kept")
+    file_urls: dict[str, str] | None = Field(
+        None,
+        description="a plan made under the caller's read restrictions, inline: a presigned GET URL for each of "
+        "its files on S3, by file path, good for presigned_url_ttl_seconds (a task fetched by index carries "
+        "its own files' in its `plan`)",
+    )
 
 
 class DeferredPlan(PlanHead):

@@ -204,15 +204,18 @@ class FileIO:
             except ValueError as exc:  # (a catalog vended what no store takes)
                 raise StorageError(f"Cannot read under {prefix}: {exc}") from None
 
+    def storage_for(self, loc: Location) -> StorageConfig:
+        """The storage configuration a location is read with: the service's own, or the one set for the
+        longest prefix that holds it (use_storage_properties)."""
+        if loc.scheme == "file":
+            return self.storage
+        with self._lock:
+            scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
+            return self._scoped[max(scoped, key=lambda p: len(p.path))] if scoped else self.storage
+
     def _fs(self, loc: Location) -> tuple[pafs.FileSystem, str]:
         """The filesystem a location is read from, and the path within it."""
-        config = self.storage
-        if loc.scheme != "file":
-            with self._lock:
-                scoped = [prefix for prefix in self._scoped if under(loc, (prefix,))]
-                if scoped:
-                    config = self._scoped[max(scoped, key=lambda p: len(p.path))]
-        return iceberg_io.filesystem(loc, config)
+        return iceberg_io.filesystem(loc, self.storage_for(loc))
 
 
 def _reason(exc: BaseException, loc: Location) -> str:

@@ -55,6 +55,17 @@ class FileTaskColumns:
             return self.delete_refs[:0]
         return self.delete_refs[self.delete_offsets[i] : self.delete_offsets[i + 1]]
 
+    def locations(self, files: Int64Array | None = None) -> list[str]:
+        """The paths of files `files` (indexes into these; all by default) and of the delete files that apply
+        to them: every file a reader of them opens, each once."""
+        chosen = np.arange(len(self.rows)) if files is None else np.unique(files)
+        paths = self.index.paths(self.rows[chosen])
+        if self.delete_offsets is not None:
+            refs = [self.delete_refs] if files is None else [self.deletes_of(i) for i in chosen.tolist()]
+            used = np.unique(np.concatenate(refs)) if refs else self.delete_refs[:0]
+            paths += [self.delete_files[j].path for j in used.tolist()]
+        return paths
+
     def scan_bytes(self) -> int:
         """The bytes the scan reads: its files' sizes and the content of the deletes each file applies."""
         sizes = int(self.index.ints("file_size_in_bytes")[self.rows].sum())

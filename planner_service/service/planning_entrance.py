@@ -8,7 +8,9 @@ planned once, kept, recorded and audited the same way:
   identical request arriving together (single flight), kept in memory or spilled, rebuilt from a plan id's
   canonical request on any replica;
 - a plan made now recorded (its metrics, its ScanReport), and each plan answered audited (who, which table
-  and snapshot, how many files).
+  and snapshot, how many files);
+- the presigned URLs an answer of a plan made under read restrictions carries for its files (file_urls),
+  made for that answer and audited.
 
 The API modules parse requests, negotiate encodings and stream answers; they decide nothing of this."""
 
@@ -16,6 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
 
 from planner_service.access.policy import Privilege
 from planner_service.access.table_access import TableAccess
@@ -24,6 +29,7 @@ from planner_service.errors import ForbiddenError, NoSuchPlanIdError, NoSuchTabl
 from planner_service.io.vending import StorageCredentials
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.read_restriction import ScanRestriction
+from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import ScanRequest
 from planner_service.service.cached_plan import CachedPlan
 from planner_service.service.plan_ids import CanonicalRequest
@@ -33,6 +39,7 @@ __all__ = [
     "Decided",
     "audit_answer",
     "decide",
+    "file_urls",
     "not_modified",
     "open_table",
     "plan",
@@ -158,6 +165,23 @@ def plan_by_id(
             "(the table was rewritten since); plan the scan again"
         ) from None
     return plan(runtime, access, table, request, cancel=cancel, audited=False)[0]
+
+
+def file_urls(
+    runtime: Runtime, access: TableAccess, plan: ScanPlan, files: np.ndarray[Any, Any] | None = None
+) -> dict[str, str] | None:
+    """The presigned GET URLs an answer of `plan` carries, by file path: for a plan made under the caller's
+    read restrictions (which never get storage credentials), one for each file of the answer (`files`,
+    indexes into plan.files; all by default) and each delete file they use, where the service signs for its
+    store (io/presigning.py); None for any other plan. Made now, for this answer alone (they expire: no
+    answer that carries them is kept), and audited."""
+    if plan.restriction is None or runtime.presigner is None or plan.files is None or not len(plan.files):
+        return None
+    urls = runtime.presigner.urls(plan.files.locations(files))
+    if not urls:
+        return None
+    access.audit_presigned(plan.table.name, len(urls))
+    return urls
 
 
 def audit_answer(access: TableAccess, table: str, result: CachedPlan) -> None:

@@ -32,6 +32,7 @@ from planner_service.errors import (
     PlannerError,
 )
 from planner_service.io.fileio import FileIO
+from planner_service.io.presigning import Presigner
 from planner_service.io.roots import Roots, table_directory, table_root
 from planner_service.io.vending import (
     CredentialVendor,
@@ -76,6 +77,7 @@ class Runtime:
     explained: LruCache[CachedPlan] = field(default_factory=lambda: explained_plans(512 * 1024 * 1024))
     lifecycle: Lifecycle = field(default_factory=Lifecycle)  # draining before a stop (service/lifecycle.py)
     plan_ids: PlanIds = field(default_factory=lambda: PlanIds(secrets.token_bytes(32)))  # issues and opens plan ids
+    presigner: Presigner | None = None  # presigned URLs of a restricted plan's files (None: none are made)
     _names_checked: dict[tuple[str, str, str], float] = field(default_factory=dict)  # (_still_named)
     _listing: tuple[float, dict[tuple[str, ...], list[TableIdentifier]]] = (float("-inf"), {})  # (namespace_tables)
 
@@ -123,7 +125,20 @@ class Runtime:
         explained = explained_plans(settings.plan_cache_bytes // 4)
         plan_ids = PlanIds(key if key is not None else signing_key(settings))
         vendor = credential_vendor(settings)
-        return cls(settings, io, catalog, planner, metrics, plans, vendor, reports, explained, plan_ids=plan_ids)
+        presigner = Presigner(io, settings.presigned_url_ttl_seconds)
+        return cls(
+            settings,
+            io,
+            catalog,
+            planner,
+            metrics,
+            plans,
+            vendor,
+            reports,
+            explained,
+            plan_ids=plan_ids,
+            presigner=presigner,
+        )
 
     def record_plan(self, plan: ScanPlan) -> None:
         """A fresh plan's metrics (Prometheus) and its ScanReport (log; the REST catalog when configured)."""

@@ -2,7 +2,7 @@
 form a reader takes, with the plan's reader context (schema, filter, specs, name mapping) and only the
 delete files these tasks use. A Spark executor fetches its own task this way, so no driver holds the plan.
 
-    {"plan-id", "plan": {reader context, "delete-files": [DeleteFile, ...]},
+    {"plan-id", "plan": {reader context, "delete-files": [DeleteFile, ...], ["file-urls": {path: url}]},
      "tasks": [{"index", "files": [{"data-file", "start", "length", "residual-filter",
                                     "delete-file-references"}, ...], "size-bytes", "estimated-row-count"}, ...]}
 
@@ -55,10 +55,22 @@ class TaskRange:
         assert tasks is not None
         return cls(start, end, int(tasks.offsets[start]), int(tasks.offsets[end]))
 
+    def files(self, plan: ScanPlan) -> np.ndarray[Any, Any]:
+        """The plan's files (indexes into plan.files) these tasks read, each once."""
+        assert plan.combined is not None
+        return np.unique(plan.combined.file[self.first : self.last])
 
-def encode_tasks(plan: ScanPlan, plan_id: str, reader_context: dict[str, Any], tasks: TaskRange) -> Iterator[bytes]:
+
+def encode_tasks(
+    plan: ScanPlan,
+    plan_id: str,
+    reader_context: dict[str, Any],
+    tasks: TaskRange,
+    file_urls: dict[str, str] | None = None,
+) -> Iterator[bytes]:
     """The tasks' body in chunks, with what reading them needs besides the tasks (`reader_context`:
-    plan_head() without its metrics) and the delete files they use."""
+    plan_head() without its metrics), the delete files they use and the presigned URLs of their files
+    (`file_urls`, by path: a restricted plan's, io/presigning.py)."""
     files, combined = plan.files, plan.combined
     assert files is not None and combined is not None
     positions = combined.file[tasks.first : tasks.last]  # each piece's file, in the plan's files
@@ -66,6 +78,8 @@ def encode_tasks(plan: ScanPlan, plan_id: str, reader_context: dict[str, Any], t
     meta = plan.table.metadata
     encoder = ContentFileEncoder(meta.specs, meta.schema)
     context = {**reader_context, "delete-files": [encoder.encode(files.delete_files[j]) for j in used]}
+    if file_urls:
+        context["file-urls"] = file_urls
     pieces = replace(files, rows=files.rows[positions], residual_id=files.residual_id[positions], delete_offsets=None)
     residuals = residuals_json(files)
     edges = _TaskEdges(combined, tasks)

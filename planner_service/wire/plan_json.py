@@ -3,8 +3,8 @@
 Each data file, delete file and residual is written once; tasks refer to them by index:
 
     {"table", "metadata-location", "snapshot-id", "schema", "non-null-field-ids", "filter", "partition-specs",
-     ["name-mapping"],
-     "split-options", "metrics",
+     ["read-restrictions"], ["name-mapping"], "split-options", ["grouping"], "task-count", "metrics",
+     ["storage-credentials"], ["file-urls": {file path: presigned URL}],
      "residuals":    [expression, ...],
      "delete-files": [DeleteFile, ...],
      "files":        [{"data-file": DataFile, "residual": r, ["delete-file-references": [d, ...]]}, ...],
@@ -41,13 +41,19 @@ NAME_MAPPING = "schema.name-mapping.default"
 
 
 def encode_plan(
-    plan: ScanPlan, plan_id: str | None = None, storage_credentials: list[dict[str, Any]] | None = None
+    plan: ScanPlan,
+    plan_id: str | None = None,
+    storage_credentials: list[dict[str, Any]] | None = None,
+    file_urls: dict[str, str] | None = None,
 ) -> Iterator[bytes]:
-    """The body in chunks; vended `storage_credentials` go in the head. Raises before the first chunk for what
-    can fail (the table's name mapping), so errors still get their status code."""
+    """The body in chunks; vended `storage_credentials` and presigned `file_urls` (by file path: a restricted
+    plan's files, io/presigning.py) go in the head. Raises before the first chunk for what can fail (the
+    table's name mapping), so errors still get their status code."""
     head = plan_head(plan, plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials
+    if file_urls:
+        head["file-urls"] = file_urls
     return _body(plan, head)
 
 
@@ -75,7 +81,8 @@ def encode_deferred(
     plan: ScanPlan, plan_id: str, storage_credentials: list[dict[str, Any]] | None = None, estimates: bool = True
 ) -> Iterator[bytes]:
     """A plan too big to send inline, in chunks: its id, reader context and (with `estimates`) each task's
-    estimates (GET /plans/{id}/tasks fetches the tasks), ESTIMATES_PER_CHUNK of them at a time."""
+    estimates (GET /plans/{id}/tasks fetches the tasks), ESTIMATES_PER_CHUNK of them at a time. It names no
+    file, so it carries no presigned URLs: each task fetched carries those of its own files."""
     head = plan_head(plan, plan_id)
     if storage_credentials:
         head["storage-credentials"] = storage_credentials

@@ -9,7 +9,7 @@ whatever the format keeps them as, so that projection.py matches columns one way
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -81,19 +81,22 @@ class DataFile(Protocol):
         ...
 
 
-def open_data_file(location: str, file_format: str, storage: StorageConfig) -> DataFile:
-    """The file at `location` (a data file's `file-format`: parquet, orc or avro, any case)."""
+def open_data_file(
+    location: str, file_format: str, storage: StorageConfig, urls: Mapping[str, str] | None = None
+) -> DataFile:
+    """The file at `location` (a data file's `file-format`: parquet, orc or avro, any case), read through
+    its presigned URL when `urls` (the plan's `file-urls`) has one, else from its store."""
     kind = str(file_format).lower()
     if kind == "parquet":
         from spark_client.formats.parquet import ParquetFile
 
-        return ParquetFile(location, storage)
+        return ParquetFile(location, storage, urls)
     if kind == "orc":
         from spark_client.formats.orc import OrcFile
 
-        return OrcFile(location, storage)
+        return OrcFile(location, storage, urls)
     if kind == "avro":
         from spark_client.formats.avro import AvroFile
 
-        return AvroFile(location, storage)
+        return AvroFile(location, storage, urls)
     raise UnsupportedFileFormat(f"Cannot read {location}: {kind} files are not supported (Parquet, ORC, Avro)")

@@ -17,13 +17,14 @@ belongs to the one range that holds the sync marker before it (for the first blo
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from functools import partial
 from typing import Any
 
 import fastavro
 import pyarrow as pa
 
-from iceberg_io import StorageConfig, resolve
+from iceberg_io import StorageConfig, open_input_file
 from iceberg_io.avro_names import AvroNameError, resolved
 from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
@@ -40,10 +41,10 @@ class UnsupportedAvroSchema(ValueError):
 class AvroFile:
     """One Avro file, its blocks located once (their bytes are read again for the ranges a task reads)."""
 
-    def __init__(self, location: str, storage: StorageConfig) -> None:
+    def __init__(self, location: str, storage: StorageConfig, urls: Mapping[str, str] | None = None) -> None:
         self.location = location
-        self._fs, self._path = resolve(location, storage)
-        with self._fs.open_input_file(self._path) as f:
+        self._open = partial(open_input_file, location, storage, urls)
+        with self._open() as f:
             reader = fastavro.block_reader(f)
             schema = reader.writer_schema
             # (the position of the sync marker before the block, its rows), for every block
@@ -76,7 +77,7 @@ class AvroFile:
 
     def _records(self, blocks: set[int] | None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        with self._fs.open_input_file(self._path) as f:
+        with self._open() as f:
             for i, block in enumerate(fastavro.block_reader(f)):
                 if blocks is None or i in blocks:
                     out.extend(record for record in block if isinstance(record, dict))

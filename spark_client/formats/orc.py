@@ -14,12 +14,12 @@ fields needed are decoded here. Stripes carry no statistics pyarrow exposes: fil
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from iceberg_io import StorageConfig, resolve
+from iceberg_io import StorageConfig, open_input_file
 from spark_client.formats import Bounds, RowRange, ranges_at
 from spark_client.schema import FIELD_ID
 
@@ -35,10 +35,9 @@ class CorruptOrcFile(ValueError):
 class OrcFile:
     """One ORC file, its tail read once."""
 
-    def __init__(self, location: str, storage: StorageConfig) -> None:
-        fs, path = resolve(location, storage)
+    def __init__(self, location: str, storage: StorageConfig, urls: Mapping[str, str] | None = None) -> None:
         self.location = location
-        self._source = fs.open_input_file(path)
+        self._source = open_input_file(location, storage, urls)
         self._file = orc.ORCFile(self._source)
         self.schema: pa.Schema = pa.schema([_with_field_id(f) for f in self._file.schema])
         self._stripes = stripe_offsets(self._file.reader.serialized_file_tail(), location)

@@ -20,13 +20,12 @@ string of 43 M rows, 0.85 to 0.43 CPU-s). A chunk that lists PLAIN among its enc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from iceberg_io import StorageConfig, resolve
+from iceberg_io import StorageConfig, open_input_file, parse_location
 from spark_client.formats import Bounds, RowRange, ranges_at
 
 __all__ = ["ParquetFile", "dictionary_columns", "row_groups_in_range", "starting_position"]
@@ -74,11 +73,10 @@ def dictionary_columns(metadata: pq.FileMetaData) -> list[str]:
 class ParquetFile:
     """One Parquet file, its footer read once."""
 
-    def __init__(self, location: str, storage: StorageConfig) -> None:
-        fs, path = resolve(location, storage)
-        remote = not isinstance(fs, pafs.LocalFileSystem)
+    def __init__(self, location: str, storage: StorageConfig, urls: Mapping[str, str] | None = None) -> None:
+        remote = parse_location(location).is_object_store
         self.location = location
-        source = self._source = fs.open_input_file(path)
+        source = self._source = open_input_file(location, storage, urls)
         metadata = pq.read_metadata(source)
         self._dictionaries = dictionary_columns(metadata)
         self._file = pq.ParquetFile(

@@ -123,3 +123,29 @@ def test_a_deferred_answer_in_chunks_is_its_head_and_estimates(
         assert orjson.loads(body) == orjson.loads(orjson.dumps(expected)), (name, grouping)
         head = plan_json.encode_deferred(plan, "p", estimates=False)
         assert orjson.loads(b"".join(head)) == orjson.loads(orjson.dumps(plan_json.plan_head(plan, "p")))
+
+
+def test_the_files_of_an_answer_are_those_its_json_names(conformance: Conformance) -> None:
+    """What an answer's presigned URLs are made for (FileTaskColumns.locations): exactly the data and delete
+    files its JSON names, for a whole plan (encode_plan) and for tasks by index (TaskRange.files), on every
+    conformance table (deletes of every kind); the URLs ride in the head, or in the tasks' reader context."""
+    planner = ScanPlanner(FileIO())
+    with_deletes = 0
+    for name in conformance.tables:
+        plan = planner.plan(conformance_table(conformance, planner, name), ScanRequest(options=OPTIONS[1]))
+        files, tasks = plan.files, plan.combined
+        if files is None or tasks is None or not len(tasks):
+            continue
+        urls = {path: f"https://store/{i}" for i, path in enumerate(files.locations())}
+        whole = orjson.loads(b"".join(plan_json.encode_plan(plan, "p", file_urls=urls)))
+        named = {f["data-file"]["file-path"] for f in whole["files"]} | {d["file-path"] for d in whole["delete-files"]}
+        assert set(files.locations()) == named == set(whole["file-urls"]), name
+        with_deletes += bool(whole["delete-files"])
+        for start, end in {(0, 1), (len(tasks) - 1, len(tasks))}:
+            chosen = TaskRange.of(plan, start, end)
+            mine = {path: urls[path] for path in files.locations(chosen.files(plan))}
+            answer = orjson.loads(b"".join(encode_tasks(plan, "p", CONTEXT, chosen, mine)))
+            named = {f["data-file"]["file-path"] for task in answer["tasks"] for f in task["files"]}
+            named |= {d["file-path"] for d in answer["plan"]["delete-files"]}
+            assert answer["plan"]["file-urls"] == mine and set(mine) == named, (name, start)
+    assert with_deletes >= 3
