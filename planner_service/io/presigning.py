@@ -41,6 +41,10 @@ class Presigner:
         self._clients: dict[S3Config, Any] = {}  # None: no keys to sign with
         self._lock = threading.Lock()
 
+    def signs_any(self, locations: Iterable[str]) -> bool:
+        """Whether any of these locations (a file index's directories, say) is in a store URLs are made for."""
+        return any(_on_s3(location) for location in locations)
+
     def urls(self, locations: Iterable[str]) -> dict[str, str]:
         """The URL of each of `locations` that can have one (on S3, within the roots, with keys), by the
         location as given."""
@@ -104,3 +108,10 @@ def _signing_client(s3: S3Config) -> Any:
     return session.create_client(
         "s3", endpoint_url=endpoint or None, region_name=s3.region or "us-east-1", config=config, **keys
     )
+
+
+def _on_s3(location: str) -> bool:
+    try:
+        return iceberg_io.parse_location(location).scheme == "s3"
+    except iceberg_io.InvalidLocation:
+        return False

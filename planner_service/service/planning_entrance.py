@@ -177,6 +177,8 @@ def file_urls(
     answer that carries them is kept), and audited."""
     if plan.restriction is None or runtime.presigner is None or plan.files is None or not len(plan.files):
         return None
+    if not runtime.presigner.signs_any([*plan.files.index.directories, *(f.path for f in plan.files.delete_files)]):
+        return None  # (local files, say: each file's location is not even made)
     urls = runtime.presigner.urls(plan.files.locations(files))
     if not urls:
         return None
