@@ -11,6 +11,8 @@ that parallel test workers share them out).
   second. About 5 seconds; it needs neither Java nor the bench table.
 * bench/sturdy_bench.py on the same tiny table: 2 clients for 3 seconds, then a burst of 2 full plans.
 * bench/access_bench.py on the same tiny table: 20 warm plans through each of five services (a few seconds).
+* bench/restriction_bench.py on the same tiny table: 20 plans for each of three principals, two restricted;
+  bench/enforcement_bench.py on a table of 32,000 rows: one restricted and one open read through Spark.
   About 15 seconds.
 * bench/replica_bench.py on the same tiny table: 1 and 2 replicas behind HAProxy, 2 clients for 2 seconds
   of each load. About 15 seconds.
@@ -19,6 +21,7 @@ that parallel test workers share them out).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +108,24 @@ def test_access_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
     results = _on_the_tiny_table("access_bench.py", tmp_path / "access.json", "--repeat", "20", "--oidc")
     assert set(results["variants"]) == {"open", "tokens", "policy", "policy-1000", "oidc"}
     assert all(v["median_ms"] > 0 for v in results["variants"].values())
+
+
+def test_restriction_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    """bench/restriction_bench.py: plans of principals restricted two ways beside an unrestricted one."""
+    results = _on_the_tiny_table("restriction_bench.py", tmp_path / "restrictions.json", "--repeat", "20")
+    assert set(results["principals"]) == {"open", "partition", "stats"}
+    assert all(p["median_ms"] > 0 and p["median_files"] > 0 for p in results["principals"].values())
+
+
+def test_enforcement_bench_runs_on_a_tiny_table(tmp_path: Path) -> None:
+    """bench/enforcement_bench.py: a restricted read and an open one of the same rows, through Spark."""
+    out = tmp_path / "enforcement.json"
+    cmd = [sys.executable, str(REPO / "bench" / "enforcement_bench.py"), "--rows", "32000", "--repeat", "1"]
+    env = {**os.environ, "SCAN_PLANNER_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    results = json.loads(out.read_text())
+    assert set(results["median_s"]) == {"open", "restricted"} and "enforcement" in proc.stdout
 
 
 def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
