@@ -114,7 +114,20 @@ class PresignedFile(io.RawIOBase):
         return kept[start - offset : end - offset]
 
     def _get_tail(self) -> None:
-        """Ask for the last TAIL_BYTES (all of a smaller file): they tell the size, and are kept."""
+        """Ask for the last TAIL_BYTES (all of a smaller file): they tell the size, and are kept. A store that
+        takes no suffix range (Azure Blob: its SAS URLs carry `sig=`, S3's `X-Amz-Signature=`) is asked for
+        its first byte first, whose Content-Range tells the size."""
+        if "X-Amz-Signature=" not in self._url:
+            first = self._request("bytes=0-0")
+            size = 0 if first.status_code == 416 else _total(first.headers.get("content-range"))
+            if first.status_code == 200:
+                size = len(first.content)
+            if size is None:
+                raise OSError(f"Cannot read {self.location}: the store's answer tells no size of it")
+            self._size = size
+            start = max(0, size - TAIL_BYTES)
+            self._kept = (start, self._get(start, size) if size else b"")
+            return
         response = self._request(f"bytes=-{TAIL_BYTES}")
         if response.status_code == 416:  # (an empty object has no last bytes)
             self._size, self._kept = 0, (0, b"")

@@ -158,7 +158,7 @@ class Settings(BaseSettings):
     """A store request that does not finish within this is answered 503."""
     presigned_url_ttl_seconds: int = Field(default=900, gt=0, le=604_800)
     """How long the presigned GET URLs last that the answers of a plan made under read restrictions carry,
-    one for each of the answer's files on S3 (`file-urls`: the restricted principal reads exactly those
+    one for each of the answer's files on S3 or Azure (`file-urls`: the restricted principal reads exactly those
     files, and gets no credentials). Made for each answer (each task fetched by id gets its own), never
     kept; a read after they expire fails, saying to plan again. At most 7 days (SigV4's limit)."""
 

@@ -8,10 +8,11 @@ presigned get_object), with the S3 configuration the service reads the file with
 catalog vended to it for the table), against the configured endpoint, path-style or virtual-hosted as
 configured. The URLs are made for each answer, never kept.
 
-No URL is made for a local file (the reader reads it directly), a file on another store (GCS, Azure, HDFS:
+On Azure, each URL is a read-only service SAS of that one blob (io/blob_sas.py), signed with the account
+key. No URL is made for a local file (the reader reads it directly), a file on another store (GCS, HDFS:
 not yet), a file outside the service's roots (a manifest may name any object; the service signs only what
-it may read), or an S3 the service has no keys for: the reader then needs storage access of its own. Like
-vended keys, a URL never reaches a log, an explain output or an error message."""
+it may read), or an S3 or Azure account the service has no keys for: the reader then needs storage access
+of its own. Like vended keys, a URL never reaches a log, an explain output or an error message."""
 
 from __future__ import annotations
 
@@ -23,15 +24,17 @@ from typing import Any
 import iceberg_io
 from iceberg_io import S3Config
 from planner_service.errors import LocationNotAllowedError
+from planner_service.io.blob_sas import blob_sas_url
 from planner_service.io.fileio import FileIO
 
 log = logging.getLogger(__name__)
 
+SIGNED = frozenset({"s3", "azure"})  # the stores URLs are made for (blob SAS: io/blob_sas.py)
 MAX_CLIENTS = 256  # signing clients kept by S3 configuration (all forgotten at once beyond)
 
 
 class Presigner:
-    """Presigned GET URLs of S3 objects, good for `ttl_seconds`, signed as `io` reads them."""
+    """Presigned GET URLs of S3 objects and Azure blobs, good for `ttl_seconds`, signed as `io` reads them."""
 
     def __init__(self, io: FileIO, ttl_seconds: int) -> None:
         if ttl_seconds <= 0:
@@ -43,7 +46,7 @@ class Presigner:
 
     def signs_any(self, locations: Iterable[str]) -> bool:
         """Whether any of these locations (a file index's directories, say) is in a store URLs are made for."""
-        return any(_on_s3(location) for location in locations)
+        return any(_scheme(location) in SIGNED for location in locations)
 
     def urls(self, locations: Iterable[str]) -> dict[str, str]:
         """The URL of each of `locations` that can have one (on S3, within the roots, with keys), by the
@@ -54,11 +57,17 @@ class Presigner:
             if location in out:
                 continue
             try:
-                if iceberg_io.parse_location(location).scheme != "s3":
+                if _scheme(location) not in SIGNED:
                     continue
                 loc = self.io.roots.check(location)
             except (iceberg_io.InvalidLocation, LocationNotAllowedError):
                 outside += 1
+                continue
+            if loc.scheme == "azure":
+                account, container, blob = loc.path.split("/", 2)
+                url = blob_sas_url(account, container, blob, self.io.storage_for(loc).azure, self.ttl_seconds)
+                if url is not None:
+                    out[location] = url
                 continue
             client = self._client(self.io.storage_for(loc).s3)
             if client is None:
@@ -110,8 +119,8 @@ def _signing_client(s3: S3Config) -> Any:
     )
 
 
-def _on_s3(location: str) -> bool:
+def _scheme(location: str) -> str | None:
     try:
-        return iceberg_io.parse_location(location).scheme == "s3"
+        return iceberg_io.parse_location(location).scheme
     except iceberg_io.InvalidLocation:
-        return False
+        return None

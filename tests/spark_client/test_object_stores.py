@@ -155,6 +155,38 @@ def test_spark_reads_what_pyiceberg_reads(
     assert len(ours) > 0
 
 
+def test_a_restricted_principal_reads_its_planned_blobs_by_sas(
+    spark: Any, stores: dict[str, Store], tmp_path: Path
+) -> None:
+    """A principal whose reads a rule restricts gets no account key: a read-only SAS URL for each blob it is
+    planned (io/blob_sas.py), which Azurite checks; plan_and_read reads with them and no key of its own."""
+    rule = {"principals": ["alice"], "tables": [DEMO_TABLE], "privileges": ["plan"], "row_filter": "region = 'eu'",
+            "column_masks": {"amount": "mask-to-default"}}  # fmt: skip
+    config = _config(tmp_path, stores["azure"], auth_tokens={"alice": "alice-token"}, access_rules=[rule])
+    headers = {"Authorization": "Bearer alice-token", "X-Iceberg-Client-Capabilities": "read-restrictions"}
+    with running_service("--config", config) as url:
+        plan = httpx.post(f"{url}/plan", json={"table": DEMO_TABLE}, headers=headers, timeout=60).json()
+        planned = {f["data-file"]["file-path"] for f in plan["files"]}
+        eu = {t.file.file_path for t in stores["azure"].table.scan(row_filter="region = 'eu'").plan_files()}
+        assert planned == eu and set(plan["file-urls"]) == planned and "storage-credentials" not in plan
+        first, sas = sorted(plan["file-urls"].items())[0]
+        assert AZURITE_KEY not in json.dumps(plan) and "sig=" in sas and "sp=r" in sas
+        head = httpx.get(sas, headers={"Range": "bytes=0-3"}, timeout=30)
+        assert head.status_code == 206 and head.content == b"PAR1"
+        other = sas.replace(first.rsplit("/", 1)[1], "not-planned.parquet")
+        assert httpx.get(other, timeout=30).status_code == 403  # the signature is of that blob alone
+        keyless = {k: v for k, v in stores["azure"].properties.items() if k != "adls.account-key"}
+        df = plan_and_read(spark, DEMO_TABLE, columns=["id", "amount"], service_url=url, token="alice-token",
+                           storage=keyless)  # fmt: skip
+        ours = sorted((r.id, r.amount) for r in df.collect())
+    theirs = stores["azure"].table.scan(row_filter="region = 'eu'", selected_fields=("id", "amount")).to_arrow()
+    masked = [
+        (i, None if a is None else 0.0)
+        for i, a in zip(*(theirs.column(c).to_pylist() for c in ("id", "amount")), strict=True)
+    ]
+    assert ours == sorted(masked) and len(ours) > 0
+
+
 def test_azure_locations_name_the_account(stores: dict[str, Store]) -> None:
     """abfss://container@account.dfs.core.windows.net/path, Iceberg Java's form, reads the same object as
     abfs://container/path with the account from the settings (and wasbs:// with .blob.)."""
