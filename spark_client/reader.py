@@ -81,6 +81,7 @@ class _ReadContext:
     name_mapping: list[dict[str, Any]] | None
     delete_files: list[dict[str, Any]]
     scan_filter: Any  # the scan's whole filter (REST JSON), when the plan carries it
+    post_scan: Any  # what of it Spark + Iceberg evaluate again on the rows (the plan's post-scan-filter)
     restrictions: ReadRestrictions | None  # the principal's read restrictions, when the plan carries them
     file_urls: dict[str, str]  # presigned GET URLs by file path, when the plan carries them (its file-urls)
     _filters: dict[str, _Filter | None] = field(default_factory=dict)  # compiled(), by the filter's JSON
@@ -114,6 +115,7 @@ class _ReadContext:
             name_mapping=plan.get("name-mapping"),
             delete_files=plan.get("delete-files", []),
             scan_filter=plan.get("filter", True),
+            post_scan=plan.get("post-scan-filter", plan.get("filter", True)),
             restrictions=ReadRestrictions.of(plan, salt),
             file_urls=dict(plan.get("file-urls") or {}),
         )
@@ -149,15 +151,16 @@ class _ReadContext:
         }
 
     def row_filter(self, residual: Any) -> Any:
-        """What to apply to a file's rows (REST JSON, None for nothing). Spark applies the query's whole filter
-        with SQL's null rules, while Iceberg's residual leaves out what the partition guarantees by Iceberg's
-        rules, under which a null partition value passes `x != 'b'`; so the scan's filter is applied when it
-        can be, else the residual. Under read restrictions, always the scan's filter: the residual was
-        computed from values the masked ones are not."""
+        """What to apply to a file's rows (REST JSON, None for nothing). Spark + Iceberg apply to the rows,
+        with SQL's null rules, the conjuncts of the query's filter that do not select whole partitions (the
+        plan's post-scan-filter: planning/post_scan.py), while Iceberg's residual leaves out what the
+        partition guarantees by Iceberg's rules, under which a null partition value passes `x != 'b'`; so
+        the post-scan filter is applied when it can be, else the residual. Under read restrictions, always
+        the scan's whole filter: the residual was computed from values the masked ones are not."""
         if self.restrictions is not None:
             return None if is_true(self.scan_filter) else self.scan_filter
-        if not is_true(self.scan_filter) and self.compiled(self.scan_filter) is not None:
-            return self.scan_filter
+        if not is_true(self.post_scan) and self.compiled(self.post_scan) is not None:
+            return self.post_scan
         return None if is_true(residual) else residual
 
     def compiled(self, expr: Any) -> _Filter | None:

@@ -25,11 +25,13 @@ import numpy as np
 import orjson
 
 from planner_service.errors import CorruptMetadataError
+from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
 from planner_service.metadata.json_values import to_json_column, to_json_value
 from planner_service.planning.grouping import KeyRanges
 from planner_service.planning.planned_files import FileTaskColumns
+from planner_service.planning.post_scan import post_scan_filter
 from planner_service.planning.read_restriction import reader_json
 from planner_service.planning.scan_plan import ScanMetrics, ScanPlan
 from planner_service.splitting.combine import CombinedTasks
@@ -127,9 +129,13 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
         "snapshot-id": plan.snapshot.snapshot_id if plan.snapshot else None,
         "schema": plan.schema.to_json(),  # projected to the selected columns and those the filter reads
         "non-null-field-ids": plan.non_null_field_ids,  # what a reader may declare non-nullable, and checks
-        "filter": expression_to_json(plan.row_filter),  # what a reader applies to rows with SQL's null rules
+        "filter": expression_to_json(plan.row_filter),  # the scan's filter, as asked
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
     }
+    if plan.row_filter is not TRUE:  # what a reader applies to rows with SQL's null rules, as Spark does
+        head["post-scan-filter"] = expression_to_json(
+            post_scan_filter(plan.row_filter, meta.specs, meta.schema, plan.case_sensitive)
+        )
     if plan.restriction is not None:  # what the reader must enforce: the row filter, then the masks
         head["read-restrictions"] = reader_json(plan.restriction, meta.schema, plan.schema)
     if NAME_MAPPING in meta.properties:  # Parquet files without field ids are read by this mapping

@@ -26,8 +26,7 @@ FINDINGS = HERE / "findings"
 # Divergences already minimized and saved under findings/ (see each file): recognized by the finding's text,
 # counted and printed but not failing a run, so that the suite stays green until the planner is fixed. None
 # now: the select binding (regressions/select-*.json) is fixed, and an unknown selected column is refused by
-# design (compare.UNKNOWN_SELECT). findings/rows-seed740054.json (a filter that selects whole partitions,
-# which Spark + Iceberg do not evaluate again on rows) is open, and not here: its text is any rows finding's.
+# design (compare.UNKNOWN_SELECT).
 KNOWN: dict[str, re.Pattern[str]] = {}
 
 
