@@ -48,7 +48,7 @@ def post_scan_filter(
     row_filter: Expression, specs: dict[int, PartitionSpec], schema: Schema, case_sensitive: bool
 ) -> Expression:
     """What of `row_filter` (unbound, over the current `schema`) Spark evaluates again on the rows."""
-    if row_filter is TRUE:
+    if isinstance(row_filter, AlwaysTrue):  # (a plan read back from its spill file has its own TRUE)
         return TRUE
     kept: list[Expression] = []
     for conjunct in conjuncts(row_filter):

@@ -25,7 +25,6 @@ import numpy as np
 import orjson
 
 from planner_service.errors import CorruptMetadataError
-from planner_service.expressions.expression import TRUE
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.json_text import dumps, parse_json
 from planner_service.metadata.json_values import to_json_column, to_json_value
@@ -132,7 +131,7 @@ def plan_head(plan: ScanPlan, plan_id: str | None = None) -> dict[str, Any]:
         "filter": expression_to_json(plan.row_filter),  # the scan's filter, as asked
         "partition-specs": [meta.specs[s].to_json() for s in used_specs],
     }
-    if plan.row_filter is not TRUE:  # what a reader applies to rows with SQL's null rules, as Spark does
+    if head["filter"] is not True:  # what a reader applies to rows with SQL's null rules, as Spark does
         head["post-scan-filter"] = expression_to_json(
             post_scan_filter(plan.row_filter, meta.specs, meta.schema, plan.case_sensitive)
         )
