@@ -75,6 +75,13 @@ SPILL_FAILURES = Metric(
     "gauge",
     "Plans that could not be written to disk (full, unwritable): planned again if wanted",
 )
+INDEX_TIER = Metric(
+    "scan_planner_index_tier",
+    "gauge",
+    "The index's disk tier (index_directory), by what: manifests read from it (hits) or not found there "
+    "(misses), files written, write failures, files refused (MAC, layout), files evicted; bytes and files held",
+    ("what",),
+)
 ACCESS_RELOADS = Metric(
     "scan_planner_access_reloads",
     "gauge",
@@ -108,6 +115,7 @@ METRICS: tuple[Metric, ...] = (
     SPILL_BYTES,
     SPILL_EVICTIONS,
     SPILL_FAILURES,
+    INDEX_TIER,
     ACCESS_RELOADS,
     GC_FROZEN,
     GC_COLLECTIONS,

@@ -253,6 +253,15 @@ class Settings(BaseSettings):
     the users of one machine never share it."""
     plan_spill_bytes: int = Field(default=16 * 1024**3, ge=0)
     """The most the spilled plans take on disk (bytes); the oldest go first."""
+    index_directory: str = Field(default_factory=lambda: str(default_index_directory()))
+    """Where decoded manifests are kept on disk (the index's disk tier), read back memory-mapped by every
+    worker and replica of the host that shares the directory: a restart, a new replica or another worker plans
+    from them instead of decoding the manifests again. `""` turns it off. Each file is checked against the
+    signing key (`token_signing_key`) when read: workers and replicas that share the directory must share the
+    key. The directory must belong to the service's user and be writable by nobody else (it is made so when
+    absent). Default: `scan-planner-index-<uid>` in the system's temporary directory."""
+    index_bytes: int = Field(default=32 * 1024**3, ge=0)
+    """The most the index's disk tier takes (bytes); the least recently used manifests go first."""
     inline_task_limit: int = 10_000
     """`/plan` answers a plan with more tasks than this with its id; its tasks are fetched from
     `GET /plans/{id}/tasks`."""
@@ -464,6 +473,11 @@ RELOADED_FIELDS = (
     "token_ttl_seconds",
     "access_rules",
 )
+
+
+def default_index_directory() -> Path:
+    """`scan-planner-index-<uid>` in the system's temporary directory: shared by a user's workers and replicas."""
+    return Path(tempfile.gettempdir()) / f"scan-planner-index-{os.getuid()}"
 
 
 def default_spill_directory() -> Path:

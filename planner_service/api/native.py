@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import hashlib
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from functools import partial
 from typing import Annotated
 
@@ -35,6 +36,7 @@ from planner_service.metrics import (
     CACHE_MISSES,
     GC_COLLECTIONS,
     GC_FROZEN,
+    INDEX_TIER,
     PLAN_MEMORY,
     PLANS_MADE,
     PLANS_RUNNING,
@@ -380,6 +382,8 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
             (SPILL_FAILURES, spill.failed),
         ):
             gauges.append((metric, float(value), {}))
+    if (tier := runtime.planner.manifests.tier) is not None:
+        gauges += [(INDEX_TIER, float(value), {"what": what}) for what, value in asdict(tier.stats).items()]
     for outcome, count in request.app.state.access.reloads.items():
         gauges.append((ACCESS_RELOADS, float(count), {"outcome": outcome}))
     gauges.append((GC_FROZEN, float(gc.get_freeze_count()), {}))

@@ -67,6 +67,9 @@ class FileIndex:
     # (None: one part, proven by `null_free`); null_free_of(rows) proves what exactly those rows' parts prove
     part_starts: Int64Array | None = None
     part_null_free: tuple[NullFree, ...] = ()
+    # its columns are the pages of an index file (metadata/index_file.py), mapped: the system's page cache, not
+    # this process's memory
+    mapped: bool = False
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
@@ -75,8 +78,12 @@ class FileIndex:
     @property
     def nbytes(self) -> int:
         """An estimate of the memory held (the frame, the row arrays, decoded statistics)."""
-        interned = 64 * len(self.partitions) + 8 * len(self.directories)  # (directories are shared, and few)
-        return int(self.frame.estimated_size()) + 8 * len(self) + interned
+        return int(self.frame.estimated_size()) + 8 * len(self) + self.interned_bytes
+
+    @property
+    def interned_bytes(self) -> int:
+        """An estimate of the memory its interned partitions and directories hold (Python objects)."""
+        return 64 * len(self.partitions) + 8 * len(self.directories)  # (directories are shared, and few)
 
     @classmethod
     def concat(cls, parts: Sequence[FileIndex]) -> FileIndex:
@@ -234,13 +241,13 @@ class FileIndex:
         self._require_stats()
         return self.memo("stats", lambda: StatsColumns(self.frame))
 
-    def with_statistics(self, stats: pl.DataFrame) -> FileIndex:
-        """This index with its STATS_COLUMNS taken from `stats` (one row per row of it); the other columns
-        are shared, not copied."""
+    def with_statistics(self, stats: pl.DataFrame, mapped: bool = False) -> FileIndex:
+        """This index with its STATS_COLUMNS taken from `stats` (one row per row of it; `mapped`: pages of an
+        index file); the other columns are shared, not copied."""
         if stats.height != len(self) or list(stats.columns) != list(STATS_COLUMNS):
             raise ValueError(f"Statistics of {stats.height} rows {stats.columns} for an index of {len(self)} rows")
         frame = self.frame.with_columns(stats.get_columns())
-        return replace(self, frame=frame, has_stats=True, _cache={})
+        return replace(self, frame=frame, has_stats=True, mapped=self.mapped and mapped, _cache={})
 
     def _require_stats(self) -> None:
         if not self.has_stats:  # a planner bug, never a user's: planning asks for what it needs

@@ -59,6 +59,9 @@ class Explain:
     row_filter: Expression
     manifests: list[dict[str, Any]] = field(default_factory=list)
     files: list[ExplainedFiles] = field(default_factory=list)
+    # manifest path -> where its entries came from: "memory" (the planner's cache), "index-tier" (the disk
+    # tier: a file another process, or this one before a restart, wrote) or "decoded" (read and decoded now)
+    read_from: dict[str, str] = field(default_factory=dict)
     _filter: RowFilter | None = None
 
     def manifest(self, m: ManifestFile, kept: bool, rule: str, reason: str) -> None:
@@ -130,10 +133,18 @@ class Explain:
                 rows = np.arange(len(part.rules)) if codes is None else np.flatnonzero(np.isin(part.rules, codes))
                 yield part, rows
 
+    def manifest_entries(self, start: int = 0, stop: int | None = None) -> list[dict[str, Any]]:
+        """Manifests start..stop-1 in planning order, each kept one with where its entries were read from."""
+        read_from = self.read_from
+        return [
+            {**m, "read-from": read_from[m["manifest-path"]]} if m["manifest-path"] in read_from else m
+            for m in self.manifests[start:stop]
+        ]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "filter": expression_to_json(self.row_filter),
-            "manifests": self.manifests,
+            "manifests": self.manifest_entries(),
             "data-files": self.data_files(),
         }
 

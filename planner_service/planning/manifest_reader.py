@@ -26,8 +26,10 @@ from planner_service.metadata.manifest import ManifestBlocks, live_entries, live
 from planner_service.metadata.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from planner_service.metadata.table_metadata import Snapshot
 from planner_service.planning.admission import Cancellation
+from planner_service.planning.index_tier import IndexTier
 
 T = TypeVar("T")
+Origins = dict[str, str]  # manifest path -> where its entries came from: "memory", "index-tier" or "decoded"
 Rows = np.ndarray[Any, np.dtype[np.int64]]
 MAX_DECODE_CHUNK = 64  # manifests read and decoded together by one thread, at most
 # manifests whose statistics are decoded together by one thread, for indexes decoded without them, at most:
@@ -39,13 +41,17 @@ RELEASE_AFTER_MANIFESTS = 16  # decoding this many manifests or more returns the
 # a live file's decoded entry in memory, about (what decides whether a pruning plan streams its manifests)
 INDEX_BYTES_PER_FILE, INDEX_BYTES_PER_FILE_WITH_STATS = 256, 512
 STREAM_GROUP_BYTES = 24 * 1024 * 1024  # decoded manifests a streaming plan holds at once, about
+# mapped manifests (from the disk tier) the cache holds at most, about: each is one mapping of the process, and
+# the system allows tens of thousands (vm.max_map_count, 65,530 by default)
+MAPPED_MANIFESTS = 16384
 
 
 class ManifestReader:
-    def __init__(self, io: FileIO, cache_bytes: int, threads: int) -> None:
+    def __init__(self, io: FileIO, cache_bytes: int, threads: int, tier: IndexTier | None = None) -> None:
         self.io = io
+        self.tier = tier
         self._manifest_lists: LruCache[list[ManifestFile]] = LruCache(cache_bytes // 8, lambda m: 512 * len(m) + 1)
-        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, lambda index: index.nbytes)
+        self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, partial(_held_bytes, cache_bytes))
         # a snapshot's manifests (or those a filter may match) assembled: shares the manifests' buffers, adds row arrays
         self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
         self._threads = threads
@@ -57,6 +63,8 @@ class ManifestReader:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.tier is not None:
+            self.tier.close()
 
     def manifest_list(self, snapshot: Snapshot) -> list[ManifestFile]:
         """The snapshot's manifests, in its manifest list's order."""
@@ -77,19 +85,28 @@ class ManifestReader:
                     out.setdefault(m.manifest_path, m)
         return list(out.values())
 
-    def index(self, manifests: list[ManifestFile], cancel: Cancellation, with_stats: bool = True) -> FileIndex:
+    def index(
+        self,
+        manifests: list[ManifestFile],
+        cancel: Cancellation,
+        with_stats: bool = True,
+        origins: Origins | None = None,
+    ) -> FileIndex:
         """The live entries of `manifests`, in their order, as one index (cached for the same manifests);
-        with their column statistics or, when not `with_stats`, perhaps without."""
+        with their column statistics or, when not `with_stats`, perhaps without. `origins` gets where each
+        manifest's entries came from."""
         key = _index_key(manifests)
         complete = self._indexes.get(f"{key}+stats")
-        if complete is not None:
-            return complete
-        if with_stats:  # the index without statistics goes: its manifests' frames are freed as they are replaced
-            self._indexes.discard(key)
-        return self._indexes.get_or_load(
-            f"{key}+stats" if with_stats else key,
-            lambda: _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel)),
-        )
+        if complete is None:
+            if with_stats:  # the index without statistics goes: its manifests' frames are freed as replaced
+                self._indexes.discard(key)
+            complete = self._indexes.get_or_load(
+                f"{key}+stats" if with_stats else key,
+                lambda: _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel, True, origins)),
+            )
+        if origins is not None:  # (assembled already: every manifest's entries were in memory)
+            origins.update((m.manifest_path, "memory") for m in manifests if m.manifest_path not in origins)
+        return complete
 
     def streams(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
         """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
@@ -104,13 +121,14 @@ class ManifestReader:
         with_stats: bool,
         matching_rows: Callable[[FileIndex], Rows],
         cancel: Cancellation,
+        origins: Origins | None = None,
     ) -> tuple[FileIndex, int]:
         """(the rows of the manifests' live entries that `matching_rows` gives, as one index; how many rows there
         were): groups of about STREAM_GROUP_BYTES of manifests decoded, pruned and let go in turn; the
         manifest cache keeps what fits beside what it holds, evicting nothing."""
         parts, considered = [], 0
         for group in _groups(manifests, with_stats):
-            index = _of_their_content(group, self._live_entries(group, with_stats, cancel, evict=False))
+            index = _of_their_content(group, self._live_entries(group, with_stats, cancel, False, origins))
             cancel.check()
             considered += len(index)
             parts.append(index.take(matching_rows(index)))
@@ -137,44 +155,118 @@ class ManifestReader:
             raise MissingFileError(f"Metadata file is missing: {location}") from None
 
     def _live_entries(
-        self, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation, evict: bool = True
+        self,
+        manifests: list[ManifestFile],
+        with_stats: bool,
+        cancel: Cancellation,
+        evict: bool = True,
+        origins: Origins | None = None,
     ) -> list[FileIndex]:
-        """Each manifest's live entries, from the cache or decoded: chunks of manifests read, decompressed
-        and decoded by the pool's threads, each chunk on its own (the decoder releases the GIL). A cached
-        manifest decoded without statistics takes them on when they are wanted (decoded alone, the rest
-        of its columns shared) and replaces itself in the cache. Without `evict`, the cache keeps what fits
-        beside what it holds."""
+        """Each manifest's live entries: from the cache, else from the disk tier, else decoded (chunks of
+        manifests read, decompressed and decoded by the pool's threads, each chunk on its own: the decoder
+        releases the GIL). A manifest held without statistics takes them on when they are wanted (from the
+        tier, else decoded alone, the rest of its columns shared) and replaces itself in the cache. What is
+        decoded is handed to the tier. Without `evict`, the cache keeps what fits beside what it holds.
+        `origins` gets where each manifest's entries came from (Origins), by path."""
         found = [self._manifests.get(_decoded_key(m)) for m in manifests]
+        origin = ["memory" if index is not None else "decoded" for index in found]
+        if self.tier is not None:
+            looked_up = [i for i, index in enumerate(found) if index is None or (with_stats and not index.has_stats)]
+            for i, index in self._in_parallel(
+                self._from_tier,
+                [(manifests[i], found[i]) for i in looked_up],
+                looked_up,
+                MAX_DECODE_CHUNK,
+                with_stats=with_stats,
+                cancel=cancel,
+            ):
+                if index is not None and index is not found[i]:
+                    self._manifests.put(_decoded_key(manifests[i]), index, evict)
+                    origin[i] = "index-tier" if found[i] is None else origin[i]
+                    found[i] = index
         missing = [i for i, index in enumerate(found) if index is None]
         lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
         for work, wanted, largest in (
             (partial(self._decode_chunk, with_stats=with_stats, cancel=cancel), missing, MAX_DECODE_CHUNK),
             (partial(self._stats_chunk, cancel=cancel), lacking, MAX_STATS_CHUNK),
         ):
-            size = chunk_size(len(wanted), self._threads, largest)
-            chunks = [wanted[begin : begin + size] for begin in range(0, len(wanted), size)]
-            futures = [self._pool.submit(work, ([manifests[i] for i in c], [found[i] for i in c])) for c in chunks]
-            for chunk, future in zip(chunks, futures, strict=True):
-                if cancel.cancelled:  # the chunks not started are dropped, those running finish unkept
-                    for pending in futures:
-                        pending.cancel()
-                    cancel.check()
-                for i, index in zip(chunk, future.result(), strict=True):
-                    self._manifests.put(_decoded_key(manifests[i]), index, evict)
-                    found[i] = index
+            decoded = []
+            for i, index in self._in_parallel(
+                work, [(manifests[i], found[i]) for i in wanted], wanted, largest, cancel=cancel
+            ):
+                assert index is not None
+                key = _decoded_key(manifests[i])
+                self._manifests.put(key, index, evict)
+                decoded.append((key, index))
+                found[i] = index
+            if self.tier is not None and decoded:
+                self.tier.put(decoded)
         if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
             release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
+        if origins is not None:
+            origins.update((m.manifest_path, where) for m, where in zip(manifests, origin, strict=True))
         return [index for index in found if index is not None]
+
+    def _in_parallel(
+        self,
+        work: Callable[..., list[FileIndex | None]],
+        items: list[tuple[ManifestFile, FileIndex | None]],
+        positions: list[int],
+        largest: int,
+        cancel: Cancellation,
+        **options: Any,
+    ) -> Iterator[tuple[int, FileIndex | None]]:
+        """(position, result) of `work` over `items` in chunks on the pool (the results of a chunk in its
+        order); the chunks not started are dropped once the plan is cancelled."""
+        size = chunk_size(len(items), self._threads, largest)
+        starts = range(0, len(items), size)
+        futures = [
+            self._pool.submit(
+                work,
+                ([m for m, _ in items[b : b + size]], [f for _, f in items[b : b + size]]),
+                cancel=cancel,
+                **options,
+            )
+            for b in starts
+        ]
+        for begin, future in zip(starts, futures, strict=True):
+            if cancel.cancelled:  # the chunks not started are dropped, those running finish unkept
+                for pending in futures:
+                    pending.cancel()
+                cancel.check()
+            yield from zip(positions[begin : begin + size], future.result(), strict=True)
+
+    def _from_tier(
+        self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool, cancel: Cancellation
+    ) -> list[FileIndex | None]:
+        """Each manifest's index from the disk tier (None: not there), or the index held given its statistics
+        from there; checked against the roots first, as a read of the manifest would be."""
+        assert self.tier is not None
+        for m in work[0]:
+            cancel.check()
+            self.io.roots.check(m.manifest_path)
+        keys = [_decoded_key(m) for m in work[0]]
+        held = [(i, index) for i, index in enumerate(work[1]) if index is not None]
+        if not held:
+            return self.tier.get(keys, with_stats)
+        out: list[FileIndex | None] = [None] * len(keys)
+        stats = self.tier.get_stats([keys[i] for i, _ in held], [len(index) for _, index in held])
+        for (i, index), s in zip(held, stats, strict=True):
+            out[i] = None if s is None else index.with_statistics(s, mapped=True)
+        missing = [i for i, index in enumerate(work[1]) if index is None]
+        for i, loaded in zip(missing, self.tier.get([keys[i] for i in missing], with_stats), strict=True):
+            out[i] = loaded
+        return out
 
     def _decode_chunk(
         self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool, cancel: Cancellation
-    ) -> list[FileIndex]:
+    ) -> list[FileIndex | None]:
         """The live entries of the manifests, read and decoded together (those of one shape in one call)."""
-        return self._by_shape(work[0], lambda read: live_entries(read, with_stats), cancel)
+        return [*self._by_shape(work[0], lambda read: live_entries(read, with_stats), cancel)]
 
     def _stats_chunk(
         self, work: tuple[list[ManifestFile], list[FileIndex | None]], cancel: Cancellation
-    ) -> list[FileIndex]:
+    ) -> list[FileIndex | None]:
         """The indexes of the manifests (decoded without statistics) with their statistics."""
         stats = self._by_shape(work[0], live_statistics, cancel)
         return [index.with_statistics(s) for index, s in zip(work[1], stats, strict=True) if index is not None]
@@ -199,6 +291,14 @@ class ManifestReader:
 
     def _blocks(self, m: ManifestFile, data: bytes) -> ManifestBlocks:
         return read_manifest(data, m, m.manifest_path, self.io.max_inflated)
+
+
+def _held_bytes(cache_bytes: int, index: FileIndex) -> int:
+    """What a manifest's index weighs in the cache: the memory it holds; a mapped one its interned values, and
+    at least a MAPPED_MANIFESTS-th of the cache (the mappings a process holds are bounded too)."""
+    if not index.mapped:
+        return index.nbytes
+    return max(index.interned_bytes, cache_bytes // MAPPED_MANIFESTS)
 
 
 def chunk_size(manifests: int, threads: int, largest: int = MAX_DECODE_CHUNK) -> int:

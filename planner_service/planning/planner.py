@@ -38,6 +38,7 @@ from planner_service.numerals import ascii_int
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.explain import Explain, manifest_reason
 from planner_service.planning.grouping import TaskGrouping
+from planner_service.planning.index_tier import IndexTier
 from planner_service.planning.java_order import hashset_order
 from planner_service.planning.manifest_reader import ManifestReader
 from planner_service.planning.options import (
@@ -165,16 +166,18 @@ class ScanPlanner:
         timeout_seconds: float | None = None,
         range_budget_bytes: int | None = None,
         memory_bytes: int | None = None,
+        tier: IndexTier | None = None,
     ) -> None:
         """`timeout_seconds`: how long a plan may run before it stops (PlanTimeoutError); `range_budget_bytes`:
         the memory the ranges of a plan may take beyond those of the table's own split size, and
         `memory_bytes` the memory those may take at most (combine.RangeBound: a plan cut finer is refused
-        before it is cut, TooManyRangesError); None: no limit."""
+        before it is cut, TooManyRangesError); None: no limit. `tier`: the disk tier of decoded manifests
+        (index_tier.py), or None."""
         self.io = io
         self.timeout_seconds = timeout_seconds
         self.range_budget_bytes = range_budget_bytes
         self.memory_bytes = memory_bytes
-        self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads())
+        self.manifests = ManifestReader(io, cache_bytes, threads or default_manifest_threads(), tier)
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """The planner's caches by name, for metrics."""
@@ -249,7 +252,8 @@ class ScanPlanner:
             metrics.skipped_delete_manifests = len(manifests) - len(scanned)
             out: list[ContentFile] = []
             if scanned:
-                index = self.manifests.index(scanned, context.cancel)
+                origins = None if context.explain is None else context.explain.read_from
+                index = self.manifests.index(scanned, context.cancel, origins=origins)
                 rows = np.flatnonzero(row_filter.file_mask(index))
                 # DeleteFileIndex: only deletes with a sequence number > minSequenceNumber (0) apply
                 out = [f for f in index.content_files(rows, with_stats=True) if (f.data_sequence_number or 0) > 0]
@@ -316,11 +320,12 @@ class ScanPlanner:
             return np.flatnonzero(might).astype(np.int64)
 
         prunes = not row_filter.is_true or added_in is not None
+        origins = None if explain is None else explain.read_from
         if prunes and self.manifests.streams(scanned, with_stats):
-            index, considered = self.manifests.pruned_index(scanned, with_stats, matching_rows, context.cancel)
+            index, considered = self.manifests.pruned_index(scanned, with_stats, matching_rows, context.cancel, origins)
             rows = np.arange(len(index), dtype=np.int64)
         else:
-            index = self.manifests.index(scanned, context.cancel, with_stats)
+            index = self.manifests.index(scanned, context.cancel, with_stats, origins)
             context.cancel.check()
             rows, considered = matching_rows(index), len(index)
             if len(rows) * 2 < len(index):  # the plan keeps its own rows, not the snapshot's whole index

@@ -102,7 +102,7 @@ def _manifests(explain: Explain, page: Page) -> dict[str, Any]:
         "kept": sum(1 for m in explain.manifests if m["kept"]),
         "by-rule": by_rule,
         "offset": start,
-        "items": explain.manifests[start:stop],
+        "items": explain.manifest_entries(start, stop),
     }
 
 

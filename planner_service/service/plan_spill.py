@@ -24,7 +24,6 @@ import os
 import pickle
 import secrets
 import shutil
-import stat
 import struct
 import threading
 from collections import OrderedDict
@@ -37,6 +36,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from planner_service.io.private_directory import lowest_priority, private_directory
 from planner_service.metadata.file_index import FileIndex
 from planner_service.numerals import ascii_int
 from planner_service.service.cached_plan import CachedPlan
@@ -69,8 +69,7 @@ def plan_spill(root: Path, max_bytes: int) -> PlanSpill | None:
 class PlanSpill:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root, self.max_bytes = root, max_bytes
-        root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        _check_private(root)
+        private_directory(root)
         _remove_stale(root)
         self.directory = root / f"{os.getpid()}-{secrets.token_hex(4)}"
         self.directory.mkdir(mode=0o700)
@@ -79,7 +78,7 @@ class PlanSpill:
         self._files: OrderedDict[str, int] = OrderedDict()  # file stem -> bytes on disk, oldest first
         self._loaded: OrderedDict[str, CachedPlan] = OrderedDict()
         self._pending: dict[str, CachedPlan] = {}  # being written: served from memory meanwhile
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill", initializer=_lowest_priority)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="plan-spill", initializer=lowest_priority)
         self.bytes = 0
         self.spilled = self.evicted = self.failed = 0
         self._failing = False  # the last write failed: logged once until one succeeds again
@@ -273,28 +272,8 @@ def _index_fields(index: FileIndex) -> tuple[Any, ...]:
     )
 
 
-def _lowest_priority() -> None:
-    """The writer thread yields the cores to answering requests (Linux: a thread's own nice value)."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-
-
 def _stem(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
-def _check_private(root: Path) -> None:
-    """PermissionError unless only this user can rename what is in `root`: a directory of its own that nobody
-    else may write, or one with the sticky bit (as /tmp), where nobody renames another's entries."""
-    found = os.lstat(root)
-    if not stat.S_ISDIR(found.st_mode):
-        raise NotADirectoryError(f"{root} is not a directory (a link or a file)")
-    if found.st_mode & stat.S_ISVTX:
-        return
-    if found.st_uid != os.getuid():
-        raise PermissionError(f"{root} belongs to another user (uid {found.st_uid})")
-    if found.st_mode & 0o022:
-        raise PermissionError(f"{root} is writable by other users (mode {stat.S_IMODE(found.st_mode):o})")
 
 
 def _remove_stale(root: Path) -> None:

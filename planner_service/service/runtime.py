@@ -44,6 +44,7 @@ from planner_service.io.vending import (
 from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
 from planner_service.planning.admission import Admission
+from planner_service.planning.index_tier import index_tier
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.read_restriction import ScanRestriction
 from planner_service.planning.scan_plan import ScanPlan
@@ -98,6 +99,7 @@ class Runtime:
         if settings.serves_demo:
             catalog.sources.append(_demo_catalog(io, settings))
         log.info("serving roots", extra={"roots": io.roots.describe(), "follows-catalogs": io.roots.follow_catalogs})
+        key = key if key is not None else signing_key(settings)
         planner = ScanPlanner(
             io,
             cache_bytes=settings.cache_bytes,
@@ -105,6 +107,7 @@ class Runtime:
             timeout_seconds=settings.plan_timeout_seconds,
             range_budget_bytes=settings.plan_memory_bytes,
             memory_bytes=service_memory_bytes(limit),
+            tier=index_tier(settings.index_directory, settings.index_bytes, key),
         )
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(
@@ -123,7 +126,7 @@ class Runtime:
         upstream = next((c for c in catalog.sources if isinstance(c, RestCatalog)), None)
         reports = ScanReports(upstream if settings.rest_catalog_report_metrics else None, metrics)
         explained = explained_plans(settings.plan_cache_bytes // 4)
-        plan_ids = PlanIds(key if key is not None else signing_key(settings))
+        plan_ids = PlanIds(key)
         vendor = credential_vendor(settings)
         presigner = Presigner(io, settings.presigned_url_ttl_seconds)
         return cls(

@@ -14,6 +14,8 @@ that parallel test workers share them out).
 * bench/restriction_bench.py on the same tiny table: 20 plans for each of three principals, two restricted;
   bench/enforcement_bench.py on a table of 32,000 rows: one restricted and one open read through Spark.
   About 15 seconds.
+* bench/index_tier_bench.py on the same tiny table: services with and without the index's disk tier, restarted
+  over it. About 20 seconds.
 * bench/replica_bench.py on the same tiny table: 1 and 2 replicas behind HAProxy, 2 clients for 2 seconds
   of each load. About 15 seconds.
 """
@@ -126,6 +128,14 @@ def test_enforcement_bench_runs_on_a_tiny_table(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-5000:]
     results = json.loads(out.read_text())
     assert set(results["median_s"]) == {"open", "restricted"} and "enforcement" in proc.stdout
+
+
+def test_index_tier_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:
+    """bench/index_tier_bench.py: plans after restarts from the tier beside the warm plan of one process."""
+    results = _on_the_tiny_table("index_tier_bench.py", tmp_path / "index-tier.json", "--repeat", "1")
+    assert results["tier_writes"] >= MANIFESTS and results["tier_hits"] >= MANIFESTS
+    assert results["disk_bytes"] > results["disk_core_bytes"] > 0
+    assert all(results[k] > 0 for k in ("restart_full_ms", "restart_one_ms", "second_full_ms", "off_warm_full_ms"))
 
 
 def test_sturdy_bench_runs_on_the_tiny_table(tmp_path: Path) -> None:

@@ -1,0 +1,278 @@
+"""Decoded manifests on disk: segments of FileIndexes as uncompressed Arrow IPC, read back memory-mapped, so that a
+process that did not decode the manifests plans from the pages of the file (the system's page cache, shared by
+every process that maps it, and reclaimed when cold) instead of its own memory.
+
+A segment holds the indexes of the manifests decoded together (up to a decode chunk's, one schema), one after
+another, each a slot; the fixed costs of a file (its mapping, its MAC, the Arrow footer, the conversion to
+polars) are paid once per segment, not per manifest. Two kinds, because plans without a filter never read
+column statistics:
+
+    core    the indexes' columns but the statistics, each row's partition and directory ids (int32, within its
+            slot), and per slot its manifest, rows, interned partitions, directories and null-free proof (JSON)
+    stats   the five statistics columns, and per slot its manifest and rows
+
+A file is `<Arrow IPC file><JSON><u64 JSON length><32-byte MAC><magic>`. The MAC is an HMAC-SHA-256 of
+everything before it; it is checked before a byte of the file is parsed, and each slot names the manifest it
+holds (the reader's key), checked against the one looked for: a torn, truncated, flipped, planted or renamed
+file is refused (InvalidIndexFile), never trusted. Partition values are written with their type (int, float
+by its bits, bool, str, bytes, Decimal with its scale, UUID), so a value read back is the value decoded.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import struct
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int32Array
+
+FORMAT = 2  # in the tier's file names and each file's JSON: a new layout never reads an old file
+MAGIC = b"SPIDX\x00\x00\x02"
+_TRAILER = struct.Struct("<Q32s8s")  # JSON length, MAC, magic
+_PARTITION_ID, _DIRECTORY_ID = "__partition_id", "__directory_id"
+CORE, STATS = "core", "stats"
+
+
+class InvalidIndexFile(ValueError):
+    """A file that is not an index file this service wrote (its MAC, its layout, or the manifest of a slot does
+    not match): decode the manifest again."""
+
+
+# -- writing ------------------------------------------------------------------------------------------------
+
+
+def core_segments(parts: Sequence[tuple[str, FileIndex]], key: bytes) -> list[tuple[bytes, list[str]]]:
+    """The core segments of single manifests' indexes (by the reader's key): one per schema of their columns,
+    each with its manifests in slot order."""
+    tables, slots = [], []
+    for manifest, index in parts:
+        if index.part_starts is not None:
+            raise ValueError("only single manifests' indexes are written to disk")
+        used, directory_id = np.unique(index.directory_id, return_inverse=True)
+        columns = [c for c in index.frame.columns if c not in STATS_COLUMNS]
+        table = index.frame.select(columns).to_arrow()
+        table = table.append_column(_PARTITION_ID, pa.array(index.partition_id.astype(np.int32, copy=False)))
+        tables.append(table.append_column(_DIRECTORY_ID, pa.array(directory_id.reshape(-1).astype(np.int32))))
+        slots.append(
+            {
+                "manifest": manifest,
+                "rows": len(index),
+                "columns": list(index.frame.columns),
+                "partitions": [[spec_id, [_tagged(v) for v in values]] for spec_id, values in index.partitions],
+                "directories": [index.directories[i] for i in used.tolist()],
+                "null-free": None if index.null_free is None else sorted(index.null_free),
+            }
+        )
+    return _sealed_by_schema(CORE, tables, slots, key)
+
+
+def stats_segments(parts: Sequence[tuple[str, pl.DataFrame]], key: bytes) -> list[tuple[bytes, list[str]]]:
+    """The statistics segments of single manifests' STATS_COLUMNS (by the reader's key), as core_segments."""
+    tables = [stats.select(STATS_COLUMNS).to_arrow() for _, stats in parts]
+    slots = [{"manifest": manifest, "rows": stats.height} for manifest, stats in parts]
+    return _sealed_by_schema(STATS, tables, slots, key)
+
+
+def _sealed_by_schema(
+    kind: str, tables: list[pa.Table], slots: list[dict[str, Any]], key: bytes
+) -> list[tuple[bytes, list[str]]]:
+    return [
+        (
+            _sealed(kind, [tables[i] for i in group], [slots[i] for i in group], key),
+            [slots[i]["manifest"] for i in group],
+        )
+        for group in _by_schema(tables)
+    ]
+
+
+def _sealed(kind: str, tables: list[pa.Table], slots: list[dict[str, Any]], key: bytes) -> bytes:
+    table = pa.concat_tables(tables).combine_chunks()  # one record batch: read back, one chunk a column
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    ipc = sink.getvalue()
+    text = json.dumps({"format": FORMAT, "kind": kind, "slots": slots}, separators=(",", ":")).encode()
+    length = struct.pack("<Q", len(text))
+    digest = _mac(key)
+    for part in (ipc, text, length):
+        digest.update(part)
+    return b"".join((ipc.to_pybytes(), text, length, digest.digest(), MAGIC))
+
+
+# -- reading ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A segment opened and checked: its columns as one polars frame over the file's pages, and its slots."""
+
+    kind: str
+    frame: pl.DataFrame  # a core segment's: in its slots' column order
+    slots: list[dict[str, Any]]
+    starts: list[int]  # each slot's first row
+    partition_ids: pa.ChunkedArray | None = None  # a core segment's (within each slot)
+    directory_ids: pa.ChunkedArray | None = None
+
+    def slot(self, number: int, manifest: str) -> tuple[dict[str, Any], int, int]:
+        """(slot `number`, its first row, its rows) once it is found to hold `manifest`."""
+        if not 0 <= number < len(self.slots) or self.slots[number].get("manifest") != manifest:
+            raise InvalidIndexFile("a segment whose slot holds another manifest")
+        return self.slots[number], self.starts[number], self.slots[number]["rows"]
+
+    def index(self, number: int, manifest: str) -> FileIndex:
+        """The index of `manifest`, in slot `number` of a core segment."""
+        slot, start, rows = self.slot(number, manifest)
+        assert self.partition_ids is not None and self.directory_ids is not None
+        partition_id = _int32s(self.partition_ids.slice(start, rows))
+        directory_id = _int32s(self.directory_ids.slice(start, rows))
+        frame = self.frame.slice(start, rows)
+        try:
+            if slot["columns"] != self.frame.columns:
+                raise InvalidIndexFile("a segment whose slots' columns differ")
+            partitions = tuple((int(s), tuple(_untagged(v) for v in values)) for s, values in slot["partitions"])
+            directories = tuple(slot["directories"])
+        except (pl.exceptions.ColumnNotFoundError, KeyError, TypeError, ValueError) as exc:
+            raise InvalidIndexFile(f"a segment whose slot does not read: {exc}") from None
+        null_free = slot.get("null-free")
+        return FileIndex(
+            frame,
+            partitions,
+            partition_id,
+            directories,
+            directory_id,
+            has_stats=False,
+            null_free=None if null_free is None else frozenset(null_free),
+            mapped=True,
+        )
+
+    def stats(self, number: int, manifest: str, rows: int) -> pl.DataFrame:
+        """The statistics of `manifest` (an index of `rows` rows), in slot `number` of a stats segment."""
+        _, start, held = self.slot(number, manifest)
+        if held != rows:
+            raise InvalidIndexFile(f"statistics of {held} rows for an index of {rows}")
+        return self.frame.slice(start, rows)
+
+
+def open_segment(data: pa.Buffer, kind: str, key: bytes) -> Segment:
+    """A segment's contents over `data` (nothing copied); InvalidIndexFile unless it is a segment of `kind`
+    written with `key`."""
+    size = data.size
+    if size < _TRAILER.size:
+        raise InvalidIndexFile(f"an index file of {size} bytes: cut short")
+    view = memoryview(data)
+    text_size, mac, magic = _TRAILER.unpack_from(view, size - _TRAILER.size)
+    if magic != MAGIC:
+        raise InvalidIndexFile("not an index file of this format (its last bytes)")
+    digest = _mac(key)
+    digest.update(view[: size - _TRAILER.size + 8])  # everything but the MAC and the magic
+    if not hmac.compare_digest(digest.digest(), mac):
+        raise InvalidIndexFile("an index file whose MAC does not match: torn, changed or not written here")
+    ipc_size = size - _TRAILER.size - text_size
+    if ipc_size < 0:
+        raise InvalidIndexFile("an index file whose JSON length points before its start")
+    try:  # (a file this service sealed: what fails below is a bug, never an attack)
+        meta = json.loads(bytes(view[ipc_size : ipc_size + text_size]))
+        if meta.get("format") != FORMAT or meta.get("kind") != kind:
+            raise InvalidIndexFile(f"an index file of format {meta.get('format')}, {meta.get('kind')}")
+        table = pa.ipc.open_file(data.slice(0, ipc_size)).read_all()
+        slots = meta["slots"]
+        rows = [int(slot["rows"]) for slot in slots]
+    except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        raise InvalidIndexFile(f"an index file that does not read: {exc}") from None
+    if table.num_rows != sum(rows):
+        raise InvalidIndexFile(f"an index file of {table.num_rows} rows whose slots say {sum(rows)}")
+    ids: list[pa.ChunkedArray | None] = [None, None]
+    if kind == CORE:
+        try:
+            ids = [table.column(_PARTITION_ID), table.column(_DIRECTORY_ID)]
+            table = table.drop_columns([_PARTITION_ID, _DIRECTORY_ID])
+            for name in STATS_COLUMNS:  # (not decoded: all null, of the Null type, which holds no memory)
+                table = table.append_column(name, pa.nulls(table.num_rows))
+            table = table.select(slots[0]["columns"]) if slots else table
+        except (KeyError, TypeError, pa.ArrowException) as exc:
+            raise InvalidIndexFile(f"a segment without its columns: {exc}") from None
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    return Segment(kind, frame, slots, np.cumsum([0, *rows[:-1]]).tolist(), *ids)
+
+
+def _by_schema(tables: Sequence[pa.Table]) -> list[list[int]]:
+    """The positions of the tables grouped by schema (a few groups: Schema.equals, no hash of each)."""
+    groups: list[tuple[pa.Schema, list[int]]] = []
+    for i, table in enumerate(tables):
+        group = next((members for schema, members in groups if schema.equals(table.schema)), None)
+        if group is None:
+            groups.append((table.schema, [i]))
+        else:
+            group.append(i)
+    return [members for _, members in groups]
+
+
+def _mac(key: bytes) -> Any:
+    """HMAC-SHA-256 under `key` (about twice BLAKE2b's speed here, where the CPU has SHA instructions)."""
+    return hmac.new(key, b"scan-planner index file", "sha256")
+
+
+def _int32s(column: pa.ChunkedArray) -> Int32Array:
+    """An int32 column as numpy: over the file's pages when it is one chunk (a slot always is)."""
+    if column.num_chunks == 1 and column.null_count == 0:
+        out: Int32Array = column.chunk(0).to_numpy(zero_copy_only=True)
+    else:
+        out = np.asarray(column.to_numpy(), dtype=np.int32)
+    if out.dtype != np.int32:
+        raise InvalidIndexFile("a segment whose partition or directory ids are not int32")
+    return out
+
+
+# -- partition values with their types ---------------------------------------------------------------
+
+
+def _tagged(value: Any) -> Any:
+    """A partition value as JSON that says its type: null, int, or [tag, text]."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return ["bool", value]
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return ["float", struct.pack("<d", value).hex()]  # by its bits: -0.0 and NaN as they are
+    if isinstance(value, str):
+        return ["str", value]
+    if isinstance(value, bytes | bytearray | memoryview):
+        return ["bytes", bytes(value).hex()]
+    if isinstance(value, Decimal):
+        return ["decimal", str(value)]  # (its scale too: 1.50 stays 1.50)
+    if isinstance(value, uuid.UUID):
+        return ["uuid", str(value)]
+    raise TypeError(f"a partition value of type {type(value).__name__} has no form on disk")
+
+
+def _untagged(value: Any) -> Any:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    if not (isinstance(value, list) and len(value) == 2):
+        raise InvalidIndexFile(f"an index file with a partition value {value!r:.40}")
+    tag, text = value
+    if tag == "bool" and isinstance(text, bool):
+        return text
+    if tag == "float":
+        return struct.unpack("<d", bytes.fromhex(text))[0]
+    if tag == "str":
+        return str(text)
+    if tag == "bytes":
+        return bytes.fromhex(text)
+    if tag == "decimal":
+        return Decimal(text)
+    if tag == "uuid":
+        return uuid.UUID(text)
+    raise InvalidIndexFile(f"an index file with a partition value tagged {tag!r:.40}")

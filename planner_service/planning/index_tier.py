@@ -1,0 +1,382 @@
+"""The disk tier of the manifest index: decoded manifests written once to a directory that every worker and
+replica of a host shares (`index_directory`), and read back memory-mapped by any of them, so that a restart, a
+new replica or another worker plans from the files instead of decoding the manifests again.
+
+The manifests decoded together are written together, as one segment file (metadata/index_file.py: the fixed
+costs of a file are paid once per segment), and each manifest is found by a symbolic link named by what makes
+a decoded manifest unique (the reader's key: path, length, and what its entries inherit from the manifest
+list), the signing key's id and the layout's version, pointing at its segment and slot: `<stem>.core ->
+seg-<random>.core#<slot>`, and `<stem>.stats` likewise for its statistics. A segment appears whole (written
+under a temporary name, then renamed); a link is made once (the first process to link a manifest wins, a
+second finds it there), so processes decoding one manifest at once publish it once. A segment read back is
+checked by its MAC under the service's signing key before it is parsed, and the slot a link names must hold
+the manifest looked for; a segment that fails (torn, truncated, flipped, planted) is removed, counted as
+rejected and its manifests decoded again. Writes run on one background thread at the lowest CPU priority, so
+a cold plan does not wait for them. The directory is bounded by `max_bytes`: when a process has written more
+than a sixteenth of it since it last looked, the least recently used segments (by their times, touched when
+read) go until nine tenths remain, with the links that pointed at them. A disk that refuses a write (full,
+read-only) turns writing off with one warning until a write succeeds again; planning never fails for the tier.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import logging
+import os
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+
+from planner_service.io.private_directory import lowest_priority, private_directory
+from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex
+from planner_service.metadata.index_file import (
+    CORE,
+    FORMAT,
+    STATS,
+    InvalidIndexFile,
+    Segment,
+    core_segments,
+    open_segment,
+    stats_segments,
+)
+
+log = logging.getLogger(__name__)
+
+# decoded manifests queued for writing at most (bytes in memory, most of them held by the manifest cache too);
+# more are not written (and decoded again by the next process that plans them)
+PENDING_BYTES = 1024**3
+SWEEP_SHARE = 16  # a process looks over the directory once it has written max_bytes / SWEEP_SHARE
+KEEP_SHARE = 0.9  # a sweep removes the least recently used segments until this share of max_bytes remains
+STALE_SECONDS = 3600  # a temporary file older than this is a dead writer's
+SEGMENT_MANIFESTS = 64  # manifests a segment holds at most
+# segments kept open (their Python objects and mappings, no memory of their own): a plan whose manifests are
+# read in other chunks than they were written in opens each once
+OPEN_SEGMENTS = 1024
+_TARGET = re.compile(r"(seg-[0-9a-f]{32}\.(?:core|stats))#([0-9]{1,6})")
+
+
+@dataclass
+class TierStats:
+    """What the tier did, for metrics (this process's view; `bytes` and `files` as of its last sweep and its
+    own writes since)."""
+
+    hits: int = 0  # manifests read from the tier
+    misses: int = 0  # manifests looked for and not there
+    writes: int = 0  # manifests written (another process's, found linked already, are not counted)
+    write_failures: int = 0
+    rejected: int = 0  # segments (or links) found and refused (their MAC, layout or manifest)
+    evictions: int = 0  # segments removed by sweeps
+    bytes: int = 0  # in segments
+    files: int = 0  # segments
+
+
+def index_tier(root: str, max_bytes: int, signing_key: bytes) -> IndexTier | None:
+    """The tier in `root`, or None when it is off ("" or no bytes) or the directory cannot be used (logged once,
+    saying what to do: planning then decodes what it does not hold, as without the tier)."""
+    if not root or max_bytes <= 0:
+        return None
+    try:
+        tier = IndexTier(Path(root), max_bytes, signing_key)
+        tier.probe()
+    except OSError as exc:
+        log.warning(
+            "index_directory cannot be used: every process decodes the manifests it plans on its own (give it a "
+            'writable directory of its own, or "" to turn the tier off)',
+            extra={"directory": root, "error": f"{type(exc).__name__}: {exc}"},
+        )
+        return None
+    return tier
+
+
+class IndexTier:
+    def __init__(self, root: Path, max_bytes: int, signing_key: bytes) -> None:
+        self.directory = private_directory(root)
+        self.max_bytes = max_bytes
+        self._key = hmac.digest(signing_key, b"scan-planner manifest index", "sha256")
+        # in the links' names: processes under other keys (a misconfigured replica) keep files of their own,
+        # never refusing and removing each other's
+        self._key_id = hashlib.sha256(self._key).hexdigest()[:8]
+        self.stats = TierStats()
+        self._lock = threading.Lock()
+        self._queued_bytes = 0
+        self._open: OrderedDict[str, Segment] = OrderedDict()
+        self._written_since_sweep = 0
+        self._failing = False
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-tier", initializer=lowest_priority)
+        self._sweep()
+
+    def probe(self) -> None:
+        """OSError unless a file can be written to the directory."""
+        probe = self.directory / f".probe-{os.getpid()}-{secrets.token_hex(4)}"
+        probe.write_bytes(b"0")
+        probe.unlink()
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True, cancel_futures=True)
+
+    def flush(self) -> None:
+        """Wait until every index handed to put() is written (or refused)."""
+        self._writer.submit(lambda: None).result()
+
+    # -- reading ------------------------------------------------------------------------------------------
+
+    def get(self, manifests: Sequence[str], with_stats: bool) -> list[FileIndex | None]:
+        """The index of each manifest (by the reader's key) from the tier, its columns mapped; with its
+        statistics when `with_stats` and they are there. None for one the tier does not hold (or holds in a
+        segment it refuses)."""
+        out: list[FileIndex | None] = [None] * len(manifests)
+        for (segment, slot), i in self._found(manifests, CORE):
+            try:
+                out[i] = segment.index(slot, manifests[i])
+            except InvalidIndexFile as exc:
+                self._reject_link(manifests[i], CORE, exc)
+        hits = sum(1 for index in out if index is not None)
+        self._count(hits=hits, misses=len(out) - hits)
+        if with_stats:
+            held = [(i, index) for i, index in enumerate(out) if index is not None]
+            stats = self.get_stats([manifests[i] for i, _ in held], [len(index) for _, index in held])
+            for (i, index), found in zip(held, stats, strict=True):
+                if found is not None:
+                    out[i] = index.with_statistics(found, mapped=True)
+        return out
+
+    def get_stats(self, manifests: Sequence[str], rows: Sequence[int]) -> list[pl.DataFrame | None]:
+        """The statistics columns of each manifest (by the reader's key; an index of `rows` rows), mapped; None
+        for one the tier does not hold them of."""
+        out: list[pl.DataFrame | None] = [None] * len(manifests)
+        for (segment, slot), i in self._found(manifests, STATS):
+            try:
+                out[i] = segment.stats(slot, manifests[i], rows[i])
+            except InvalidIndexFile as exc:
+                self._reject_link(manifests[i], STATS, exc)
+        return out
+
+    def _found(self, manifests: Sequence[str], kind: str) -> list[tuple[tuple[Segment, int], int]]:
+        """((segment, slot), position) of each manifest the tier links, its segments opened once each."""
+        targets: list[tuple[str, int, int]] = []
+        for i, manifest in enumerate(manifests):
+            try:
+                target = os.readlink(self.directory / f"{self._stem(manifest)}.{kind}")
+            except OSError:
+                continue
+            matched = _TARGET.fullmatch(target)
+            if matched is None:
+                self._reject_link(manifest, kind, InvalidIndexFile(f"a link to {target!r:.80}"))
+                continue
+            targets.append((matched.group(1), int(matched.group(2)), i))
+        segments: dict[str, Segment | None] = {}
+        out = []
+        for name, slot, i in targets:
+            if name not in segments:
+                segments[name] = self._segment(name, kind)
+            segment = segments[name]
+            if segment is not None:
+                out.append(((segment, slot), i))
+        return out
+
+    def _segment(self, name: str, kind: str) -> Segment | None:
+        """The segment `name`, mapped (its descriptor closed: the mapping outlives it), checked and opened, its
+        times touched (the least recently used go first); None when it is gone or refused."""
+        with self._lock:
+            segment = self._open.get(name)
+            if segment is not None:
+                self._open.move_to_end(name)
+                return segment if segment.kind == kind else None
+        path = self.directory / name
+        try:
+            source = pa.memory_map(str(path))
+        except (FileNotFoundError, pa.ArrowIOError):
+            return None
+        try:
+            data = source.read_buffer()
+        finally:
+            source.close()
+        try:
+            segment = open_segment(data, kind, self._key)
+        except InvalidIndexFile as exc:
+            log.warning(
+                "an index segment was refused and is removed: its manifests are decoded again",
+                extra={"file": str(path), "reason": str(exc)},
+            )
+            with contextlib.suppress(OSError):
+                path.unlink()
+            self._count(rejected=1)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        with self._lock:
+            self._open[name] = segment
+            while len(self._open) > OPEN_SEGMENTS:
+                self._open.popitem(last=False)
+        return segment
+
+    def _reject_link(self, manifest: str, kind: str, exc: InvalidIndexFile) -> None:
+        link = self.directory / f"{self._stem(manifest)}.{kind}"
+        log.warning(
+            "an index link was refused and is removed: its manifest is decoded again",
+            extra={"file": str(link), "reason": str(exc)},
+        )
+        with contextlib.suppress(OSError):
+            link.unlink()
+        self._count(rejected=1)
+
+    # -- writing ------------------------------------------------------------------------------------------
+
+    def put(self, parts: Sequence[tuple[str, FileIndex]]) -> None:
+        """Write the indexes of manifests decoded together (by the reader's key; their cores, and their
+        statistics when they have them) on the background thread, those the tier does not link already, unless
+        the queue is full."""
+        wanted = [
+            (manifest, index, kind)
+            for manifest, index in parts
+            for kind in ((CORE, STATS) if index.has_stats else (CORE,))
+            if not self._linked(self.directory / f"{self._stem(manifest)}.{kind}")
+        ]
+        if not wanted:
+            return
+        for begin in range(0, len(wanted), SEGMENT_MANIFESTS):
+            group = wanted[begin : begin + SEGMENT_MANIFESTS]
+            size = sum(index.nbytes for index in {id(index): index for _, index, _ in group}.values())
+            with self._lock:
+                if self._queued_bytes + size > PENDING_BYTES:
+                    return
+                self._queued_bytes += size
+            self._writer.submit(self._write, group, size)
+
+    def _write(self, wanted: list[tuple[str, FileIndex, str]], size: int) -> None:
+        try:
+            cores = [(manifest, index) for manifest, index, kind in wanted if kind == CORE]
+            stats = [(m, index.frame.select(STATS_COLUMNS)) for m, index, kind in wanted if kind == STATS]
+            self._publish(CORE, core_segments(cores, self._key) if cores else [])
+            self._publish(STATS, stats_segments(stats, self._key) if stats else [])
+        except OSError as exc:
+            self._count(write_failures=1)
+            with self._lock:
+                first, self._failing = not self._failing, True
+            if first:  # once per run of failures: a full disk would otherwise log every chunk
+                log.warning(
+                    "cannot write to index_directory: manifests are decoded again by every process that plans "
+                    "them, until a write succeeds (free space there, or set index_directory)",
+                    extra={"directory": str(self.directory), "error": f"{type(exc).__name__}: {exc}"},
+                )
+        else:
+            with self._lock:
+                if self._failing:
+                    log.info("writing to index_directory again", extra={"directory": str(self.directory)})
+                self._failing = False
+        finally:
+            with self._lock:
+                self._queued_bytes -= size
+
+    def _publish(self, kind: str, segments: list[tuple[bytes, list[str]]]) -> None:
+        """Write each segment whole (under a temporary name, then renamed to its own), then link its manifests
+        to their slots; a manifest another process linked first keeps its link."""
+        for data, manifests in segments:
+            name = f"seg-{secrets.token_hex(16)}.{kind}"
+            partial = self.directory / f".{name}.{os.getpid()}"
+            try:
+                fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as out:
+                    out.write(data)
+                os.rename(partial, self.directory / name)
+            finally:
+                with contextlib.suppress(OSError):
+                    partial.unlink()
+            linked = sum(self._link(f"{name}#{slot}", manifest, kind) for slot, manifest in enumerate(manifests))
+            if not linked:  # every manifest of it linked by another process meanwhile: nothing points at it
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / name)
+                continue
+            with self._lock:
+                self.stats.writes += linked
+                self.stats.files += 1
+                self.stats.bytes += len(data)
+                self._written_since_sweep += len(data)
+                sweep = self._written_since_sweep * SWEEP_SHARE > self.max_bytes
+            if sweep:
+                self._sweep()
+
+    def _linked(self, link: Path) -> bool:
+        """Whether `link` points at a segment that is there (not one evicted or refused)."""
+        try:
+            return (self.directory / os.readlink(link).partition("#")[0]).exists()
+        except OSError:
+            return False
+
+    def _link(self, target: str, manifest: str, kind: str) -> bool:
+        """Link `manifest` to `target` (a segment's slot) unless another process linked it first; a link to a
+        segment that is gone (evicted, refused) is replaced."""
+        link = self.directory / f"{self._stem(manifest)}.{kind}"
+        for _ in range(2):
+            try:
+                os.symlink(target, link)
+                return True
+            except FileExistsError:
+                if self._linked(link):
+                    return False
+                with contextlib.suppress(OSError):
+                    os.unlink(link)
+        return False
+
+    def _sweep(self) -> None:
+        """Remove the least recently used segments until KEEP_SHARE of max_bytes remains, when the directory
+        holds more than max_bytes; then the links to segments that are gone, and the temporary files of writers
+        that died."""
+        segments: list[tuple[float, int, str]] = []
+        links: list[tuple[str, str]] = []
+        stale = time.time() - STALE_SECONDS
+        with contextlib.suppress(OSError), os.scandir(self.directory) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_symlink():
+                        links.append((entry.name, os.readlink(entry.path).partition("#")[0]))
+                        continue
+                    found = entry.stat(follow_symlinks=False)
+                    if entry.name.startswith("."):
+                        if found.st_mtime < stale:
+                            os.unlink(entry.path)
+                    elif entry.name.startswith("seg-"):
+                        segments.append((found.st_mtime, found.st_size, entry.name))
+        total = sum(size for _, size, _ in segments)
+        kept = {name for _, _, name in segments}
+        evicted = 0
+        if total > self.max_bytes:
+            for _, size, name in sorted(segments):
+                if total <= self.max_bytes * KEEP_SHARE:
+                    break
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / name)
+                    total -= size
+                    evicted += 1
+                    kept.discard(name)
+        for link, target in links:
+            if target not in kept:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.directory / link)
+        with self._lock:
+            self._written_since_sweep = 0
+            self.stats.bytes, self.stats.files = total, len(kept)
+            self.stats.evictions += evicted
+
+    # -- names and counts ---------------------------------------------------------------------------------
+
+    def _stem(self, manifest: str) -> str:
+        return hashlib.sha256(f"{FORMAT}\0{self._key_id}\0{manifest}".encode()).hexdigest()[:40]
+
+    def _count(self, hits: int = 0, misses: int = 0, rejected: int = 0, write_failures: int = 0) -> None:
+        with self._lock:
+            self.stats.hits += hits
+            self.stats.misses += misses
+            self.stats.rejected += rejected
+            self.stats.write_failures += write_failures
