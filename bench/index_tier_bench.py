@@ -4,7 +4,9 @@ in-process warm figure of the same run.
 
     .venv/bin/python bench/index_tier_bench.py [--files 2000000 --manifests 4000] [--repeat 3]
 
-On the bench table (bench/make_table.py; built once with Iceberg Java and cached), one service at a time:
+On the bench table (bench/make_table.py; built once with Iceberg Java and cached), one service at a time, each
+without a plan cache or spill (every request plans: "warm" is the index warm in the process's memory, not a
+plan kept whole):
 1. without the tier (index_directory ""): the cold full plan of a fresh service (today's cold plan), then its
    warm full plans (the median of --repeat) and a warm one-file plan (`id = X`: every manifest's statistics read);
 2. with the tier, an empty directory: the cold full plan of a never-seen table (decoding, and writing in the
@@ -91,8 +93,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     src = args.src.resolve()
     out: dict[str, Any] = {"files": files, "manifests": args.manifests}
     with tempfile.TemporaryDirectory(prefix="bench-index-tier-") as directory:
-        tier = {"SCAN_PLANNER_INDEX_DIRECTORY": str(Path(directory) / "index")}
-        off = {"SCAN_PLANNER_INDEX_DIRECTORY": ""}
+        replans = {"SCAN_PLANNER_PLAN_CACHE_BYTES": "1", "SCAN_PLANNER_PLAN_SPILL_DIRECTORY": ""}
+        tier = {**replans, "SCAN_PLANNER_INDEX_DIRECTORY": str(Path(directory) / "index")}
+        off = {**replans, "SCAN_PLANNER_INDEX_DIRECTORY": ""}
         progress("bench", "--- without the tier: cold, warm full plans; a warm one-file plan")
         with bench_service(src, location, off) as service:
             out["off_cold_full_ms"] = plan_ms(service, full)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -84,7 +85,14 @@ def served(
     port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("SCAN_PLANNER_")}
     path = os.pathsep.join(p for p in (str(src), os.environ.get("PYTHONPATH")) if p)
-    environment = {**base, "PYTHONPATH": path, "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0", **(env or {})}
+    own_index = tempfile.mkdtemp(prefix="bench-index-")  # a fresh service is cold unless `env` shares a tier
+    environment = {
+        **base,
+        "PYTHONPATH": path,
+        "SCAN_PLANNER_SHUTDOWN_DRAIN_SECONDS": "0",
+        "SCAN_PLANNER_INDEX_DIRECTORY": own_index,
+        **(env or {}),
+    }
     log = Path(tempfile.NamedTemporaryFile(prefix="bench-service-", suffix=".log", delete=False).name)  # noqa: SIM115
     cmd = [str(CLI), "serve", "--host", "127.0.0.1", "--port", str(port), *args]
     with open(log, "wb") as out:
@@ -104,4 +112,5 @@ def served(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=15)
+    shutil.rmtree(own_index, ignore_errors=True)
     log.unlink()  # kept when anything failed, for a look

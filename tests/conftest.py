@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -23,8 +24,14 @@ __all__ = ["free_port", "running_service", "wait_for_port"]  # (imported from he
 @contextlib.contextmanager
 def running_service(*args: str, env: dict[str, str] | None = None, log_path: Path | None = None) -> Iterator[str]:
     """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL. Its
-    output (the JSON log lines) goes to `log_path`, or to a temporary file."""
+    output (the JSON log lines) goes to `log_path`, or to a temporary file. Unless `env` names one, the service
+    has an index directory of its own (a fresh service starts cold, as the tests of cold plans expect; those of
+    the disk tier share one: tests/service/test_index_tier_processes.py)."""
     port = free_port()
+    own_index = None
+    if "SCAN_PLANNER_INDEX_DIRECTORY" not in {**os.environ, **(env or {})}:
+        own_index = tempfile.mkdtemp(prefix="scan-planner-index-")
+        env = {**(env or {}), "SCAN_PLANNER_INDEX_DIRECTORY": own_index}
     cli = Path(sys.executable).with_name("scan-planner")
     log: IO[bytes]
     if log_path is not None:
@@ -47,6 +54,8 @@ def running_service(*args: str, env: dict[str, str] | None = None, log_path: Pat
     finally:
         stop(proc)
         log.close()
+        if own_index is not None:
+            shutil.rmtree(own_index, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -151,9 +151,10 @@ CHAOS_SHARE = 0.2
 @pytest.fixture
 def uncached(store: tuple[Path, FaultyStore, str]) -> Iterator[tuple[str, FaultyStore]]:
     """A fresh service over the store that keeps nothing between plans (every plan reads the manifest list
-    and the manifests again), with a 20 s plan timeout."""
+    and the manifests again: no disk tier either), with a 20 s plan timeout."""
     config, proxy, _ = store
-    settings = json.loads(config.read_text()) | {"cache_bytes": 0, "plan_cache_bytes": 0, "plan_timeout_seconds": 20}
+    keep_nothing = {"cache_bytes": 0, "plan_cache_bytes": 0, "index_directory": ""}
+    settings = json.loads(config.read_text()) | keep_nothing | {"plan_timeout_seconds": 20}
     path = config.with_name("uncached.json")
     path.write_text(json.dumps(settings))
     proxy.faults.clear()
