@@ -110,8 +110,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             settled(service)
             out["tier_writes"] = tier_metric(service, "writes")
         index = Path(directory) / "index"
-        out["disk_bytes"] = sum(p.stat().st_size for p in index.iterdir())
-        out["disk_core_bytes"] = sum(p.stat().st_size for p in index.glob("*.core"))
+        out["disk_bytes"] = sum(p.stat().st_size for p in index.glob("seg-*"))  # (the links: inodes, no blocks)
+        out["disk_core_bytes"] = sum(p.stat().st_size for p in index.glob("seg-*.core"))
         progress("bench", "--- restarted: a one-file plan first")
         with bench_service(src, location, tier) as service:
             out["restart_one_ms"] = plan_ms(service, one)

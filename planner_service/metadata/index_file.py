@@ -67,7 +67,7 @@ def core_segments(parts: Sequence[tuple[str, FileIndex]], key: bytes) -> list[tu
                 "manifest": manifest,
                 "rows": len(index),
                 "columns": list(index.frame.columns),
-                "partitions": [[spec_id, [_tagged(v) for v in values]] for spec_id, values in index.partitions],
+                "partitions": [[spec_id, [tagged(v) for v in values]] for spec_id, values in index.partitions],
                 "directories": [index.directories[i] for i in used.tolist()],
                 "null-free": None if index.null_free is None else sorted(index.null_free),
             }
@@ -95,12 +95,17 @@ def _sealed_by_schema(
 
 
 def _sealed(kind: str, tables: list[pa.Table], slots: list[dict[str, Any]], key: bytes) -> bytes:
-    table = pa.concat_tables(tables).combine_chunks()  # one record batch: read back, one chunk a column
+    return sealed(kind, pa.concat_tables(tables), {"slots": slots}, key)
+
+
+def sealed(kind: str, table: pa.Table, meta: dict[str, Any], key: bytes) -> bytes:
+    """An index file of `kind`: `table` as one record batch (read back, one chunk a column), `meta` as its JSON,
+    under an HMAC-SHA-256 with `key`."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
+        writer.write_table(table.combine_chunks())
     ipc = sink.getvalue()
-    text = json.dumps({"format": FORMAT, "kind": kind, "slots": slots}, separators=(",", ":")).encode()
+    text = json.dumps({"format": FORMAT, "kind": kind, **meta}, separators=(",", ":")).encode()
     length = struct.pack("<Q", len(text))
     digest = _mac(key)
     for part in (ipc, text, length):
@@ -119,8 +124,8 @@ class Segment:
     frame: pl.DataFrame  # a core segment's: in its slots' column order
     slots: list[dict[str, Any]]
     starts: list[int]  # each slot's first row
-    partition_ids: pa.ChunkedArray | None = None  # a core segment's (within each slot)
-    directory_ids: pa.ChunkedArray | None = None
+    partition_ids: Int32Array | None = None  # a core segment's (within each slot), over the file's pages
+    directory_ids: Int32Array | None = None
 
     def slot(self, number: int, manifest: str) -> tuple[dict[str, Any], int, int]:
         """(slot `number`, its first row, its rows) once it is found to hold `manifest`."""
@@ -132,13 +137,13 @@ class Segment:
         """The index of `manifest`, in slot `number` of a core segment."""
         slot, start, rows = self.slot(number, manifest)
         assert self.partition_ids is not None and self.directory_ids is not None
-        partition_id = _int32s(self.partition_ids.slice(start, rows))
-        directory_id = _int32s(self.directory_ids.slice(start, rows))
+        partition_id = self.partition_ids[start : start + rows]
+        directory_id = self.directory_ids[start : start + rows]
         frame = self.frame.slice(start, rows)
         try:
             if slot["columns"] != self.frame.columns:
                 raise InvalidIndexFile("a segment whose slots' columns differ")
-            partitions = tuple((int(s), tuple(_untagged(v) for v in values)) for s, values in slot["partitions"])
+            partitions = tuple((int(s), tuple(untagged(v) for v in values)) for s, values in slot["partitions"])
             directories = tuple(slot["directories"])
         except (pl.exceptions.ColumnNotFoundError, KeyError, TypeError, ValueError) as exc:
             raise InvalidIndexFile(f"a segment whose slot does not read: {exc}") from None
@@ -165,6 +170,32 @@ class Segment:
 def open_segment(data: pa.Buffer, kind: str, key: bytes) -> Segment:
     """A segment's contents over `data` (nothing copied); InvalidIndexFile unless it is a segment of `kind`
     written with `key`."""
+    table, meta = unsealed(data, kind, key)
+    try:
+        slots = meta["slots"]
+        rows = [int(slot["rows"]) for slot in slots]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidIndexFile(f"a segment whose slots do not read: {exc}") from None
+    if table.num_rows != sum(rows):
+        raise InvalidIndexFile(f"an index file of {table.num_rows} rows whose slots say {sum(rows)}")
+    ids: list[Int32Array | None] = [None, None]
+    if kind == CORE:
+        try:
+            ids = [int32s(table.column(_PARTITION_ID)), int32s(table.column(_DIRECTORY_ID))]
+            table = table.drop_columns([_PARTITION_ID, _DIRECTORY_ID])
+            for name in STATS_COLUMNS:  # (not decoded: all null, of the Null type, which holds no memory)
+                table = table.append_column(name, pa.nulls(table.num_rows))
+            table = table.select(slots[0]["columns"]) if slots else table
+        except (KeyError, TypeError, pa.ArrowException) as exc:
+            raise InvalidIndexFile(f"a segment without its columns: {exc}") from None
+    frame = pl.from_arrow(table, rechunk=False)
+    assert isinstance(frame, pl.DataFrame)
+    return Segment(kind, frame, slots, np.cumsum([0, *rows[:-1]]).tolist(), *ids)
+
+
+def unsealed(data: pa.Buffer, kind: str, key: bytes) -> tuple[pa.Table, dict[str, Any]]:
+    """(the table, the JSON) of an index file of `kind` over `data` (nothing copied), once its MAC under `key` is
+    found right: InvalidIndexFile otherwise, before a byte of it is parsed."""
     size = data.size
     if size < _TRAILER.size:
         raise InvalidIndexFile(f"an index file of {size} bytes: cut short")
@@ -184,25 +215,9 @@ def open_segment(data: pa.Buffer, kind: str, key: bytes) -> Segment:
         if meta.get("format") != FORMAT or meta.get("kind") != kind:
             raise InvalidIndexFile(f"an index file of format {meta.get('format')}, {meta.get('kind')}")
         table = pa.ipc.open_file(data.slice(0, ipc_size)).read_all()
-        slots = meta["slots"]
-        rows = [int(slot["rows"]) for slot in slots]
     except (ValueError, KeyError, TypeError, pa.ArrowException) as exc:
         raise InvalidIndexFile(f"an index file that does not read: {exc}") from None
-    if table.num_rows != sum(rows):
-        raise InvalidIndexFile(f"an index file of {table.num_rows} rows whose slots say {sum(rows)}")
-    ids: list[pa.ChunkedArray | None] = [None, None]
-    if kind == CORE:
-        try:
-            ids = [table.column(_PARTITION_ID), table.column(_DIRECTORY_ID)]
-            table = table.drop_columns([_PARTITION_ID, _DIRECTORY_ID])
-            for name in STATS_COLUMNS:  # (not decoded: all null, of the Null type, which holds no memory)
-                table = table.append_column(name, pa.nulls(table.num_rows))
-            table = table.select(slots[0]["columns"]) if slots else table
-        except (KeyError, TypeError, pa.ArrowException) as exc:
-            raise InvalidIndexFile(f"a segment without its columns: {exc}") from None
-    frame = pl.from_arrow(table, rechunk=False)
-    assert isinstance(frame, pl.DataFrame)
-    return Segment(kind, frame, slots, np.cumsum([0, *rows[:-1]]).tolist(), *ids)
+    return table, meta
 
 
 def _by_schema(tables: Sequence[pa.Table]) -> list[list[int]]:
@@ -222,21 +237,24 @@ def _mac(key: bytes) -> Any:
     return hmac.new(key, b"scan-planner index file", "sha256")
 
 
-def _int32s(column: pa.ChunkedArray) -> Int32Array:
-    """An int32 column as numpy: over the file's pages when it is one chunk (a slot always is)."""
-    if column.num_chunks == 1 and column.null_count == 0:
-        out: Int32Array = column.chunk(0).to_numpy(zero_copy_only=True)
-    else:
-        out = np.asarray(column.to_numpy(), dtype=np.int32)
-    if out.dtype != np.int32:
-        raise InvalidIndexFile("a segment whose partition or directory ids are not int32")
-    return out
+def int32s(column: pa.ChunkedArray) -> Int32Array:
+    """An int32 column without nulls as numpy: over the file's pages when it is one chunk (as written: one record
+    batch)."""
+    if column.type != pa.int32() or column.null_count:
+        raise InvalidIndexFile("a segment whose partition or directory ids are not int32s")
+    if column.num_chunks != 1:
+        column = pa.chunked_array([column.combine_chunks()])
+    chunk = column.chunk(0)
+    if not len(chunk):
+        return np.zeros(0, np.int32)
+    values: Int32Array = np.frombuffer(chunk.buffers()[1], np.int32, len(chunk), chunk.offset * 4)
+    return values
 
 
 # -- partition values with their types ---------------------------------------------------------------
 
 
-def _tagged(value: Any) -> Any:
+def tagged(value: Any) -> Any:
     """A partition value as JSON that says its type: null, int, or [tag, text]."""
     if value is None:
         return None
@@ -257,7 +275,7 @@ def _tagged(value: Any) -> Any:
     raise TypeError(f"a partition value of type {type(value).__name__} has no form on disk")
 
 
-def _untagged(value: Any) -> Any:
+def untagged(value: Any) -> Any:
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     if not (isinstance(value, list) and len(value) == 2):

@@ -30,7 +30,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +40,7 @@ import pyarrow as pa
 
 from planner_service.io.private_directory import lowest_priority, private_directory
 from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex
+from planner_service.metadata.index_assembly import assembled_index, assembly_file, open_assembly
 from planner_service.metadata.index_file import (
     CORE,
     FORMAT,
@@ -63,6 +64,9 @@ SEGMENT_MANIFESTS = 64  # manifests a segment holds at most
 # segments kept open (their Python objects and mappings, no memory of their own): a plan whose manifests are
 # read in other chunks than they were written in opens each once
 OPEN_SEGMENTS = 1024
+# the writer waits while manifests are being decoded (its Python work would take the GIL from the decoding
+# threads: a cold plan would wait for its own writes), at most this long for each segment
+DEFER_SECONDS = 10.0
 _TARGET = re.compile(r"(seg-[0-9a-f]{32}\.(?:core|stats))#([0-9]{1,6})")
 
 
@@ -110,6 +114,7 @@ class IndexTier:
         self.stats = TierStats()
         self._lock = threading.Lock()
         self._queued_bytes = 0
+        self._decoding = 0  # decodes under way in this process (decoding())
         self._open: OrderedDict[str, Segment] = OrderedDict()
         self._written_since_sweep = 0
         self._failing = False
@@ -162,6 +167,28 @@ class IndexTier:
                 self._reject_link(manifests[i], STATS, exc)
         return out
 
+    def get_assembly(self, index_key: str, manifests: Sequence[str], with_stats: bool) -> FileIndex | None:
+        """The assembled index of the manifests `manifests` (by the reader's key; `index_key`: the reader's key of
+        the list), with their statistics when `with_stats`, from the tier; None when it does not hold it whole."""
+        name = f"asm-{self._stem(index_key)}{'.stats' if with_stats else ''}"
+        data = self._bytes(name)
+        if data is None:
+            return None
+        try:
+            assembly = open_assembly(data, name, manifests, self._key)
+            segments = {(segment, kind): self._segment(segment, kind) for segment, kind in assembly.segments()}
+            opened = {where: segment for where, segment in segments.items() if segment is not None}
+            if len(opened) < len(segments):  # a segment evicted since: assembled manifest by manifest instead
+                with contextlib.suppress(OSError):
+                    (self.directory / name).unlink()
+                return None
+            index = assembled_index(assembly, opened)
+        except InvalidIndexFile as exc:
+            self._refuse(name, exc)
+            return None
+        self._count(hits=len(manifests))
+        return index
+
     def _found(self, manifests: Sequence[str], kind: str) -> list[tuple[tuple[Segment, int], int]]:
         """((segment, slot), position) of each manifest the tier links, its segments opened once each."""
         targets: list[tuple[str, int, int]] = []
@@ -186,13 +213,30 @@ class IndexTier:
         return out
 
     def _segment(self, name: str, kind: str) -> Segment | None:
-        """The segment `name`, mapped (its descriptor closed: the mapping outlives it), checked and opened, its
-        times touched (the least recently used go first); None when it is gone or refused."""
+        """The segment `name`, mapped, checked and opened (kept open: OPEN_SEGMENTS); None when it is gone or
+        refused."""
         with self._lock:
             segment = self._open.get(name)
             if segment is not None:
                 self._open.move_to_end(name)
                 return segment if segment.kind == kind else None
+        data = self._bytes(name)
+        if data is None:
+            return None
+        try:
+            segment = open_segment(data, kind, self._key)
+        except InvalidIndexFile as exc:
+            self._refuse(name, exc)
+            return None
+        with self._lock:
+            self._open[name] = segment
+            while len(self._open) > OPEN_SEGMENTS:
+                self._open.popitem(last=False)
+        return segment
+
+    def _bytes(self, name: str) -> pa.Buffer | None:
+        """A file's bytes, mapped (its descriptor closed: the mapping outlives it), its times touched (the least
+        recently used go first); None when it is not there."""
         path = self.directory / name
         try:
             source = pa.memory_map(str(path))
@@ -202,24 +246,18 @@ class IndexTier:
             data = source.read_buffer()
         finally:
             source.close()
-        try:
-            segment = open_segment(data, kind, self._key)
-        except InvalidIndexFile as exc:
-            log.warning(
-                "an index segment was refused and is removed: its manifests are decoded again",
-                extra={"file": str(path), "reason": str(exc)},
-            )
-            with contextlib.suppress(OSError):
-                path.unlink()
-            self._count(rejected=1)
-            return None
         with contextlib.suppress(OSError):
             os.utime(path)
-        with self._lock:
-            self._open[name] = segment
-            while len(self._open) > OPEN_SEGMENTS:
-                self._open.popitem(last=False)
-        return segment
+        return data
+
+    def _refuse(self, name: str, exc: InvalidIndexFile) -> None:
+        log.warning(
+            "an index file was refused and is removed: its manifests are decoded again",
+            extra={"file": str(self.directory / name), "reason": str(exc)},
+        )
+        with contextlib.suppress(OSError):
+            (self.directory / name).unlink()
+        self._count(rejected=1)
 
     def _reject_link(self, manifest: str, kind: str, exc: InvalidIndexFile) -> None:
         link = self.directory / f"{self._stem(manifest)}.{kind}"
@@ -254,22 +292,53 @@ class IndexTier:
                 self._queued_bytes += size
             self._writer.submit(self._write, group, size)
 
+    def put_assembly(self, index_key: str, index: FileIndex, manifests: Sequence[str]) -> None:
+        """Write the assembled index of the manifests `manifests` (by the reader's key; `index_key`: the list's),
+        on the background thread after their segments; not when a manifest is not linked by then."""
+        name = f"asm-{self._stem(index_key)}{'.stats' if index.has_stats else ''}"
+        if not (self.directory / name).exists():
+            self._writer.submit(self._write_assembly, name, index, list(manifests))
+
+    def _write_assembly(self, name: str, index: FileIndex, manifests: list[str]) -> None:
+        kinds = (CORE, STATS) if index.has_stats else (CORE,)
+        slots: dict[str, list[tuple[str, int]]] = {kind: [] for kind in kinds}
+        for manifest in manifests:
+            for kind in kinds:
+                try:
+                    target = _TARGET.fullmatch(os.readlink(self.directory / f"{self._stem(manifest)}.{kind}"))
+                except OSError:
+                    return
+                if target is None:
+                    return
+                slots[kind].append((target.group(1), int(target.group(2))))
+        data = assembly_file(name, index, manifests, slots[CORE], slots.get(STATS), self._key)
+        try:
+            self._write_file(name, data)
+        except OSError as exc:
+            self._failed(exc)
+
+    @contextlib.contextmanager
+    def decoding(self) -> Iterator[None]:
+        """Manifests are being decoded meanwhile: the writer waits (up to DEFER_SECONDS a segment)."""
+        with self._lock:
+            self._decoding += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._decoding -= 1
+
     def _write(self, wanted: list[tuple[str, FileIndex, str]], size: int) -> None:
+        deadline = time.monotonic() + DEFER_SECONDS
+        while self._decoding and time.monotonic() < deadline:
+            time.sleep(0.02)
         try:
             cores = [(manifest, index) for manifest, index, kind in wanted if kind == CORE]
             stats = [(m, index.frame.select(STATS_COLUMNS)) for m, index, kind in wanted if kind == STATS]
             self._publish(CORE, core_segments(cores, self._key) if cores else [])
             self._publish(STATS, stats_segments(stats, self._key) if stats else [])
         except OSError as exc:
-            self._count(write_failures=1)
-            with self._lock:
-                first, self._failing = not self._failing, True
-            if first:  # once per run of failures: a full disk would otherwise log every chunk
-                log.warning(
-                    "cannot write to index_directory: manifests are decoded again by every process that plans "
-                    "them, until a write succeeds (free space there, or set index_directory)",
-                    extra={"directory": str(self.directory), "error": f"{type(exc).__name__}: {exc}"},
-                )
+            self._failed(exc)
         else:
             with self._lock:
                 if self._failing:
@@ -279,33 +348,48 @@ class IndexTier:
             with self._lock:
                 self._queued_bytes -= size
 
+    def _failed(self, exc: OSError) -> None:
+        self._count(write_failures=1)
+        with self._lock:
+            first, self._failing = not self._failing, True
+        if first:  # once per run of failures: a full disk would otherwise log every chunk
+            log.warning(
+                "cannot write to index_directory: manifests are decoded again by every process that plans "
+                "them, until a write succeeds (free space there, or set index_directory)",
+                extra={"directory": str(self.directory), "error": f"{type(exc).__name__}: {exc}"},
+            )
+
+    def _write_file(self, name: str, data: bytes) -> None:
+        """Write `data` as `name`, whole: under a temporary name, then renamed."""
+        partial = self.directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
+        try:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.rename(partial, self.directory / name)
+        finally:
+            with contextlib.suppress(OSError):
+                partial.unlink()
+        with self._lock:
+            self.stats.files += 1
+            self.stats.bytes += len(data)
+            self._written_since_sweep += len(data)
+            sweep = self._written_since_sweep * SWEEP_SHARE > self.max_bytes
+        if sweep:
+            self._sweep()
+
     def _publish(self, kind: str, segments: list[tuple[bytes, list[str]]]) -> None:
         """Write each segment whole (under a temporary name, then renamed to its own), then link its manifests
         to their slots; a manifest another process linked first keeps its link."""
         for data, manifests in segments:
             name = f"seg-{secrets.token_hex(16)}.{kind}"
-            partial = self.directory / f".{name}.{os.getpid()}"
-            try:
-                fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.rename(partial, self.directory / name)
-            finally:
-                with contextlib.suppress(OSError):
-                    partial.unlink()
+            self._write_file(name, data)
             linked = sum(self._link(f"{name}#{slot}", manifest, kind) for slot, manifest in enumerate(manifests))
             if not linked:  # every manifest of it linked by another process meanwhile: nothing points at it
                 with contextlib.suppress(OSError):
                     os.unlink(self.directory / name)
-                continue
             with self._lock:
                 self.stats.writes += linked
-                self.stats.files += 1
-                self.stats.bytes += len(data)
-                self._written_since_sweep += len(data)
-                sweep = self._written_since_sweep * SWEEP_SHARE > self.max_bytes
-            if sweep:
-                self._sweep()
 
     def _linked(self, link: Path) -> bool:
         """Whether `link` points at a segment that is there (not one evicted or refused)."""
@@ -330,9 +414,9 @@ class IndexTier:
         return False
 
     def _sweep(self) -> None:
-        """Remove the least recently used segments until KEEP_SHARE of max_bytes remains, when the directory
-        holds more than max_bytes; then the links to segments that are gone, and the temporary files of writers
-        that died."""
+        """Remove the least recently used segments and assemblies until KEEP_SHARE of max_bytes remains, when the
+        directory holds more than max_bytes; then the links to segments that are gone, and the temporary files of
+        writers that died. (An assembly whose segments are gone is removed when it is next read.)"""
         segments: list[tuple[float, int, str]] = []
         links: list[tuple[str, str]] = []
         stale = time.time() - STALE_SECONDS
@@ -346,7 +430,7 @@ class IndexTier:
                     if entry.name.startswith("."):
                         if found.st_mtime < stale:
                             os.unlink(entry.path)
-                    elif entry.name.startswith("seg-"):
+                    elif entry.name.startswith(("seg-", "asm-")):
                         segments.append((found.st_mtime, found.st_size, entry.name))
         total = sum(size for _, size, _ in segments)
         kept = {name for _, _, name in segments}

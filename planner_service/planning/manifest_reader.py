@@ -9,6 +9,7 @@ cache decodes and prunes them a group at a time, holding only the rows it keeps.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -102,11 +103,30 @@ class ManifestReader:
                 self._indexes.discard(key)
             complete = self._indexes.get_or_load(
                 f"{key}+stats" if with_stats else key,
-                lambda: _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel, True, origins)),
+                lambda: self._assembled(f"{key}+stats" if with_stats else key, manifests, with_stats, cancel, origins),
             )
         if origins is not None:  # (assembled already: every manifest's entries were in memory)
             origins.update((m.manifest_path, "memory") for m in manifests if m.manifest_path not in origins)
         return complete
+
+    def _assembled(
+        self, key: str, manifests: list[ManifestFile], with_stats: bool, cancel: Cancellation, origins: Origins | None
+    ) -> FileIndex:
+        """The manifests' index assembled: from the tier when it holds the assembly, else from each manifest's
+        entries (then handed to the tier)."""
+        keys = [_decoded_key(m) for m in manifests]
+        if self.tier is not None and manifests:
+            for m in manifests:
+                self.io.roots.check(m.manifest_path)  # (as reading them would)
+            found = self.tier.get_assembly(key, keys, with_stats)
+            if found is not None:
+                if origins is not None:
+                    origins.update((m.manifest_path, "index-tier") for m in manifests)
+                return found
+        index = _of_their_content(manifests, self._live_entries(manifests, with_stats, cancel, True, origins))
+        if self.tier is not None and manifests:
+            self.tier.put_assembly(key, index, keys)
+        return index
 
     def streams(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
         """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
@@ -171,21 +191,52 @@ class ManifestReader:
         found = [self._manifests.get(_decoded_key(m)) for m in manifests]
         origin = ["memory" if index is not None else "decoded" for index in found]
         if self.tier is not None:
-            looked_up = [i for i, index in enumerate(found) if index is None or (with_stats and not index.has_stats)]
-            for i, index in self._in_parallel(
-                self._from_tier,
-                [(manifests[i], found[i]) for i in looked_up],
-                looked_up,
-                MAX_DECODE_CHUNK,
-                with_stats=with_stats,
-                cancel=cancel,
-            ):
-                if index is not None and index is not found[i]:
-                    self._manifests.put(_decoded_key(manifests[i]), index, evict)
-                    origin[i] = "index-tier" if found[i] is None else origin[i]
-                    found[i] = index
+            for i in self._tier_fills(manifests, found, with_stats, cancel, evict):
+                origin[i] = "index-tier" if origin[i] == "decoded" else origin[i]
         missing = [i for i, index in enumerate(found) if index is None]
         lacking = [i for i, index in enumerate(found) if index is not None and with_stats and not index.has_stats]
+        with self.tier.decoding() if self.tier is not None and (missing or lacking) else contextlib.nullcontext():
+            self._decode(manifests, found, missing, lacking, with_stats, cancel, evict)
+        if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
+            release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
+        if origins is not None:
+            origins.update((m.manifest_path, where) for m, where in zip(manifests, origin, strict=True))
+        return [index for index in found if index is not None]
+
+    def _tier_fills(
+        self,
+        manifests: list[ManifestFile],
+        found: list[FileIndex | None],
+        with_stats: bool,
+        cancel: Cancellation,
+        evict: bool,
+    ) -> list[int]:
+        """Fill `found` (and the cache) from the tier where it lacks a manifest, or its statistics when they are
+        wanted, on the pool's threads; the positions filled."""
+        looked_up = [i for i, index in enumerate(found) if index is None or (with_stats and not index.has_stats)]
+        filled = []
+        items = [(manifests[i], found[i]) for i in looked_up]
+        for i, index in self._in_parallel(
+            self._from_tier, items, looked_up, MAX_DECODE_CHUNK, with_stats=with_stats, cancel=cancel
+        ):
+            if index is not None and index is not found[i]:
+                self._manifests.put(_decoded_key(manifests[i]), index, evict)
+                found[i] = index
+                filled.append(i)
+        return filled
+
+    def _decode(
+        self,
+        manifests: list[ManifestFile],
+        found: list[FileIndex | None],
+        missing: list[int],
+        lacking: list[int],
+        with_stats: bool,
+        cancel: Cancellation,
+        evict: bool,
+    ) -> None:
+        """Decode the `missing` manifests (and the statistics of those `lacking` them) into `found`, the cache
+        and the tier."""
         for work, wanted, largest in (
             (partial(self._decode_chunk, with_stats=with_stats, cancel=cancel), missing, MAX_DECODE_CHUNK),
             (partial(self._stats_chunk, cancel=cancel), lacking, MAX_STATS_CHUNK),
@@ -201,11 +252,6 @@ class ManifestReader:
                 found[i] = index
             if self.tier is not None and decoded:
                 self.tier.put(decoded)
-        if len(missing) + len(lacking) >= RELEASE_AFTER_MANIFESTS:
-            release_free_memory()  # the inflated blocks and decoding buffers, left in the threads' arenas
-        if origins is not None:
-            origins.update((m.manifest_path, where) for m, where in zip(manifests, origin, strict=True))
-        return [index for index in found if index is not None]
 
     def _in_parallel(
         self,

@@ -12,12 +12,14 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from planner_service.errors import LocationNotAllowedError
 from planner_service.expressions.expression import TRUE, Expression, Op, predicate
 from planner_service.io.roots import Roots
+from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.index_tier import IndexTier, index_tier
@@ -87,6 +89,11 @@ def _plan(planner: ScanPlanner, writer: TableWriter, row_filter: Expression = TR
     if planner.manifests.tier is not None:
         planner.manifests.tier.flush()
     return plan
+
+
+def _drop_assemblies(root: Path) -> None:
+    for assembly in root.glob("asm-*"):
+        assembly.unlink()
 
 
 def _links(root: Path, kind: str) -> list[Path]:
@@ -180,9 +187,11 @@ def test_a_damaged_file_is_refused_and_the_manifest_decoded_again(
     elif damage == "replace":  # the statistics segment, under the core segment's name
         core.write_bytes(stats.read_bytes())
     elif damage == "relink":  # the first manifest's link pointed at the second's slot
+        _drop_assemblies(planners.root)  # (which name segments, not links: planned manifest by manifest)
         first.unlink()
         first.symlink_to(f"{core.name}#1")
     else:
+        _drop_assemblies(planners.root)
         first.unlink()
         first.symlink_to("../../../etc/passwd")
     io.reads.clear()
@@ -306,3 +315,42 @@ def test_a_manifest_outside_the_roots_is_refused_whatever_the_tier_holds(
             restricted.manifests.manifest_list(writer.table().metadata.snapshots[1]), Cancellation()
         )
     assert io.reads_of(MANIFESTS) == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("damage", ["none", "flip", "other-list", "segment-gone"])
+def test_a_planned_snapshot_is_assembled_from_one_file(
+    io: MemoryIO, writer: TableWriter, planners: Planners, damage: str
+) -> None:
+    """A restarted planner maps a snapshot's assembly and its segments (no manifest read, none assembled
+    part by part); a damaged assembly, one of another list of manifests under this one's name, or one whose
+    segment is gone is not used: the snapshot is assembled manifest by manifest, as without it."""
+    expected = [_answer(_plan(planners.new(io), writer, f)) for f in FILTERS]
+    assemblies = sorted(planners.root.glob("asm-*"))
+    assert len(assemblies) == 2  # the snapshot's, with and without statistics
+    if damage == "flip":
+        data = bytearray(assemblies[0].read_bytes())
+        data[5] ^= 1
+        assemblies[0].write_bytes(bytes(data))
+    elif damage == "other-list":  # the assembly without statistics under the name of the one with them
+        assemblies[0].write_bytes(assemblies[1].read_bytes())
+    elif damage == "segment-gone":
+        _segments(planners.root, "stats")[0].unlink()
+    restarted = planners.new(io)
+    io.reads.clear()
+    parts = []
+    original = FileIndex.concat
+
+    def counted(cls: type[FileIndex], indexes: Any) -> FileIndex:
+        parts.append(len(indexes))
+        made: FileIndex = original.__func__(cls, indexes)  # type: ignore[attr-defined]
+        return made
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(FileIndex, "concat", classmethod(counted))
+        assert [_answer(_plan(restarted, writer, f)) for f in FILTERS] == expected
+    if damage == "none":
+        assert parts == [] and sum(io.reads_of(MANIFESTS)) == 0
+    else:
+        assert 4 in parts  # assembled manifest by manifest
+        assert sum(io.reads_of(MANIFESTS)) == (4 if damage == "segment-gone" else 0)
+    assert _tier(restarted).stats.rejected == (1 if damage in ("flip", "other-list") else 0)
