@@ -170,7 +170,7 @@ class IndexTier:
     def get_assembly(self, index_key: str, manifests: Sequence[str], with_stats: bool) -> FileIndex | None:
         """The assembled index of the manifests `manifests` (by the reader's key; `index_key`: the reader's key of
         the list), with their statistics when `with_stats`, from the tier; None when it does not hold it whole."""
-        name = f"asm-{self._stem(index_key)}{'.stats' if with_stats else ''}"
+        name = f"asm-{self._stem(index_key)}"
         data = self._bytes(name)
         if data is None:
             return None
@@ -183,6 +183,8 @@ class IndexTier:
                     (self.directory / name).unlink()
                 return None
             index = assembled_index(assembly, opened)
+            if with_stats and not index.has_stats:
+                raise InvalidIndexFile("an assembly without the statistics its name says it has")
         except InvalidIndexFile as exc:
             self._refuse(name, exc)
             return None
@@ -295,7 +297,7 @@ class IndexTier:
     def put_assembly(self, index_key: str, index: FileIndex, manifests: Sequence[str]) -> None:
         """Write the assembled index of the manifests `manifests` (by the reader's key; `index_key`: the list's),
         on the background thread after their segments; not when a manifest is not linked by then."""
-        name = f"asm-{self._stem(index_key)}{'.stats' if index.has_stats else ''}"
+        name = f"asm-{self._stem(index_key)}"
         if not (self.directory / name).exists():
             self._writer.submit(self._write_assembly, name, index, list(manifests))
 
