@@ -294,6 +294,22 @@ class IndexTier:
                 self._queued_bytes += size
             self._writer.submit(self._write, group, size)
 
+    def has_assembly(self, index_key: str) -> bool:
+        """Whether the tier holds the assembly of the list keyed `index_key` (not yet checked)."""
+        return (self.directory / f"asm-{self._stem(index_key)}").exists()
+
+    def assemble_later(self, index_key: str, manifests: Sequence[str], with_stats: bool) -> None:
+        """Write the assembly of manifests the tier holds (a plan that streamed them did not assemble them), on
+        the background thread after their segments, from the segments."""
+        if not self.has_assembly(index_key):
+            self._writer.submit(self._assemble, index_key, list(manifests), with_stats)
+
+    def _assemble(self, index_key: str, manifests: list[str], with_stats: bool) -> None:
+        parts = self.get(manifests, with_stats)
+        if all(p is not None and (p.has_stats or not with_stats) for p in parts):
+            index = FileIndex.concat([p for p in parts if p is not None])
+            self._write_assembly(f"asm-{self._stem(index_key)}", index, manifests)
+
     def put_assembly(self, index_key: str, index: FileIndex, manifests: Sequence[str]) -> None:
         """Write the assembled index of the manifests `manifests` (by the reader's key; `index_key`: the list's),
         on the background thread after their segments; not when a manifest is not linked by then."""

@@ -129,11 +129,15 @@ class ManifestReader:
         return index
 
     def streams(self, manifests: list[ManifestFile], with_stats: bool) -> bool:
-        """Whether the manifests' index would not fit the manifest cache (and is not assembled already): a
-        pruning plan then decodes and prunes them a group at a time (`pruned_index`), holding only what it keeps."""
+        """Whether the manifests' index would not fit the manifest cache (and is not assembled already, in memory
+        or in the tier): a pruning plan then decodes and prunes them a group at a time (`pruned_index`), holding
+        only what it keeps."""
         if _estimated_bytes(manifests, with_stats) <= self._manifests.max_bytes:
             return False
-        return self._indexes.get(f"{_index_key(manifests)}+stats") is None
+        key = _index_key(manifests)
+        if self.tier is not None and self.tier.has_assembly(f"{key}+stats" if with_stats else key):
+            return False  # (mapped from the tier: the system's pages, not this process's memory)
+        return self._indexes.get(f"{key}+stats") is None
 
     def pruned_index(
         self,
@@ -154,6 +158,10 @@ class ManifestReader:
             parts.append(index.take(matching_rows(index)))
             del index
         release_free_memory()
+        if self.tier is not None:  # the next plan of these manifests maps them assembled, without streaming
+            key = _index_key(manifests)
+            keys = [_decoded_key(m) for m in manifests]
+            self.tier.assemble_later(f"{key}+stats" if with_stats else key, keys, with_stats)
         return FileIndex.concat(parts), considered
 
     def read(self, location: str, length: int | None, parse: Callable[[bytes], T]) -> T:

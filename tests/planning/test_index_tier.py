@@ -23,6 +23,7 @@ from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.snapshot_choice import SnapshotChoice
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.index_tier import IndexTier, index_tier
+from planner_service.planning.manifest_reader import ManifestReader
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.scan_plan import ScanPlan
 from planner_service.planning.scan_request import ScanRequest
@@ -354,3 +355,27 @@ def test_a_planned_snapshot_is_assembled_from_one_file(
         assert 4 in parts  # assembled manifest by manifest
         assert sum(io.reads_of(MANIFESTS)) == (4 if damage == "segment-gone" else 0)
     assert _tier(restarted).stats.rejected == (1 if damage in ("flip", "other-list") else 0)
+
+
+def test_a_plan_that_streamed_its_manifests_leaves_them_assembled(
+    io: MemoryIO, writer: TableWriter, planners: Planners, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Manifests too many for the manifest cache are decoded and pruned a group at a time; with the tier, the
+    plan leaves their assembly behind, and the next plan of them (this process's or another's) maps it whole
+    instead of streaming."""
+    streamed = []
+    pruned_index = ManifestReader.pruned_index
+
+    def counted(self: ManifestReader, manifests: Any, *args: Any) -> Any:
+        streamed.append(len(manifests))
+        return pruned_index(self, manifests, *args)
+
+    monkeypatch.setattr(ManifestReader, "pruned_index", counted)
+    expected = _answer(_plan(ScanPlanner(io, cache_bytes=1, threads=2), writer, FILTERS[1]))
+    assert streamed == [4]
+    first = planners.new(io, cache_bytes=1)
+    assert _answer(_plan(first, writer, FILTERS[1])) == expected
+    assert streamed == [4, 4] and len(list(planners.root.glob("asm-*"))) == 1
+    io.reads.clear()
+    assert _answer(_plan(planners.new(io, cache_bytes=1), writer, FILTERS[1])) == expected
+    assert streamed == [4, 4] and sum(io.reads_of(MANIFESTS)) == 0
