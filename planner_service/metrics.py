@@ -79,7 +79,8 @@ INDEX_TIER = Metric(
     "scan_planner_index_tier",
     "gauge",
     "The index's disk tier (index_directory), by what: manifests read from it (hits) or not found there "
-    "(misses), files written, write failures, files refused (MAC, layout), files evicted; bytes and files held",
+    "(misses), files written, write failures, files refused (MAC, layout), files evicted; bytes and files held; "
+    "with index_store, objects put, got and the store's failures",
     ("what",),
 )
 ACCESS_RELOADS = Metric(

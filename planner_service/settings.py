@@ -262,6 +262,11 @@ class Settings(BaseSettings):
     absent). Default: `scan-planner-index-<uid>` in the system's temporary directory."""
     index_bytes: int = Field(default=32 * 1024**3, ge=0)
     """The most the index's disk tier takes (bytes); the least recently used manifests go first."""
+    index_store: str = ""
+    """An object-store prefix (`s3://bucket/scan-planner-index`, `gs://...`, `abfss://...`) the index's disk tier
+    is shared through with replicas on other hosts: a snapshot any replica planned, another plans from there
+    instead of decoding its manifests. Reached with the stores' settings (s3_*, gcs_*, adls_*); the service must
+    be allowed to read and write the prefix, and the replicas must share the signing key. `""`: not shared."""
     inline_task_limit: int = 10_000
     """`/plan` answers a plan with more tasks than this with its id; its tasks are fetched from
     `GET /plans/{id}/tasks`."""

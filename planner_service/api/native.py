@@ -384,6 +384,9 @@ async def metrics(request: Request, runtime: RuntimeDep) -> Response:
             gauges.append((metric, float(value), {}))
     if (tier := runtime.planner.manifests.tier) is not None:
         gauges += [(INDEX_TIER, float(value), {"what": what}) for what, value in asdict(tier.stats).items()]
+        if tier.store is not None:
+            shared = asdict(tier.store.stats).items()
+            gauges += [(INDEX_TIER, float(value), {"what": f"store_{what}"}) for what, value in shared]
     for outcome, count in request.app.state.access.reloads.items():
         gauges.append((ACCESS_RELOADS, float(count), {"outcome": outcome}))
     gauges.append((GC_FROZEN, float(gc.get_freeze_count()), {}))

@@ -164,6 +164,19 @@ class FileIO:
             raise _ShortRead(f"{len(data):,} of its {size:,} bytes")
         return bytes(data)
 
+    def write(self, location: str, data: bytes) -> None:
+        """Write `data` as the whole object (or file) at `location`, within the roots: only the service's own
+        stores are written (the index's shared store), never a table's. StorageError when the store refuses."""
+        loc = self.roots.check(location)
+        try:
+            fs, path = self._fs(loc)
+            if loc.scheme == "file":
+                fs.create_dir(os.path.dirname(path), recursive=True)
+            with fs.open_output_stream(path) as stream:
+                stream.write(data)
+        except (OSError, ValueError) as exc:
+            raise StorageError(f"Cannot write {location}: {_reason(exc, loc)}") from None
+
     def exists(self, location: str) -> bool:
         return bool(self._info(location).type != pafs.FileType.NotFound)
 

@@ -51,6 +51,7 @@ from planner_service.metadata.index_file import (
     open_segment,
     stats_segments,
 )
+from planner_service.planning.index_store import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -85,13 +86,13 @@ class TierStats:
     files: int = 0  # segments
 
 
-def index_tier(root: str, max_bytes: int, signing_key: bytes) -> IndexTier | None:
+def index_tier(root: str, max_bytes: int, signing_key: bytes, store: IndexStore | None = None) -> IndexTier | None:
     """The tier in `root`, or None when it is off ("" or no bytes) or the directory cannot be used (logged once,
     saying what to do: planning then decodes what it does not hold, as without the tier)."""
     if not root or max_bytes <= 0:
         return None
     try:
-        tier = IndexTier(Path(root), max_bytes, signing_key)
+        tier = IndexTier(Path(root), max_bytes, signing_key, store)
         tier.probe()
     except OSError as exc:
         log.warning(
@@ -104,8 +105,10 @@ def index_tier(root: str, max_bytes: int, signing_key: bytes) -> IndexTier | Non
 
 
 class IndexTier:
-    def __init__(self, root: Path, max_bytes: int, signing_key: bytes) -> None:
+    def __init__(self, root: Path, max_bytes: int, signing_key: bytes, store: IndexStore | None = None) -> None:
+        """`store`: object storage the tier's files are shared through with other hosts (index_store.py)."""
         self.directory = private_directory(root)
+        self.store = store
         self.max_bytes = max_bytes
         self._key = hmac.digest(signing_key, b"scan-planner manifest index", "sha256")
         # in the links' names: processes under other keys (a misconfigured replica) keep files of their own,
@@ -115,6 +118,7 @@ class IndexTier:
         self._lock = threading.Lock()
         self._queued_bytes = 0
         self._decoding = 0  # decodes under way in this process (decoding())
+        self._shared: set[str] = set()  # segments this process put in the shared store (or found there)
         self._open: OrderedDict[str, Segment] = OrderedDict()
         self._written_since_sweep = 0
         self._failing = False
@@ -188,6 +192,10 @@ class IndexTier:
         except InvalidIndexFile as exc:
             self._refuse(name, exc)
             return None
+        if manifests and not self._linked(self._link_path(manifests[0], CORE)):  # (from the shared store)
+            for kind, refs in ((CORE, assembly.core), (STATS, assembly.stats or [])):
+                for manifest, (segment, slot) in zip(manifests, refs, strict=False):
+                    self._link(f"{segment}#{slot}", manifest, kind)
         self._count(hits=len(manifests))
         return index
 
@@ -238,12 +246,18 @@ class IndexTier:
 
     def _bytes(self, name: str) -> pa.Buffer | None:
         """A file's bytes, mapped (its descriptor closed: the mapping outlives it), its times touched (the least
-        recently used go first); None when it is not there."""
+        recently used go first); from the shared store into the directory first when it is only there; None when
+        it is nowhere."""
         path = self.directory / name
         try:
             source = pa.memory_map(str(path))
         except (FileNotFoundError, pa.ArrowIOError):
-            return None
+            if self.store is None or not self._fetched(name):
+                return None
+            try:
+                source = pa.memory_map(str(path))
+            except (FileNotFoundError, pa.ArrowIOError):
+                return None
         try:
             data = source.read_buffer()
         finally:
@@ -251,6 +265,21 @@ class IndexTier:
         with contextlib.suppress(OSError):
             os.utime(path)
         return data
+
+    def _fetched(self, name: str) -> bool:
+        """Whether the shared store held `name` and it is now in the directory."""
+        assert self.store is not None
+        data = self.store.get(name)
+        if data is None:
+            return False
+        try:
+            self._write_file(name, data)
+        except OSError as exc:
+            self._failed(exc)
+            return False
+        with self._lock:
+            self._shared.add(name)
+        return True
 
     def _refuse(self, name: str, exc: InvalidIndexFile) -> None:
         log.warning(
@@ -334,6 +363,8 @@ class IndexTier:
             self._write_file(name, data)
         except OSError as exc:
             self._failed(exc)
+            return
+        self._share(name, data, slots)
 
     @contextlib.contextmanager
     def decoding(self) -> Iterator[None]:
@@ -365,6 +396,25 @@ class IndexTier:
         finally:
             with self._lock:
                 self._queued_bytes -= size
+
+    def _share(self, name: str, data: bytes, slots: dict[str, list[tuple[str, int]]]) -> None:
+        """Put an assembly in the shared store, after the segments it refers to (those this process holds and
+        has not put there: the first assembly that refers to a segment puts it)."""
+        if self.store is None:
+            return
+        for segment in dict.fromkeys(segment for refs in slots.values() for segment, _ in refs):
+            with self._lock:
+                if segment in self._shared:
+                    continue
+            try:
+                content = (self.directory / segment).read_bytes()
+            except OSError:
+                return  # (evicted meanwhile: the assembly is not shared)
+            if not self.store.put(segment, content):
+                return
+            with self._lock:
+                self._shared.add(segment)
+        self.store.put(name, data)
 
     def _failed(self, exc: OSError) -> None:
         self._count(write_failures=1)
@@ -408,6 +458,9 @@ class IndexTier:
                     os.unlink(self.directory / name)
             with self._lock:
                 self.stats.writes += linked
+
+    def _link_path(self, manifest: str, kind: str) -> Path:
+        return self.directory / f"{self._stem(manifest)}.{kind}"
 
     def _linked(self, link: Path) -> bool:
         """Whether `link` points at a segment that is there (not one evicted or refused)."""

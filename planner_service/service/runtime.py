@@ -44,6 +44,7 @@ from planner_service.io.vending import (
 from planner_service.metadata.manifest import warm_up
 from planner_service.metrics import DATA_FILES, MANIFESTS, STAGE_SECONDS, MetricsRegistry
 from planner_service.planning.admission import Admission
+from planner_service.planning.index_store import IndexStore
 from planner_service.planning.index_tier import index_tier
 from planner_service.planning.planner import ScanPlanner
 from planner_service.planning.read_restriction import ScanRestriction
@@ -107,7 +108,7 @@ class Runtime:
             timeout_seconds=settings.plan_timeout_seconds,
             range_budget_bytes=settings.plan_memory_bytes,
             memory_bytes=service_memory_bytes(limit),
-            tier=index_tier(settings.index_directory, settings.index_bytes, key),
+            tier=index_tier(settings.index_directory, settings.index_bytes, key, _index_store(settings)),
         )
         warm_up()  # what loads on first use loads now, not in the first plan
         admission = Admission(
@@ -414,6 +415,13 @@ def rest_catalog_config(settings: Settings) -> RestCatalogConfig | None:
         timeout_seconds=settings.rest_catalog_timeout_seconds,
         delegation_seconds=settings.rest_catalog_delegation_seconds,
     )
+
+
+def _index_store(settings: Settings) -> IndexStore | None:
+    """The object store the index's disk tier is shared through, read and written within its prefix alone."""
+    if not settings.index_store:
+        return None
+    return IndexStore(file_io(settings, Roots([settings.index_store])), settings.index_store)
 
 
 def file_io(settings: Settings, roots: Roots) -> FileIO:

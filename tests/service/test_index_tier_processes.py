@@ -1,8 +1,9 @@
 """The index's disk tier between real `scan-planner serve` processes sharing `index_directory`: a restarted
 service plans warm from it (its explained plans say each manifest was read from the index tier, its metrics
 count the hits), answering what the first service answered; the workers of `serve --workers 2` decode each
-manifest once between them; two replicas on one host share it the same way; and a service whose directory
-cannot be used, or is turned off, plans as without it."""
+manifest once between them; two replicas on one host share it the same way, and two on different hosts share it
+through an object store (`index_store`, S3 through moto); and a service whose directory cannot be used, or is
+turned off, plans as without it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import boto3
 import httpx
 import pytest
 
@@ -108,3 +110,39 @@ def test_without_a_usable_directory_a_service_plans_as_before(
         assert set(read_from.values()) == {"decoded"}
         assert _tier_metric(url, "hits") == -1  # (no tier: no such metric)
     assert ("index_directory cannot be used" in log.read_text()) == bool(directory)
+
+
+def test_a_replica_on_another_host_plans_from_the_shared_store(
+    conformance: Conformance, tmp_path: Path, s3_endpoint: str
+) -> None:
+    """Two services with directories of their own (two hosts) and one index_store on S3 (moto): what the first
+    planned, the second plans from the store, decoding nothing."""
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        region_name="us-east-1",
+    )
+    s3.create_bucket(Bucket="shared-index")
+    warehouse = str(conformance.dir / "warehouse")
+    common = {
+        "SCAN_PLANNER_INDEX_STORE": "s3://shared-index/tier",
+        "SCAN_PLANNER_S3_ENDPOINT": s3_endpoint,
+        "SCAN_PLANNER_S3_ACCESS_KEY_ID": "testing",
+        "SCAN_PLANNER_S3_SECRET_ACCESS_KEY": "testing",
+        "SCAN_PLANNER_S3_REGION": "us-east-1",
+        "SCAN_PLANNER_TOKEN_SIGNING_KEY": "shared",
+    }
+    first = {**common, "SCAN_PLANNER_INDEX_DIRECTORY": str(tmp_path / "host-a")}
+    with running_service("--warehouse", warehouse, env=first) as url:
+        tasks, read_from = _explained(url, "many_manifests")
+        deadline = time.monotonic() + 30
+        while not s3.list_objects_v2(Bucket="shared-index", Prefix="tier/asm-").get("KeyCount"):
+            assert time.monotonic() < deadline, "no assembly was shared"
+            time.sleep(0.1)
+    second = {**common, "SCAN_PLANNER_INDEX_DIRECTORY": str(tmp_path / "host-b")}
+    with running_service("--warehouse", warehouse, env=second) as url:
+        again, where = _explained(url, "many_manifests")
+        assert _tier_metric(url, "store_downloads") >= 2
+    assert again == tasks and set(read_from.values()) == {"decoded"} and set(where.values()) == {"index-tier"}
