@@ -32,6 +32,7 @@ from urllib.parse import quote_plus
 import numpy as np
 import pyarrow as pa
 
+from planner_service.access.restrictions import Restriction
 from planner_service.errors import BadRequestError, ForbiddenError
 from planner_service.expressions.binding import bind
 from planner_service.expressions.expression import TRUE, Expression, Reference, UnboundPredicate, and_, not_, or_
@@ -53,6 +54,12 @@ class ScanRestriction:
 
     row_filter: Expression  # unbound: the current schema's names, bound case-sensitively
     masks: tuple[tuple[int, str], ...]  # (field id, action)
+
+    @classmethod
+    def of_rule(cls, restriction: Restriction, schema: Schema, table: str) -> ScanRestriction:
+        """A policy's restriction of a principal's reads of `table`, bound to `schema` (a 403 naming the rule
+        when it does not bind), as a scan carries it."""
+        return cls.from_json(restriction.bound(schema, table).to_json())
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScanRestriction:

@@ -107,10 +107,10 @@ def restricted(access: TableAccess, table: LoadedTable, scan: ScanRequest) -> Sc
     restriction = access.restriction(table.identifier) if table.identifier is not None else None
     if restriction is None:
         return scan
-    bound = restriction.bound(table.metadata.schema, table.name)
+    bound = ScanRestriction.of_rule(restriction, table.metadata.schema, table.name)
     if scan.explain:
         raise _unexplained(access, table)
-    return replace(scan, restriction=ScanRestriction.from_json(bound.to_json()))
+    return replace(scan, restriction=bound)
 
 
 def _unexplained(access: TableAccess, table: LoadedTable) -> ForbiddenError:

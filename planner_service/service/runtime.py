@@ -312,7 +312,7 @@ class Runtime:
         if restriction is None:
             return None
         schema = load_by_metadata_location(self.io, request.metadata_location).metadata.schema
-        return ScanRestriction.from_json(restriction.bound(schema, request.table).to_json())
+        return ScanRestriction.of_rule(restriction, schema, request.table)
 
     def _still_named(self, identifier: TableIdentifier, metadata_location: str, principal: Principal) -> bool:
         """Whether `identifier` names, now, the table of `metadata_location` (its directory): asked of the catalog

@@ -191,7 +191,8 @@ MASK_KINDS: dict[str, tuple[str, ...]] = {
     "truncate-to-month": ("date", "timestamp", "timestamptz"),
     "sha-256-global": ("string", "int", "long", "binary"),
 }
-_SPARK_TYPES = {
+# Iceberg's primitive types as Spark SQL writes them (sql.py's too, on the Java side)
+SPARK_TYPES: dict[str, str] = {
     "boolean": "BOOLEAN",
     "int": "INT",
     "long": "BIGINT",
@@ -388,7 +389,7 @@ def _kind(type_: str) -> str:
 
 def _spark_type(type_: str) -> str:
     decimal = _DECIMAL.fullmatch(type_)
-    return _SPARK_TYPES[type_] if decimal is None else f"DECIMAL({decimal[1]}, {decimal[2]})"
+    return SPARK_TYPES[type_] if decimal is None else f"DECIMAL({decimal[1]}, {decimal[2]})"
 
 
 def _quoted(name: str) -> str:

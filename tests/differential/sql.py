@@ -10,21 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from histories import decimal_params, kind
+from spark_reads import SPARK_TYPES
 
 CATALOG = "cat"
 NAMESPACE = "db"  # reference_tables.Writer's namespace (it writes the equality deletes)
-_SPARK_TYPES = {
-    "boolean": "BOOLEAN",
-    "int": "INT",
-    "long": "BIGINT",
-    "float": "FLOAT",
-    "double": "DOUBLE",
-    "date": "DATE",
-    "timestamp": "TIMESTAMP_NTZ",
-    "timestamptz": "TIMESTAMP",
-    "string": "STRING",
-    "binary": "BINARY",
-}
 _MODES = ("write.delete.mode", "write.update.mode", "write.merge.mode")
 
 
@@ -47,7 +36,7 @@ def spark_type(type_: Any) -> str:
         return f"ARRAY<{spark_type(type_['element'])}>"
     if k == "map":
         return f"MAP<{spark_type(type_['key'])}, {spark_type(type_['value'])}>"
-    return _SPARK_TYPES[k]
+    return str(SPARK_TYPES[k])
 
 
 def quote(text: str) -> str:
