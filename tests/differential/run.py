@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import shutil
 import sys
 import tempfile
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from planner_service.io.fileio import FileIO
+from planner_service.planning.index_tier import IndexTier
 from planner_service.planning.planner import ScanPlanner
 from tests.differential.compare import our_answer, verdict
 from tests.differential.driver import JavaProcess, log
@@ -40,11 +42,18 @@ def main() -> int:
     parser.add_argument("--shrink-seconds", type=float, default=300.0, help="budget per finding")
     parser.add_argument("--replay", type=Path, help="a saved case to build and plan again")
     parser.add_argument("--save", action="store_true", help="with --replay: write the answers into the case")
+    parser.add_argument(
+        "--index-tier", action="store_true", help="plan through the index's disk tier, with no manifest cache"
+    )
     args = parser.parse_args()
     if args.replay is not None:
         return replay(args.replay, args.save)
     warehouse = Path(tempfile.mkdtemp(prefix="differential-"))
-    planner = ScanPlanner(FileIO())
+    if args.index_tier:  # manifests and snapshots come back from the tier's files between requests
+        tier = IndexTier(warehouse / "index-tier", 10**11, secrets.token_bytes(32))
+        planner = ScanPlanner(FileIO(), cache_bytes=1, tier=tier)
+    else:
+        planner = ScanPlanner(FileIO())
     total = Judged()
     histories = skipped_ops = ops = 0
     saved: dict[str, str] = {}
