@@ -115,17 +115,8 @@ def open_assembly(data: pa.Buffer, name: str, manifests: Sequence[str], key: byt
 def assembled_index(assembly: Assembly, segments: Mapping[tuple[str, str], Segment]) -> FileIndex:
     """The index an assembly describes, its columns the slices of its segments (`segments`: each segment it
     refers to, opened, by (name, kind)); InvalidIndexFile when a slot holds another manifest or other rows."""
-    frames = []
-    stats_frames = []
-    for k, (manifest, (name, slot)) in enumerate(zip(assembly.manifests, assembly.core, strict=True)):
-        _, start, rows = segments[(name, "core")].slot(slot, manifest)
-        expected = _rows_of(assembly, k)
-        if rows != expected:
-            raise InvalidIndexFile(f"an assembly of {expected} rows for a slot of {rows}")
-        frames.append(segments[(name, "core")].frame.slice(start, rows))
-        if assembly.stats is not None:
-            stats_name, stats_slot = assembly.stats[k]
-            stats_frames.append(segments[(stats_name, "stats")].stats(stats_slot, manifest, rows))
+    frames = _runs(assembly, assembly.core, segments, "core")
+    stats_frames = [] if assembly.stats is None else _runs(assembly, assembly.stats, segments, "stats")
     frame = _concat(frames)
     if assembly.stats is not None:
         frame = frame.with_columns(_concat(stats_frames).get_columns())
@@ -141,6 +132,32 @@ def assembled_index(assembly: Assembly, segments: Mapping[tuple[str, str], Segme
         part_null_free=() if len(assembly.manifests) == 1 else assembly.part_null_free,
         mapped=True,
     )
+
+
+def _runs(
+    assembly: Assembly, slots: list[Slot], segments: Mapping[tuple[str, str], Segment], kind: str
+) -> list[pl.DataFrame]:
+    """The frames of the parts' slots, each run of consecutive slots of one segment one slice (a snapshot planned
+    as it was written: a slice a segment, not a manifest), once every slot is found to hold its manifest and
+    its rows."""
+    frames = []
+    run: tuple[Segment, int, int] | None = None  # (segment, first row, rows)
+    previous: Slot | None = None
+    for k, (manifest, (name, slot)) in enumerate(zip(assembly.manifests, slots, strict=True)):
+        segment = segments[(name, kind)]
+        _, start, rows = segment.slot(slot, manifest)
+        if rows != _rows_of(assembly, k):
+            raise InvalidIndexFile(f"an assembly of {_rows_of(assembly, k)} rows for a slot of {rows}")
+        if run is not None and previous == (name, slot - 1) and run[1] + run[2] == start:
+            run = (run[0], run[1], run[2] + rows)
+        else:
+            if run is not None:
+                frames.append(run[0].frame.slice(run[1], run[2]))
+            run = (segment, start, rows)
+        previous = (name, slot)
+    if run is not None:
+        frames.append(run[0].frame.slice(run[1], run[2]))
+    return frames
 
 
 def _rows_of(assembly: Assembly, part: int) -> int:
