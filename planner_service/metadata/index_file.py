@@ -35,8 +35,8 @@ import pyarrow as pa
 
 from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int32Array
 
-FORMAT = 2  # in the tier's file names and each file's JSON: a new layout never reads an old file
-MAGIC = b"SPIDX\x00\x00\x02"
+FORMAT = 3  # in the tier's file names and each file's JSON: a new layout never reads an old file
+MAGIC = b"SPIDX\x00\x00\x03"
 _TRAILER = struct.Struct("<Q32s8s")  # JSON length, MAC, magic
 _PARTITION_ID, _DIRECTORY_ID = "__partition_id", "__directory_id"
 CORE, STATS = "core", "stats"
@@ -67,9 +67,16 @@ def core_segments(parts: Sequence[tuple[str, FileIndex]], key: bytes) -> list[tu
                 "manifest": manifest,
                 "rows": len(index),
                 "columns": list(index.frame.columns),
-                "partitions": [[spec_id, [tagged(v) for v in values]] for spec_id, values in index.partitions],
-                "directories": [index.directories[i] for i in used.tolist()],
-                "null-free": None if index.null_free is None else sorted(index.null_free),
+                # (JSON in JSON: parsed when the slot's index is made, not when the segment is opened, which
+                # an assembly of the segment does without them)
+                "details": json.dumps(
+                    {
+                        "partitions": [[s, [tagged(v) for v in values]] for s, values in index.partitions],
+                        "directories": [index.directories[i] for i in used.tolist()],
+                        "null-free": None if index.null_free is None else sorted(index.null_free),
+                    },
+                    separators=(",", ":"),
+                ),
             }
         )
     return _sealed_by_schema(CORE, tables, slots, key)
@@ -143,11 +150,12 @@ class Segment:
         try:
             if slot["columns"] != self.frame.columns:
                 raise InvalidIndexFile("a segment whose slots' columns differ")
-            partitions = tuple((int(s), tuple(untagged(v) for v in values)) for s, values in slot["partitions"])
-            directories = tuple(slot["directories"])
+            details = json.loads(slot["details"])
+            partitions = tuple((int(s), tuple(untagged(v) for v in values)) for s, values in details["partitions"])
+            directories = tuple(details["directories"])
         except (pl.exceptions.ColumnNotFoundError, KeyError, TypeError, ValueError) as exc:
             raise InvalidIndexFile(f"a segment whose slot does not read: {exc}") from None
-        null_free = slot.get("null-free")
+        null_free = details.get("null-free")
         return FileIndex(
             frame,
             partitions,

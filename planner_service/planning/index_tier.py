@@ -31,7 +31,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,16 +171,21 @@ class IndexTier:
                 self._reject_link(manifests[i], STATS, exc)
         return out
 
-    def get_assembly(self, index_key: str, manifests: Sequence[str], with_stats: bool) -> FileIndex | None:
+    def get_assembly(
+        self, index_key: str, manifests: Sequence[str], with_stats: bool, pool: Executor | None = None
+    ) -> FileIndex | None:
         """The assembled index of the manifests `manifests` (by the reader's key; `index_key`: the reader's key of
-        the list), with their statistics when `with_stats`, from the tier; None when it does not hold it whole."""
+        the list), with their statistics when `with_stats`, from the tier; None when it does not hold it whole.
+        Its segments are opened on `pool`'s threads (their MACs are computed without the GIL)."""
         name = f"asm-{self._stem(index_key)}"
         data = self._bytes(name)
         if data is None:
             return None
         try:
             assembly = open_assembly(data, name, manifests, self._key)
-            segments = {(segment, kind): self._segment(segment, kind) for segment, kind in assembly.segments()}
+            wanted = sorted(assembly.segments())
+            found = (pool.map if pool is not None else map)(lambda where: self._segment(*where), wanted)
+            segments = dict(zip(wanted, found, strict=True))
             opened = {where: segment for where, segment in segments.items() if segment is not None}
             if len(opened) < len(segments):  # a segment evicted since: assembled manifest by manifest instead
                 with contextlib.suppress(OSError):

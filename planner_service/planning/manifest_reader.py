@@ -118,7 +118,7 @@ class ManifestReader:
         if self.tier is not None and manifests:
             for m in manifests:
                 self.io.roots.check(m.manifest_path)  # (as reading them would)
-            found = self.tier.get_assembly(key, keys, with_stats)
+            found = self.tier.get_assembly(key, keys, with_stats, self._pool)
             if found is not None:
                 if origins is not None:
                     origins.update((m.manifest_path, "index-tier") for m in manifests)

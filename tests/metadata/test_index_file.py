@@ -20,6 +20,7 @@ from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.file_index import INDEX_SCHEMA, STATS_COLUMNS, FileIndex
 from planner_service.metadata.index_file import (
     CORE,
+    FORMAT,
     MAGIC,
     STATS,
     InvalidIndexFile,
@@ -172,7 +173,7 @@ def test_a_planted_file_that_is_valid_arrow_is_refused() -> None:
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     slot = {"manifest": MANIFEST, "rows": 1, "columns": ["content"], "partitions": [], "directories": []}
-    text = json.dumps({"format": 2, "kind": "core", "slots": [slot]}).encode()
+    text = json.dumps({"format": FORMAT, "kind": "core", "slots": [slot]}).encode()
     forged = sink.getvalue().to_pybytes() + text + len(text).to_bytes(8, "little") + b"\0" * 32 + MAGIC
     with pytest.raises(InvalidIndexFile, match="MAC"):
         _read(forged)
