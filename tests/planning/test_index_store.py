@@ -1,7 +1,8 @@
-"""The index's disk tier shared through object storage (planning/index_store.py), on S3 through moto on
-loopback: a planner on another host (its own empty directory, the same store) plans a snapshot another host
-planned without reading a manifest, answering the same; an object damaged or planted in the store is refused
-and the manifests decoded; a store that refuses costs decodes and one warning, never a plan."""
+"""The index's disk tier shared through object storage (planning/index_store.py), on S3 through moto, on Google
+Cloud Storage's and Azure's emulators, on loopback: a planner on another host (its own empty directory, the same
+store) plans a snapshot another host planned without reading a manifest, answering the same; an object damaged
+or planted in the store is refused and the manifests decoded; a store that refuses costs decodes and one
+warning, never a plan."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import boto3
+import pyarrow.fs as pafs
 import pytest
 
-from iceberg_io import S3Config, StorageConfig
+from iceberg_io import AzureConfig, GcsConfig, S3Config, StorageConfig
 from planner_service.io.fileio import FileIO
 from planner_service.io.roots import Roots
 from planner_service.planning.index_store import IndexStore
@@ -21,6 +23,7 @@ from planner_service.planning.index_tier import IndexTier
 from planner_service.planning.planner import ScanPlanner
 from tests.planning.factories import MemoryIO, TableWriter
 from tests.planning.test_index_tier import FILTERS, KEY, MANIFESTS, _answer, _plan, _table
+from tests.spark_client.test_object_stores import AZURITE_ACCOUNT, AZURITE_KEY
 
 ACCESS, SECRET = "testing", "testing"
 
@@ -98,6 +101,57 @@ def test_another_host_plans_from_the_store(io: MemoryIO, writer: TableWriter, ho
     # the manifests are linked on the new host too: a list of some of them is assembled from its directory
     links = [p for p in (hosts.root / "host-1").glob("*.core") if p.is_symlink()]
     assert len(links) == 4
+
+
+@pytest.mark.parametrize("kind", ["gcs", "azure"])
+def test_another_host_plans_from_a_store_on_gcs_or_azure(
+    io: MemoryIO, writer: TableWriter, tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    store = (
+        _gcs_store(request.getfixturevalue("gcs_endpoint"))
+        if kind == "gcs"
+        else _azure_store(request.getfixturevalue("azurite_endpoint"))
+    )
+    first = ScanPlanner(io, threads=2, tier=IndexTier(tmp_path / "a", 10**9, KEY, store))
+    expected = [_answer(_plan(first, writer, f)) for f in FILTERS]
+    first.close()
+    io.reads.clear()
+    second = ScanPlanner(io, threads=2, tier=IndexTier(tmp_path / "b", 10**9, KEY, store))
+    try:
+        assert [_answer(_plan(second, writer, f)) for f in FILTERS] == expected
+        assert io.reads_of(MANIFESTS) == [0, 0, 0, 0] and store.stats.failures == 0
+    finally:
+        second.close()
+
+
+def _gcs_store(endpoint: str) -> IndexStore:
+    bucket = f"index-{secrets.token_hex(4)}"
+    host = endpoint.split("://")[1]
+    pafs.GcsFileSystem(anonymous=True, endpoint_override=host, scheme="http", project_id="test").create_dir(bucket)
+    storage = StorageConfig(gcs=GcsConfig(endpoint=endpoint, project_id="test", anonymous=True))
+    return IndexStore(FileIO(storage, Roots([f"gs://{bucket}/index"])), f"gs://{bucket}/index")
+
+
+def _azure_store(authority: str) -> IndexStore:
+    container = f"index-{secrets.token_hex(4)}"
+    azure = AzureConfig(
+        account_name=AZURITE_ACCOUNT,
+        account_key=AZURITE_KEY,
+        blob_storage_authority=authority,
+        dfs_storage_authority=authority,
+        blob_storage_scheme="http",
+        dfs_storage_scheme="http",
+    )
+    pafs.AzureFileSystem(
+        account_name=AZURITE_ACCOUNT,
+        account_key=AZURITE_KEY,
+        blob_storage_authority=authority,
+        blob_storage_scheme="http",
+        dfs_storage_authority=authority,
+        dfs_storage_scheme="http",
+    ).create_dir(container)
+    prefix = f"abfs://{container}/index"
+    return IndexStore(FileIO(StorageConfig(azure=azure), Roots([prefix])), prefix)
 
 
 def test_a_damaged_object_in_the_store_costs_a_decode(
