@@ -24,12 +24,14 @@ __all__ = ["free_port", "running_service", "wait_for_port"]  # (imported from he
 @contextlib.contextmanager
 def running_service(*args: str, env: dict[str, str] | None = None, log_path: Path | None = None) -> Iterator[str]:
     """`scan-planner serve ARGS` as a real uvicorn process on a free loopback port; yields its base URL. Its
-    output (the JSON log lines) goes to `log_path`, or to a temporary file. Unless `env` names one, the service
-    has an index directory of its own (a fresh service starts cold, as the tests of cold plans expect; those of
-    the disk tier share one: tests/service/test_index_tier_processes.py)."""
+    output (the JSON log lines) goes to `log_path`, or to a temporary file. Unless `env` or its settings file
+    names one, the service has an index directory of its own (a fresh service starts cold, as the tests of cold
+    plans expect; those of the disk tier share one: tests/service/test_index_tier_processes.py)."""
     port = free_port()
     own_index = None
-    if "SCAN_PLANNER_INDEX_DIRECTORY" not in {**os.environ, **(env or {})}:
+    config = args[args.index("--config") + 1] if "--config" in args[:-1] else None
+    configured = config is not None and "index_directory" in Path(config).read_text()  # (the file's wins)
+    if "SCAN_PLANNER_INDEX_DIRECTORY" not in {**os.environ, **(env or {})} and not configured:
         own_index = tempfile.mkdtemp(prefix="scan-planner-index-")
         env = {**(env or {}), "SCAN_PLANNER_INDEX_DIRECTORY": own_index}
     cli = Path(sys.executable).with_name("scan-planner")
