@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         index = Path(directory) / "index"
         out["disk_bytes"] = sum(p.stat().st_size for p in index.glob("seg-*"))  # (the links: inodes, no blocks)
         out["disk_core_bytes"] = sum(p.stat().st_size for p in index.glob("seg-*.core"))
+        out["disk_assembly_bytes"] = sum(p.stat().st_size for p in index.glob("asm-*"))
         progress("bench", "--- restarted: a one-file plan first")
         with bench_service(src, location, tier) as service:
             out["restart_one_ms"] = plan_ms(service, one)
@@ -150,7 +151,8 @@ def report(r: dict[str, Any]) -> None:
     print(
         f"\nafter the full plan from the tier: RSS +{rss:,.0f} B a file, anonymous +{anon:,.0f} B a file "
         "(target <= 100); "
-        f"disk {r['disk_bytes'] / files:,.0f} B a file ({r['disk_core_bytes'] / files:,.0f} B without statistics; "
+        f"disk {r['disk_bytes'] / files:,.0f} B a file in segments ({r['disk_core_bytes'] / files:,.0f} B without "
+        f"statistics; assemblies {r.get('disk_assembly_bytes', 0) / files:,.0f} B; "
         f"target <= 150); two processes' PSS "
         f"{sum(m['Pss'] for m in r['memory_two']) / MB:,.0f} MB (anonymous "
         f"{sum(m['Pss_Anon'] for m in r['memory_two']) / MB:,.0f} MB)"

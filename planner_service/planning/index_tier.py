@@ -66,7 +66,8 @@ SEGMENT_MANIFESTS = 64  # manifests a segment holds at most
 # read in other chunks than they were written in opens each once
 OPEN_SEGMENTS = 1024
 # the writer waits while manifests are being decoded (its Python work would take the GIL from the decoding
-# threads: a cold plan would wait for its own writes), at most this long for each segment
+# threads: a cold plan would wait for its own writes), at most this long for each segment, and only while
+# less than half of PENDING_BYTES waits
 DEFER_SECONDS = 10.0
 _TARGET = re.compile(r"(seg-[0-9a-f]{32}\.(?:core|stats))#([0-9]{1,6})")
 
@@ -384,7 +385,8 @@ class IndexTier:
 
     def _write(self, wanted: list[tuple[str, FileIndex, str]], size: int) -> None:
         deadline = time.monotonic() + DEFER_SECONDS
-        while self._decoding and time.monotonic() < deadline:
+        # (not once half the queue's bound waits: then the queue would drop what a big cold plan decodes)
+        while self._decoding and self._queued_bytes < PENDING_BYTES // 2 and time.monotonic() < deadline:
             time.sleep(0.02)
         try:
             cores = [(manifest, index) for manifest, index, kind in wanted if kind == CORE]
