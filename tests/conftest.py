@@ -176,3 +176,17 @@ def demo_service(demo_home: Path) -> Iterator[str]:
     """`scan-planner serve` with no configuration: the demo warehouse (demo.events), written afresh."""
     with running_service(env={"SCAN_PLANNER_HOME": str(demo_home)}) as url:
         yield url
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MiB tmpfs mounted for the test (needs root: skipped otherwise), unmounted after it."""
+    point = tmp_path / "disk"
+    point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(point)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.decode()[-200:]}")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)

@@ -116,8 +116,7 @@ class ManifestReader:
         entries (then handed to the tier)."""
         keys = [_decoded_key(m) for m in manifests]
         if self.tier is not None and manifests:
-            for m in manifests:
-                self.io.roots.check(m.manifest_path)  # (as reading them would)
+            self._within_roots(manifests, cancel)
             found = self.tier.get_assembly(key, keys, with_stats, self._pool)
             if found is not None:
                 if origins is not None:
@@ -290,15 +289,20 @@ class ManifestReader:
                 cancel.check()
             yield from zip(positions[begin : begin + size], future.result(), strict=True)
 
+    def _within_roots(self, manifests: list[ManifestFile], cancel: Cancellation) -> None:
+        """LocationNotAllowedError for a manifest outside the roots: what the tier gives is checked as a read of
+        the manifest would be."""
+        for m in manifests:
+            cancel.check()
+            self.io.roots.check(m.manifest_path)
+
     def _from_tier(
         self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool, cancel: Cancellation
     ) -> list[FileIndex | None]:
         """Each manifest's index from the disk tier (None: not there), or the index held given its statistics
         from there; checked against the roots first, as a read of the manifest would be."""
         assert self.tier is not None
-        for m in work[0]:
-            cancel.check()
-            self.io.roots.check(m.manifest_path)
+        self._within_roots(work[0], cancel)
         keys = [_decoded_key(m) for m in work[0]]
         held = [(i, index) for i, index in enumerate(work[1]) if index is not None]
         if not held:

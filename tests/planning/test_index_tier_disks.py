@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,19 +16,6 @@ from planner_service.planning.index_tier import IndexTier, index_tier
 from planner_service.planning.planner import ScanPlanner
 from tests.planning.factories import FileEntry, MemoryIO, TableWriter
 from tests.planning.test_index_tier import FILTERS, KEY, MANIFESTS, _answer, _plan, _table
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    point = tmp_path / "disk"
-    point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(point)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.decode()[-200:]}")
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", "-l", str(point)], check=False)
 
 
 def _read_only(point: Path) -> None:

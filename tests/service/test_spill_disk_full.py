@@ -10,31 +10,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.conformance.reference import Conformance
 from tests.conftest import running_service
 
 TABLES = ("many_manifests", "mor_position_deletes", "spec_evolution")
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    point = tmp_path / "spill"
-    point.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(point)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (needs root): {mounted.stderr.decode()[-200:]}")
-    try:
-        yield point
-    finally:
-        subprocess.run(["umount", "-l", str(point)], check=False)
 
 
 def _fill(point: Path, leave: int) -> Path:
