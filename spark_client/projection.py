@@ -122,14 +122,25 @@ def project_struct(
     return out
 
 
-def _holds_constant(typ: Any, constants: Mapping[int, pa.Scalar]) -> bool:
-    """Whether a struct holds, at any depth of structs, a field read as a constant (an identity partition's
-    source): Spark + Iceberg read such a struct as present where the file holds a null one."""
-    return any(
-        f["id"] in constants
-        or (isinstance(f["type"], dict) and f["type"]["type"] == "struct" and _holds_constant(f["type"], constants))
-        for f in typ["fields"]
-    )
+def _presence(typ: Any, file_fields: list[pa.Field], constants: Mapping[int, pa.Scalar]) -> str | None:
+    """What decides whether a struct read from a file is present, as Iceberg's Parquet readers decide it: the
+    first of its fields (depth first, in the scan's order) that is read as a constant ("constant": an identity
+    partition's source, so the struct is never null) or found in the file ("file": the file's own nulls);
+    None when no field is either, and the struct reads as null."""
+    by_id = {field_id(f): f for f in file_fields if field_id(f) is not None}
+    for f in typ["fields"]:
+        if f["id"] in constants:
+            return "constant"
+        found = by_id.get(f["id"])
+        if found is None:
+            continue
+        if isinstance(f["type"], dict) and f["type"]["type"] == "struct" and pa.types.is_struct(found.type):
+            nested = _presence(f["type"], _children(found.type), constants)
+            if nested is not None:
+                return nested
+            continue
+        return "file"
+    return None
 
 
 def _constant(value: pa.Scalar, target: pa.DataType, length: int) -> pa.Array:
@@ -152,8 +163,11 @@ def convert(
         file_fields = _children(file_type)
         children = [array.field(i) for i in range(len(file_fields))]
         arrays = project_struct(children, file_fields, typ["fields"], len(array), constants)
-        if _holds_constant(typ, constants):  # as Iceberg's readers build it: a struct of a constant is never null
+        presence = _presence(typ, file_fields, constants)
+        if presence == "constant":
             mask = None
+        elif presence is None:
+            mask = pa.repeat(pa.scalar(True), len(array))
         return pa.StructArray.from_arrays(arrays, fields=list(target), mask=mask)
     if kind == "list" and (pa.types.is_list(file_type) or pa.types.is_large_list(file_type)):
         values = convert(array.values, file_type.value_type, typ["element"], constants, f"{name}.element")

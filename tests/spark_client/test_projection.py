@@ -176,6 +176,31 @@ def test_partition_values_win_over_the_files_column(tmp_path: Path) -> None:
     assert table.column("cat").to_pylist() == ["from-partition", "in-file"]  # only identity transforms count
 
 
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        # Iceberg's Parquet readers (ParquetValueReaders.StructReader) take a struct's presence from its first
+        # field, in the scan's order, that is a constant or a file column; a constant is always present.
+        ([field(11, "p", "int"), field(12, "b", "string")], [{"p": 7, "b": "x"}, {"p": 7, "b": None}]),
+        ([field(12, "b", "string"), field(11, "p", "int")], [{"b": "x", "p": 7}, None]),
+        ([field(13, "added", "string"), field(11, "p", "int")], [{"added": None, "p": 7}, {"added": None, "p": 7}]),
+        ([field(13, "added", "string"), field(12, "b", "string")], [{"added": None, "b": "x"}, None]),
+    ],
+)
+def test_a_null_struct_holding_a_partition_constant(
+    tmp_path: Path, fields: list[dict[str, Any]], expected: list[Any]
+) -> None:
+    file_schema = schema(field(1, "id", "long"), field(2, "s", {"type": "struct", "fields": fields}))
+    written = schema(
+        field(1, "id", "long"),
+        field(2, "s", {"type": "struct", "fields": [f for f in fields if f["id"] != 13]}),
+    )
+    path = write_rows(tmp_path / "f.parquet", written, {"id": [1, 2], "s": [{"p": 7, "b": "x"}, None]})
+    spec = {"spec-id": 3, "fields": [{"name": "p", "transform": "identity", "source-id": 11, "field-id": 1000}]}
+    table = read_all(plan(file_schema, [[file_task(path, partition=[7], spec_id=3)]], specs=[spec]))
+    assert table.column("s").to_pylist() == expected
+
+
 def test_types_spark_cannot_write(tmp_path: Path) -> None:
     s = schema(
         field(1, "u", "uuid"), field(2, "fx", "fixed[3]"), field(3, "t", "time"), field(4, "ns", "timestamptz_ns")
