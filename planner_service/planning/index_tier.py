@@ -30,10 +30,11 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import polars as pl
 import pyarrow as pa
@@ -54,6 +55,7 @@ from planner_service.metadata.index_file import (
 from planner_service.planning.index_store import IndexStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # decoded manifests queued for writing at most (bytes in memory, most of them held by the manifest cache too);
 # more are not written (and decoded again by the next process that plans them)
@@ -69,6 +71,7 @@ OPEN_SEGMENTS = 1024
 # threads: a cold plan would wait for its own writes), at most this long for each segment, and only while
 # less than half of PENDING_BYTES waits
 DEFER_SECONDS = 10.0
+IDLE_POLL_SECONDS = 0.05  # how often a decode the queue could not take looks whether the process is idle
 _TARGET = re.compile(r"(seg-[0-9a-f]{32}\.(?:core|stats))#([0-9]{1,6})")
 
 
@@ -123,6 +126,7 @@ class IndexTier:
         self._open: OrderedDict[str, Segment] = OrderedDict()
         self._written_since_sweep = 0
         self._failing = False
+        self._closing = False
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-tier", initializer=lowest_priority)
         self._sweep()
 
@@ -133,6 +137,7 @@ class IndexTier:
         probe.unlink()
 
     def close(self) -> None:
+        self._closing = True
         self._writer.shutdown(wait=True, cancel_futures=True)
 
     def flush(self) -> None:
@@ -308,26 +313,48 @@ class IndexTier:
 
     # -- writing ------------------------------------------------------------------------------------------
 
-    def put(self, parts: Sequence[tuple[str, FileIndex]]) -> None:
+    def put(self, parts: Sequence[tuple[str, FileIndex]]) -> list[str]:
         """Write the indexes of manifests decoded together (by the reader's key; their cores, and their
         statistics when they have them) on the background thread, those the tier does not link already, unless
-        the queue is full."""
-        wanted = [
-            (manifest, index, kind)
-            for manifest, index in parts
-            for kind in ((CORE, STATS) if index.has_stats else (CORE,))
-            if not self._linked(self.directory / f"{self._stem(manifest)}.{kind}")
-        ]
-        if not wanted:
-            return
+        the queue is full: the manifests not queued then (for `write_later`)."""
+        wanted = self._unlinked(parts)
         for begin in range(0, len(wanted), SEGMENT_MANIFESTS):
             group = wanted[begin : begin + SEGMENT_MANIFESTS]
             size = sum(index.nbytes for index in {id(index): index for _, index, _ in group}.values())
             with self._lock:
                 if self._queued_bytes + size > PENDING_BYTES:
-                    return
+                    return list(dict.fromkeys(manifest for manifest, _, _ in wanted[begin:]))
                 self._queued_bytes += size
             self._writer.submit(self._write, group, size)
+        return []
+
+    def write_later(self, items: Sequence[T], decode: Callable[[list[T]], list[tuple[str, FileIndex]]]) -> None:
+        """Manifests the queue could not take (what `put` returned, as the reader knows them): decoded again by
+        `decode` on the background thread, SEGMENT_MANIFESTS at a time, each group once no plan of this process
+        is decoding, and written. A big cold plan so leaves the tier whole, without holding its indexes."""
+        for begin in range(0, len(items), SEGMENT_MANIFESTS):
+            self._writer.submit(self._decode_and_write, list(items[begin : begin + SEGMENT_MANIFESTS]), decode)
+
+    def _decode_and_write(self, items: list[T], decode: Callable[[list[T]], list[tuple[str, FileIndex]]]) -> None:
+        while self._decoding and not self._closing:
+            time.sleep(IDLE_POLL_SECONDS)
+        if self._closing:
+            return
+        try:
+            wanted = self._unlinked(decode(items))
+        except Exception as exc:  # (a manifest gone or damaged since: the next plan that needs it says so)
+            log.info("a manifest for index_directory was not decoded again", extra={"error": str(exc)})
+            return
+        if wanted:
+            self._write(wanted, 0)
+
+    def _unlinked(self, parts: Sequence[tuple[str, FileIndex]]) -> list[tuple[str, FileIndex, str]]:
+        return [
+            (manifest, index, kind)
+            for manifest, index in parts
+            for kind in ((CORE, STATS) if index.has_stats else (CORE,))
+            if not self._linked(self.directory / f"{self._stem(manifest)}.{kind}")
+        ]
 
     def has_assembly(self, index_key: str) -> bool:
         """Whether the tier holds the assembly of the list keyed `index_key` (not yet checked)."""

@@ -244,9 +244,9 @@ class ManifestReader:
     ) -> None:
         """Decode the `missing` manifests (and the statistics of those `lacking` them) into `found`, the cache
         and the tier."""
-        for work, wanted, largest in (
-            (partial(self._decode_chunk, with_stats=with_stats, cancel=cancel), missing, MAX_DECODE_CHUNK),
-            (partial(self._stats_chunk, cancel=cancel), lacking, MAX_STATS_CHUNK),
+        for work, wanted, largest, stats in (
+            (partial(self._decode_chunk, with_stats=with_stats, cancel=cancel), missing, MAX_DECODE_CHUNK, with_stats),
+            (partial(self._stats_chunk, cancel=cancel), lacking, MAX_STATS_CHUNK, True),
         ):
             decoded = []
             for i, index in self._in_parallel(
@@ -258,7 +258,10 @@ class ManifestReader:
                 decoded.append((key, index))
                 found[i] = index
             if self.tier is not None and decoded:
-                self.tier.put(decoded)
+                dropped = set(self.tier.put(decoded))
+                if dropped:  # (the queue is full: the tier decodes them again once this process is idle)
+                    later = [m for m in manifests if _decoded_key(m) in dropped]
+                    self.tier.write_later(later, partial(self._for_tier, with_stats=stats))
 
     def _in_parallel(
         self,
@@ -315,6 +318,11 @@ class ManifestReader:
         for i, loaded in zip(missing, self.tier.get([keys[i] for i in missing], with_stats), strict=True):
             out[i] = loaded
         return out
+
+    def _for_tier(self, manifests: list[ManifestFile], with_stats: bool) -> list[tuple[str, FileIndex]]:
+        """The manifests decoded again for the tier (by its thread), by the reader's key; not cached."""
+        indexes = self._by_shape(manifests, lambda read: live_entries(read, with_stats), Cancellation())
+        return [(_decoded_key(m), index) for m, index in zip(manifests, indexes, strict=True)]
 
     def _decode_chunk(
         self, work: tuple[list[ManifestFile], list[FileIndex | None]], with_stats: bool, cancel: Cancellation

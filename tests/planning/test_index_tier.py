@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -247,6 +248,36 @@ def test_two_planners_decoding_one_manifest_at_once_publish_one_file(
     # no segment that no link points at
     targets = {os.readlink(link).partition("#")[0] for link in links}
     assert {p.name for p in _segments(planners.root, "core") + _segments(planners.root, "stats")} == targets
+
+
+def test_what_a_full_queue_could_not_take_is_decoded_again_and_written_once_idle(
+    io: MemoryIO, writer: TableWriter, planners: Planners, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold plan bigger than the writer's queue: the manifests it could not queue are decoded again by the
+    tier's thread once the process no longer decodes, so the next process reads no manifest."""
+    monkeypatch.setattr("planner_service.planning.index_tier.PENDING_BYTES", 1)  # the queue takes nothing
+    first = planners.new(io, cache_bytes=1)
+    expected = _answer(_plan(first, writer, FILTERS[1]))
+    assert io.reads_of(MANIFESTS) == [2, 2, 2, 2]  # the plan's read, and the tier's own
+    assert len(_links(planners.root, "core")) == 4 and len(_links(planners.root, "stats")) == 4
+    io.reads.clear()
+    restarted = planners.new(io)
+    assert _answer(_plan(restarted, writer, FILTERS[1])) == expected
+    assert io.reads_of(MANIFESTS) == [0, 0, 0, 0]
+
+
+def test_a_decode_for_the_tier_waits_while_the_process_decodes(
+    io: MemoryIO, writer: TableWriter, planners: Planners, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("planner_service.planning.index_tier.PENDING_BYTES", 1)
+    planner = planners.new(io, cache_bytes=1)
+    tier = _tier(planner)
+    with tier.decoding():  # (another plan of this process decoding meanwhile)
+        planner.plan(writer.table(), ScanRequest(snapshot=SnapshotChoice(snapshot_id=1)))
+        time.sleep(0.3)
+        assert not _links(planners.root, "core")
+    tier.flush()
+    assert len(_links(planners.root, "core")) == 4
 
 
 def test_the_directory_keeps_within_its_bound_least_recently_used_out(io: MemoryIO, planners: Planners) -> None:
