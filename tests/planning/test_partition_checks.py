@@ -59,3 +59,13 @@ def test_values_a_field_cannot_hold_name_the_file_and_field(values: tuple[Any, .
     with pytest.raises(CorruptMetadataError) as raised:
         _check(*values)
     assert "Content file s3://b/f.parquet" in raised.value.message and words in raised.value.message
+
+
+def test_among_many_partitions_the_one_that_fails_is_named() -> None:
+    good = [(0, (Decimal(f"{k}.25"), 19_000 + k, f"n{k}")) for k in range(1000)]
+    for bad in [(0, (Decimal("1.25"), "2026-01-01", "ab")), (0, (Decimal("Infinity"), 1, "ab")), (0, (None, 1, 7))]:
+        partitions = [*good[:500], bad, *good[500:]]
+        with pytest.raises(CorruptMetadataError) as raised:
+            check_partitions(partitions, {0: SPEC}, SCHEMA, lambda p: f"s3://b/{partitions.index(p)}.parquet")
+        assert "Content file s3://b/500.parquet" in raised.value.message
+    assert check_partitions(good, {0: SPEC}, SCHEMA, str) == 1000
