@@ -11,6 +11,9 @@ column statistics:
             slot), and per slot its manifest, rows, interned partitions, directories and null-free proof (JSON)
     stats   the five statistics columns, and per slot its manifest and rows
 
+Beside them, a manifest list decoded (kind `list`: its records as JSON, no columns), so that a restarted process
+reads no metadata file of a snapshot it planned before but the table's metadata.
+
 A file is `<Arrow IPC file><JSON><u64 JSON length><32-byte MAC><magic>`. The MAC is a keyed BLAKE3 of
 everything before it (four times HMAC-SHA-256's speed here, and without the GIL: a restarted process
 checks every byte it maps); it is checked before a byte of the file is parsed, and each slot names the manifest it
@@ -36,12 +39,13 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int32Array
+from planner_service.metadata.manifest_list import FieldSummary, ManifestFile
 
 FORMAT = 4  # in the tier's file names and each file's JSON: a new layout never reads an old file
 MAGIC = b"SPIDX\x00\x00\x04"
 _TRAILER = struct.Struct("<Q32s8s")  # JSON length, MAC, magic
 _PARTITION_ID, _DIRECTORY_ID = "__partition_id", "__directory_id"
-CORE, STATS = "core", "stats"
+CORE, STATS, LIST = "core", "stats", "list"
 
 
 class InvalidIndexFile(ValueError):
@@ -120,6 +124,79 @@ def sealed(kind: str, table: pa.Table, meta: dict[str, Any], key: bytes) -> byte
     for part in (ipc, text, length):
         digest.update(part)
     return b"".join((ipc.to_pybytes(), text, length, digest.digest(), MAGIC))
+
+
+def list_file(location: str, manifests: Sequence[ManifestFile], key: bytes) -> bytes:
+    """The manifest list at `location`, decoded into `manifests`, as an index file (bytes as hex)."""
+    rows = [
+        [
+            m.manifest_path,
+            m.manifest_length,
+            m.partition_spec_id,
+            m.content,
+            m.sequence_number,
+            m.min_sequence_number,
+            m.added_snapshot_id,
+            m.added_files_count,
+            m.existing_files_count,
+            m.deleted_files_count,
+            m.added_rows_count,
+            m.existing_rows_count,
+            m.deleted_rows_count,
+            None
+            if m.partitions is None
+            else [[p.contains_null, p.contains_nan, _hex(p.lower_bound), _hex(p.upper_bound)] for p in m.partitions],
+            _hex(m.key_metadata),
+            m.first_row_id,
+        ]
+        for m in manifests
+    ]
+    return sealed(LIST, pa.table({}), {"location": location, "manifests": rows}, key)
+
+
+def open_list(data: pa.Buffer, location: str, key: bytes) -> list[ManifestFile]:
+    """The manifests of the list at `location` from its index file; InvalidIndexFile unless it is one written with
+    `key` for that list."""
+    _, meta = unsealed(data, LIST, key)
+    if meta.get("location") != location:
+        raise InvalidIndexFile("a manifest list's file for another list")
+    try:
+        return [_manifest_file(*row) for row in meta["manifests"]]
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise InvalidIndexFile(f"a manifest list's file that does not read: {exc}") from None
+
+
+def _manifest_file(*row: Any) -> ManifestFile:
+    path, length, spec_id, content, sequence, min_sequence, snapshot_id, *counts, summaries, key, first_row_id = row
+    added, existing, deleted, added_rows, existing_rows, deleted_rows = counts
+    return ManifestFile(
+        path,
+        length,
+        spec_id,
+        content,
+        sequence,
+        min_sequence,
+        snapshot_id,
+        added,
+        existing,
+        deleted,
+        added_rows,
+        existing_rows,
+        deleted_rows,
+        partitions=None
+        if summaries is None
+        else tuple(FieldSummary(bool(n), nan, _bytes(lo), _bytes(hi)) for n, nan, lo, hi in summaries),
+        key_metadata=_bytes(key),
+        first_row_id=first_row_id,
+    )
+
+
+def _hex(value: bytes | None) -> str | None:
+    return None if value is None else bytes(value).hex()
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return None if text is None else bytes.fromhex(text)
 
 
 # -- reading ------------------------------------------------------------------------------------------------

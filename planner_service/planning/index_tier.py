@@ -49,9 +49,12 @@ from planner_service.metadata.index_file import (
     InvalidIndexFile,
     Segment,
     core_segments,
+    list_file,
+    open_list,
     open_segment,
     stats_segments,
 )
+from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.planning.index_store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -209,6 +212,30 @@ class IndexTier:
                     self._link(f"{segment}#{slot}", manifest, kind)
         self._count(hits=len(manifests))
         return index
+
+    def get_list(self, location: str) -> list[ManifestFile] | None:
+        """The manifest list at `location` as decoded before (by any process sharing the tier), or None."""
+        name = f"lst-{self._stem(location)}"
+        data = self._bytes(name)
+        if data is None:
+            return None
+        try:
+            return open_list(data, location, self._key)
+        except InvalidIndexFile as exc:
+            self._refuse(name, exc)
+            return None
+
+    def put_list(self, location: str, manifests: Sequence[ManifestFile]) -> None:
+        """Write the manifest list at `location`, decoded into `manifests`, on the background thread."""
+        name = f"lst-{self._stem(location)}"
+        if not (self.directory / name).exists():
+            self._writer.submit(self._write_list, name, location, list(manifests))
+
+    def _write_list(self, name: str, location: str, manifests: list[ManifestFile]) -> None:
+        try:
+            self._write_file(name, list_file(location, manifests, self._key))
+        except OSError as exc:
+            self._failed(exc)
 
     def _found(self, manifests: Sequence[str], kind: str) -> list[tuple[tuple[Segment, int], int]]:
         """((segment, slot), position) of each manifest the tier links, its segments opened once each."""
@@ -535,7 +562,7 @@ class IndexTier:
                     if entry.name.startswith("."):
                         if found.st_mtime < stale:
                             os.unlink(entry.path)
-                    elif entry.name.startswith(("seg-", "asm-")):
+                    elif entry.name.startswith(("seg-", "asm-", "lst-")):
                         segments.append((found.st_mtime, found.st_size, entry.name))
         total = sum(size for _, size, _ in segments)
         kept = {name for _, _, name in segments}

@@ -72,10 +72,20 @@ class ManifestReader:
         location = snapshot.manifest_list
         if location is None:
             return [_v1_manifest(path, snapshot.snapshot_id) for path in snapshot.v1_manifests]
-        return self._manifest_lists.get_or_load(
-            location,
-            lambda: self.read(location, None, lambda data: read_manifest_list(data, location, self.io.max_inflated)),
-        )
+        return self._manifest_lists.get_or_load(location, lambda: self._manifest_list(location))
+
+    def _manifest_list(self, location: str) -> list[ManifestFile]:
+        """The manifest list at `location`: from the tier (checked against the roots, as a read of it would be),
+        else read and decoded (then handed to the tier)."""
+        if self.tier is not None:
+            self.io.roots.check(location)
+            found = self.tier.get_list(location)
+            if found is not None:
+                return found
+        manifests = self.read(location, None, lambda data: read_manifest_list(data, location, self.io.max_inflated))
+        if self.tier is not None:
+            self.tier.put_list(location, manifests)
+        return manifests
 
     def appended_manifests(self, appends: tuple[Snapshot, ...], added_in: frozenset[int]) -> list[ManifestFile]:
         """The data manifests of the append snapshots that one of them added, each once (by path)."""

@@ -25,9 +25,12 @@ from planner_service.metadata.index_file import (
     STATS,
     InvalidIndexFile,
     core_segments,
+    list_file,
+    open_list,
     open_segment,
     stats_segments,
 )
+from planner_service.metadata.manifest_list import FieldSummary, ManifestFile
 
 KEY = b"k" * 32
 MANIFEST = "s3://bucket/t/metadata/m0.avro\x002048\x005\x0042"
@@ -208,3 +211,24 @@ def test_a_segment_holds_many_manifests_one_a_slot_by_schema() -> None:
         first.index(0, "m2")
     with pytest.raises(InvalidIndexFile, match="another manifest"):
         first.index(2, "m2")
+
+
+def test_a_manifest_list_reads_back_as_decoded() -> None:
+    manifests = [
+        ManifestFile(
+            "s3://b/t/metadata/m0.avro", 4096, 1, 0, 7, 3, 42, 10, 0, 2, 1000, 0, 20,
+            (FieldSummary(True, None, b"\x00\x01", None), FieldSummary(False, True, None, b"\xff")),
+            key_metadata=b"\x09",
+            first_row_id=5,
+        ),
+        ManifestFile("s3://b/t/metadata/m1.avro", 10, 0, 1, 0, 0, None, None, None, None, None, None, None, None),
+    ]  # fmt: skip
+    location = "s3://b/t/metadata/snap-1.avro"
+    data = list_file(location, manifests, KEY)
+    assert open_list(pa.py_buffer(data), location, KEY) == manifests
+    with pytest.raises(InvalidIndexFile, match="another list"):
+        open_list(pa.py_buffer(data), location.replace("snap-1", "snap-2"), KEY)
+    with pytest.raises(InvalidIndexFile, match="MAC"):
+        open_list(pa.py_buffer(data), location, b"j" * 32)
+    with pytest.raises(InvalidIndexFile, match="list"):
+        open_segment(pa.py_buffer(data), CORE, KEY)

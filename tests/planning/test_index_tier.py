@@ -250,6 +250,30 @@ def test_two_planners_decoding_one_manifest_at_once_publish_one_file(
     assert {p.name for p in _segments(planners.root, "core") + _segments(planners.root, "stats")} == targets
 
 
+def test_a_restarted_planner_reads_no_manifest_list_it_planned_before(
+    io: MemoryIO, writer: TableWriter, planners: Planners
+) -> None:
+    expected = _answer(_plan(planners.new(io), writer))
+    manifest_list = writer.table().metadata.snapshots[1].manifest_list
+    assert manifest_list is not None and io.reads[manifest_list] == 1
+    assert _answer(_plan(planners.new(io), writer)) == expected
+    assert io.reads[manifest_list] == 1
+    (listed,) = planners.root.glob("lst-*")
+    listed.write_bytes(listed.read_bytes()[:-1] + b"\x00")  # damaged: refused, removed, read again
+    restarted = planners.new(io)
+    assert _answer(_plan(restarted, writer)) == expected
+    assert io.reads[manifest_list] == 2 and _tier(restarted).stats.rejected == 1
+
+
+def test_a_manifest_list_outside_the_roots_is_refused_whatever_the_tier_holds(
+    io: MemoryIO, writer: TableWriter, planners: Planners
+) -> None:
+    _plan(planners.new(io), writer)
+    io.roots = Roots(["s3://bucket/data/"])
+    with pytest.raises(LocationNotAllowedError):
+        _plan(planners.new(io), writer)
+
+
 def test_what_a_full_queue_could_not_take_is_decoded_again_and_written_once_idle(
     io: MemoryIO, writer: TableWriter, planners: Planners, monkeypatch: pytest.MonkeyPatch
 ) -> None:

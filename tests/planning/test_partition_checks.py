@@ -66,6 +66,6 @@ def test_among_many_partitions_the_one_that_fails_is_named() -> None:
     for bad in [(0, (Decimal("1.25"), "2026-01-01", "ab")), (0, (Decimal("Infinity"), 1, "ab")), (0, (None, 1, 7))]:
         partitions = [*good[:500], bad, *good[500:]]
         with pytest.raises(CorruptMetadataError) as raised:
-            check_partitions(partitions, {0: SPEC}, SCHEMA, lambda p: f"s3://b/{partitions.index(p)}.parquet")
+            check_partitions(partitions, {0: SPEC}, SCHEMA, lambda p, ps=partitions: f"s3://b/{ps.index(p)}.parquet")
         assert "Content file s3://b/500.parquet" in raised.value.message
     assert check_partitions(good, {0: SPEC}, SCHEMA, str) == 1000
