@@ -332,13 +332,22 @@ def int32s(column: pa.ChunkedArray) -> Int32Array:
     batch)."""
     if column.type != pa.int32() or column.null_count:
         raise InvalidIndexFile("a segment whose partition or directory ids are not int32s")
-    if column.num_chunks != 1:
-        column = pa.chunked_array([column.combine_chunks()])
-    chunk = column.chunk(0)
-    if not len(chunk):
-        return np.zeros(0, np.int32)
-    values: Int32Array = np.frombuffer(chunk.buffers()[1], np.int32, len(chunk), chunk.offset * 4)
+    values: Int32Array = numbers(column, np.int32)
     return values
+
+
+def numbers(column: pa.ChunkedArray, dtype: Any) -> Any:
+    """A fixed-width column without nulls as a numpy array of `dtype` (its width) over the file's pages when it
+    is one chunk (as written: one record batch); without pyarrow's conversions (which import pandas)."""
+    if column.num_chunks != 1:
+        column = pa.chunked_array([column.combine_chunks()], column.type)
+    chunk = column.chunk(0)
+    width = np.dtype(dtype).itemsize
+    if chunk.null_count or chunk.type.bit_width != 8 * width:
+        raise InvalidIndexFile(f"a column of {chunk.type} where {np.dtype(dtype)} was written")
+    if not len(chunk):
+        return np.zeros(0, dtype)
+    return np.frombuffer(chunk.buffers()[1], dtype, len(chunk), chunk.offset * width)
 
 
 # -- partition values with their types ---------------------------------------------------------------

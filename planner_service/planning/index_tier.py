@@ -34,14 +34,16 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from planner_service.io.private_directory import lowest_priority, private_directory
-from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex
-from planner_service.metadata.index_assembly import assembled_index, assembly_file, open_assembly
+from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int64Array
+from planner_service.metadata.index_assembly import Assembly, assembled_index, assembly_file, open_assembly
+from planner_service.metadata.index_fields import HeldStats, field_file, open_field
 from planner_service.metadata.index_file import (
     CORE,
     FORMAT,
@@ -55,6 +57,7 @@ from planner_service.metadata.index_file import (
     stats_segments,
 )
 from planner_service.metadata.manifest_list import ManifestFile
+from planner_service.metadata.types import PrimitiveType
 from planner_service.planning.index_store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -212,6 +215,107 @@ class IndexTier:
                     self._link(f"{segment}#{slot}", manifest, kind)
         self._count(hits=len(manifests))
         return index
+
+    def pruning(
+        self, index_key: str, manifests: Sequence[str], fields: Sequence[tuple[int, PrimitiveType]]
+    ) -> tuple[Assembly, FileIndex] | None:
+        """(the assembly of the manifests `manifests`, with statistics, keyed `index_key`; its files as an index
+        of no columns but record_count, whose statistics are those of `fields` from their files), for a filter
+        on those fields to prune by without opening a segment; None when the tier lacks one of them."""
+        name = f"asm-{self._stem(index_key)}"
+        data = self._bytes(name)
+        if data is None:
+            return None
+        try:
+            assembly = open_assembly(data, name, manifests, self._key)
+            if assembly.stats is None:
+                raise InvalidIndexFile("an assembly without the statistics its name says it has")
+        except InvalidIndexFile as exc:
+            self._refuse(name, exc)
+            return None
+        frame: pl.DataFrame | None = None
+        held: dict[tuple[str, int], Any] = {}
+        for field_id, typ in fields:
+            fname = self._field_name(index_key, field_id, typ)
+            fdata = self._bytes(fname)
+            if fdata is None:
+                return None
+            try:
+                frame, found = open_field(fdata, name, field_id, typ, self._key)
+                if frame.height != len(assembly.partition_id) or any(
+                    len(held_column[0] if isinstance(held_column, tuple) else held_column.present) != frame.height
+                    for held_column in found.values()
+                ):
+                    raise InvalidIndexFile("a field's file of other rows than its assembly's")
+            except InvalidIndexFile as exc:
+                self._refuse(fname, exc)
+                return None
+            held.update(found)
+        if frame is None:
+            return None
+        view = FileIndex(
+            frame,
+            assembly.partitions,
+            assembly.partition_id,
+            assembly.directories,
+            assembly.directory_id,
+            null_free=assembly.null_free,
+            part_starts=None if len(assembly.manifests) == 1 else np.asarray(assembly.part_starts, np.int64),
+            part_null_free=() if len(assembly.manifests) == 1 else assembly.part_null_free,
+            mapped=True,
+        )
+        stats = HeldStats(frame, held)
+        view.memo("stats", lambda: stats)
+        self._count(hits=len(manifests))
+        return assembly, view
+
+    def gathered(self, assembly: Assembly, rows: Int64Array) -> FileIndex | None:
+        """The rows `rows` (ascending) of the assembled index, with their statistics, from the segments that hold
+        them (those alone opened); None when one of them is gone or refused."""
+        starts = np.asarray(assembly.part_starts, np.int64)
+        parts = np.searchsorted(starts, rows, side="right") - 1
+        held, first = np.unique(parts, return_index=True)
+        ends = [*first.tolist()[1:], len(rows)]
+        assert assembly.stats is not None
+        pieces = []
+        for k, begin, end in zip(held.tolist(), first.tolist(), ends, strict=True):
+            manifest, (core, slot), (stats, stats_slot) = assembly.manifests[k], assembly.core[k], assembly.stats[k]
+            segment, stats_segment = self._segment(core, CORE), self._segment(stats, STATS)
+            if segment is None or stats_segment is None:
+                return None
+            try:
+                index = segment.index(slot, manifest)
+                index = index.with_statistics(stats_segment.stats(stats_slot, manifest, len(index)), mapped=True)
+                expected = (starts[k + 1] if k + 1 < len(starts) else len(assembly.partition_id)) - starts[k]
+                if len(index) != expected:
+                    raise InvalidIndexFile(f"an assembly of {expected} rows for a slot of {len(index)}")
+            except InvalidIndexFile as exc:
+                self._refuse(core, exc)
+                return None
+            pieces.append(index.take(rows[begin:end] - starts[k]))
+        return FileIndex.concat(pieces)
+
+    def put_fields(self, index_key: str, index: FileIndex, fields: Sequence[tuple[int, PrimitiveType]]) -> None:
+        """Write the files of `fields` of the assembled index `index` (with statistics) of the list keyed
+        `index_key`, those not written yet, on the background thread (their statistics decoded there as far as
+        the plan did not)."""
+        wanted = [f for f in fields if not (self.directory / self._field_name(index_key, *f)).exists()]
+        if wanted and index.has_stats:
+            self._writer.submit(self._write_fields, index_key, index, wanted)
+
+    def _write_fields(self, index_key: str, index: FileIndex, fields: list[tuple[int, PrimitiveType]]) -> None:
+        for field_id, typ in fields:
+            data = field_file(f"asm-{self._stem(index_key)}", index.stats, field_id, typ, self._key)
+            if data is None:
+                continue
+            try:
+                self._write_file(self._field_name(index_key, field_id, typ), data)
+            except OSError as exc:
+                self._failed(exc)
+                return
+
+    def _field_name(self, index_key: str, field_id: int, typ: PrimitiveType) -> str:
+        return "fld-" + self._stem("\0".join((index_key, str(field_id), str(typ))))
 
     def get_list(self, location: str) -> list[ManifestFile] | None:
         """The manifest list at `location` as decoded before (by any process sharing the tier), or None."""
@@ -387,17 +491,27 @@ class IndexTier:
         """Whether the tier holds the assembly of the list keyed `index_key` (not yet checked)."""
         return (self.directory / f"asm-{self._stem(index_key)}").exists()
 
-    def assemble_later(self, index_key: str, manifests: Sequence[str], with_stats: bool) -> None:
-        """Write the assembly of manifests the tier holds (a plan that streamed them did not assemble them), on
-        the background thread after their segments, from the segments."""
+    def assemble_later(
+        self,
+        index_key: str,
+        manifests: Sequence[str],
+        with_stats: bool,
+        fields: Sequence[tuple[int, PrimitiveType]] = (),
+    ) -> None:
+        """Write the assembly of manifests the tier holds (a plan that streamed them did not assemble them), and
+        the files of `fields` over it, on the background thread after their segments, from the segments."""
         if not self.has_assembly(index_key):
-            self._writer.submit(self._assemble, index_key, list(manifests), with_stats)
+            self._writer.submit(self._assemble, index_key, list(manifests), with_stats, list(fields))
 
-    def _assemble(self, index_key: str, manifests: list[str], with_stats: bool) -> None:
+    def _assemble(
+        self, index_key: str, manifests: list[str], with_stats: bool, fields: list[tuple[int, PrimitiveType]]
+    ) -> None:
         parts = self.get(manifests, with_stats)
         if all(p is not None and (p.has_stats or not with_stats) for p in parts):
             index = FileIndex.concat([p for p in parts if p is not None])
             self._write_assembly(f"asm-{self._stem(index_key)}", index, manifests)
+            if with_stats and fields:
+                self._write_fields(index_key, index, fields)
 
     def put_assembly(self, index_key: str, index: FileIndex, manifests: Sequence[str]) -> None:
         """Write the assembled index of the manifests `manifests` (by the reader's key; `index_key`: the list's),
@@ -562,7 +676,7 @@ class IndexTier:
                     if entry.name.startswith("."):
                         if found.st_mtime < stale:
                             os.unlink(entry.path)
-                    elif entry.name.startswith(("seg-", "asm-", "lst-")):
+                    elif entry.name.startswith(("seg-", "asm-", "lst-", "fld-")):
                         segments.append((found.st_mtime, found.st_size, entry.name))
         total = sum(size for _, size, _ in segments)
         kept = {name for _, _, name in segments}

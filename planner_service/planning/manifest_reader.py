@@ -11,21 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
+import polars as pl
 
 from planner_service.allocator import release_free_memory
 from planner_service.cache import LruCache
 from planner_service.errors import CorruptMetadataError, MissingFileError
 from planner_service.io.fileio import FileIO, FileNotFound
 from planner_service.metadata.file_index import FileIndex
+from planner_service.metadata.index_assembly import Assembly
+from planner_service.metadata.index_fields import NotHeld
 from planner_service.metadata.manifest import ManifestBlocks, live_entries, live_statistics, read_manifest
 from planner_service.metadata.manifest_list import DATA_MANIFEST, ManifestFile, read_manifest_list
 from planner_service.metadata.table_metadata import Snapshot
+from planner_service.metadata.types import PrimitiveType
 from planner_service.planning.admission import Cancellation
 from planner_service.planning.index_tier import IndexTier
 
@@ -55,12 +59,21 @@ class ManifestReader:
         self._manifests: LruCache[FileIndex] = LruCache(cache_bytes, partial(_held_bytes, cache_bytes))
         # a snapshot's manifests (or those a filter may match) assembled: shares the manifests' buffers, adds row arrays
         self._indexes: LruCache[FileIndex] = LruCache(cache_bytes // 4, lambda i: 48 * len(i) + 1024)
+        # what a filter prunes by from the tier (tier_pruned_index): mapped, but for the interned partitions
+        self._views: LruCache[tuple[Assembly, FileIndex]] = LruCache(
+            cache_bytes // 8, lambda v: v[1].interned_bytes + 1024
+        )
         self._threads = threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="manifest-reader")
 
     def caches(self) -> dict[str, LruCache[Any]]:
         """The caches by name, for metrics."""
-        return {"manifest-lists": self._manifest_lists, "manifests": self._manifests, "file-indexes": self._indexes}
+        return {
+            "manifest-lists": self._manifest_lists,
+            "manifests": self._manifests,
+            "file-indexes": self._indexes,
+            "tier-views": self._views,
+        }
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -155,10 +168,12 @@ class ManifestReader:
         matching_rows: Callable[[FileIndex], Rows],
         cancel: Cancellation,
         origins: Origins | None = None,
+        fields: Sequence[tuple[int, PrimitiveType]] = (),
     ) -> tuple[FileIndex, int]:
         """(the rows of the manifests' live entries that `matching_rows` gives, as one index; how many rows there
         were): groups of about STREAM_GROUP_BYTES of manifests decoded, pruned and let go in turn; the
-        manifest cache keeps what fits beside what it holds, evicting nothing."""
+        manifest cache keeps what fits beside what it holds, evicting nothing. The tier assembles them after,
+        with the files of `fields` (what the filter reads)."""
         parts, considered = [], 0
         for group in _groups(manifests, with_stats):
             index = _of_their_content(group, self._live_entries(group, with_stats, cancel, False, origins))
@@ -170,8 +185,49 @@ class ManifestReader:
         if self.tier is not None:  # the next plan of these manifests maps them assembled, without streaming
             key = _index_key(manifests)
             keys = [_decoded_key(m) for m in manifests]
-            self.tier.assemble_later(f"{key}+stats" if with_stats else key, keys, with_stats)
+            self.tier.assemble_later(f"{key}+stats" if with_stats else key, keys, with_stats, fields)
         return FileIndex.concat(parts), considered
+
+    def tier_pruned_index(
+        self,
+        manifests: list[ManifestFile],
+        fields: Sequence[tuple[int, PrimitiveType]],
+        matching_rows: Callable[[FileIndex], Rows],
+        cancel: Cancellation,
+    ) -> tuple[FileIndex, int] | None:
+        """(the rows of the manifests' live entries that `matching_rows` gives, as one index; how many rows
+        there were) from the tier without the manifests' index: their assembly's partitions and the statistics
+        of `fields` (what the filter reads) from their files, then the rows kept from their segments alone.
+        None when the index is held in memory, or the tier lacks any of it: plan from the index."""
+        if self.tier is None or not manifests or not fields:
+            return None
+        key = f"{_index_key(manifests)}+stats"
+        if self._indexes.get(key) is not None:
+            return None
+        self._within_roots(manifests, cancel)
+        view_key = f"{key}+fields:" + ",".join(f"{field_id}:{typ}" for field_id, typ in fields)
+        found = self._views.get(view_key)
+        if found is None:
+            found = self.tier.pruning(key, [_decoded_key(m) for m in manifests], fields)
+            if found is None:
+                return None
+            self._views.put(view_key, found)
+        assembly, view = found
+        try:
+            rows = matching_rows(view)
+        except (NotHeld, pl.exceptions.ColumnNotFoundError):  # (something the fields' files do not hold)
+            return None
+        cancel.check()
+        index = self.tier.gathered(assembly, rows)
+        return None if index is None else (index, len(view))
+
+    def keep_fields(
+        self, manifests: list[ManifestFile], index: FileIndex, fields: Sequence[tuple[int, PrimitiveType]]
+    ) -> None:
+        """Hand the tier the statistics of `fields` (what a filter read) of the manifests' index, so that another
+        process prunes by them without the index (`tier_pruned_index`)."""
+        if self.tier is not None and manifests and fields and index.has_stats:
+            self.tier.put_fields(f"{_index_key(manifests)}+stats", index, fields)
 
     def read(self, location: str, length: int | None, parse: Callable[[bytes], T]) -> T:
         """A metadata file, parsed (a parse that fails on a read the store cut short reads it again:

@@ -321,13 +321,22 @@ class ScanPlanner:
 
         prunes = not row_filter.is_true or added_in is not None
         origins = None if explain is None else explain.read_from
-        if prunes and self.manifests.streams(scanned, with_stats):
-            index, considered = self.manifests.pruned_index(scanned, with_stats, matching_rows, context.cancel, origins)
+        # a filter's fields, when the tier may hold their statistics apart: (a plan that explains reads more)
+        fields = row_filter.bound_fields if added_in is None and explain is None else []
+        pruned = self.manifests.tier_pruned_index(scanned, fields, matching_rows, context.cancel) if prunes else None
+        if pruned is not None:
+            index, considered = pruned
+            rows = np.arange(len(index), dtype=np.int64)
+        elif prunes and self.manifests.streams(scanned, with_stats):
+            index, considered = self.manifests.pruned_index(
+                scanned, with_stats, matching_rows, context.cancel, origins, fields
+            )
             rows = np.arange(len(index), dtype=np.int64)
         else:
             index = self.manifests.index(scanned, context.cancel, with_stats, origins)
             context.cancel.check()
             rows, considered = matching_rows(index), len(index)
+            self.manifests.keep_fields(scanned, index, fields)
             if len(rows) * 2 < len(index):  # the plan keeps its own rows, not the snapshot's whole index
                 index, rows = index.take(rows), np.arange(len(rows), dtype=np.int64)
         metrics.scanned_data_files = len(rows)

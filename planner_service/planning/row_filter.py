@@ -17,7 +17,7 @@ import numpy as np
 
 from planner_service.expressions.binding import bind
 from planner_service.expressions.evaluator import Evaluator
-from planner_service.expressions.expression import TRUE, Expression
+from planner_service.expressions.expression import TRUE, Expression, Op
 from planner_service.expressions.expression_json import expression_to_json
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.residuals import ResidualEvaluator
@@ -28,7 +28,7 @@ from planner_service.metadata.conversions import java_equality_key
 from planner_service.metadata.file_index import FileIndex
 from planner_service.metadata.manifest_list import ManifestFile
 from planner_service.metadata.partitioning import PartitionSpec
-from planner_service.metadata.types import Schema, StructType
+from planner_service.metadata.types import PrimitiveType, Schema, StructType
 from planner_service.pruning.manifest_evaluator import ManifestEvaluator
 from planner_service.pruning.metrics_evaluator import InclusiveMetricsEvaluator
 
@@ -101,7 +101,11 @@ class RowFilter:
 
     def partition_mask(self, index: FileIndex) -> BoolArray:
         """Might each file's partition tuple match? (Java's partition Evaluator, nulls first.) Evaluated once
-        per distinct partition of the index."""
+        per distinct partition of the index; not at all when the filter projects to true on every spec (it
+        reads no partition source)."""
+        spec_ids = {spec_id for spec_id, _ in index.partitions}
+        if all(self._partition_state(spec_id)[0].expr.op == Op.TRUE for spec_id in spec_ids):
+            return np.ones(len(index), dtype=bool) if len(index.partitions) else np.zeros(len(index), dtype=bool)
         ok = np.fromiter(
             (self._partition_might_match(spec_id, values) for spec_id, values in index.partitions),
             dtype=bool,
@@ -121,6 +125,16 @@ class RowFilter:
     def field_ids(self) -> set[int]:
         """The field ids the filter reads (Java Binder.boundReferences), bound to the current schema."""
         return set() if self._metrics is None else {p.term.field_id for p in bound_predicates(self._metrics.expr)}
+
+    @property
+    def bound_fields(self) -> list[tuple[int, PrimitiveType]]:
+        """(field id, type as bound) of each column whose statistics the filter's metrics pruning reads; none
+        when one of them is not a primitive."""
+        if self._metrics is None:
+            return []
+        fields = {p.term.field_id: p.term.ref.type for p in bound_predicates(self._metrics.expr)}
+        primitive = [(field_id, typ) for field_id, typ in sorted(fields.items()) if isinstance(typ, PrimitiveType)]
+        return primitive if len(primitive) == len(fields) else []
 
     @property
     def metrics_evaluator(self) -> InclusiveMetricsEvaluator | None:
