@@ -71,12 +71,12 @@ def tier_metric(service: Service, what: str) -> float:
     return -1.0
 
 
-def settled(service: Service, seconds: float = 600) -> None:
-    """Wait until the service's background writes to the tier have stopped (its write count holds still)."""
+def settled(service: Service, seconds: float = 900) -> None:
+    """Wait until the service's background writes to the tier are done (none pending, the count still)."""
     deadline, last = time.monotonic() + seconds, -2.0
     while time.monotonic() < deadline:
         now = tier_metric(service, "writes")
-        if now == last:
+        if now == last and tier_metric(service, "pending") <= 0:
             return
         last = now
         time.sleep(2)

@@ -80,6 +80,7 @@ INDEX_TIER = Metric(
     "gauge",
     "The index's disk tier (index_directory), by what: manifests read from it (hits) or not found there "
     "(misses), files written, write failures, files refused (MAC, layout), files evicted; bytes and files held; "
+    "writes waiting or under way (pending); "
     "with index_store, objects put, got and the store's failures",
     ("what",),
 )

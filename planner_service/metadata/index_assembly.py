@@ -4,14 +4,17 @@ process planned maps one file and the segments instead of assembling the index m
 each manifest's interned values, interning them again across the manifests, concatenating thousands of parts).
 
 An assembly holds, in the envelope of index files (its MAC checked before it is parsed): each row's partition
-and directory ids across the whole index (int32 columns), and as JSON the manifests in order (the reader's
-keys) with the segment and slot of each (and of its statistics, for an assembly with them), the interned
-partitions and directories, and each manifest's first row and null-free proof. Each slot is checked to hold
-the manifest the assembly names; the slots' rows must add up to the assembly's.
+and directory ids across the whole index (int32 columns), and as JSON the digest of its manifests in order
+(the reader's keys: the reader passes them, and they must be those written), the segment and slot of each
+(and of its statistics, for an assembly with them; each segment named once), the interned partitions and
+directories, and each manifest's first row and null-free proof (each distinct proof once). Each slot is
+checked to hold the manifest looked for; the slots' rows must add up to the assembly's.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +24,15 @@ import polars as pl
 import pyarrow as pa
 
 from planner_service.metadata.file_index import FileIndex, Int32Array, Partition
-from planner_service.metadata.index_file import InvalidIndexFile, Segment, int32s, sealed, tagged, unsealed, untagged
+from planner_service.metadata.index_file import (
+    InvalidIndexFile,
+    Segment,
+    int32s,
+    sealed,
+    tagged,
+    unsealed,
+    untagged_column,
+)
 from planner_service.metadata.null_free import NullFree
 
 ASSEMBLY = "assembly"
@@ -48,15 +59,18 @@ def assembly_file(
             "directory_id": pa.array(index.directory_id.astype(np.int32, copy=False)),
         }
     )
+    proofs: dict[NullFree, int] = {}
+    part_proof = [proofs.setdefault(proof, len(proofs)) for proof in index.proofs()]
     meta = {
         "name": name,
-        "manifests": list(manifests),
-        "core": [list(slot) for slot in core],
-        "stats": None if stats is None else [list(slot) for slot in stats],
-        "partitions": [[spec_id, [tagged(v) for v in values]] for spec_id, values in index.partitions],
+        "manifests": _digest(manifests),
+        "core": _slots(core),
+        "stats": None if stats is None else _slots(stats),
+        "partitions": _partitions_json(index.partitions),
         "directories": list(index.directories),
         "part-starts": starts,
-        "part-null-free": [_ids(proof) for proof in index.proofs()],
+        "proofs": [_ids(proof) for proof in proofs],
+        "part-proof": part_proof,
         "null-free": _ids(index.null_free),
     }
     return sealed(ASSEMBLY, table, meta, key)
@@ -88,24 +102,23 @@ def open_assembly(data: pa.Buffer, name: str, manifests: Sequence[str], key: byt
     `key` as `name`, for exactly those manifests, in that order."""
     table, meta = unsealed(data, ASSEMBLY, key)
     try:
-        if meta["name"] != name or meta["manifests"] != list(manifests):
+        if meta["name"] != name or meta["manifests"] != _digest(manifests):
             raise InvalidIndexFile("an assembly of other manifests")
-        core = [(str(name), int(slot)) for name, slot in meta["core"]]
-        stats = None if meta["stats"] is None else [(str(name), int(slot)) for name, slot in meta["stats"]]
-        partitions = tuple((int(s), tuple(untagged(v) for v in values)) for s, values in meta["partitions"])
+        partitions = _partitions_of(meta["partitions"])
+        proofs = [_proof(ids) for ids in meta["proofs"]]
         assembly = Assembly(
             list(manifests),
-            core,
-            stats,
+            _slots_of(meta["core"]),
+            None if meta["stats"] is None else _slots_of(meta["stats"]),
             partitions,
             tuple(meta["directories"]),
             int32s(table.column("partition_id")),
             int32s(table.column("directory_id")),
             [int(start) for start in meta["part-starts"]],
-            tuple(_proof(ids) for ids in meta["part-null-free"]),
+            tuple(proofs[k] for k in meta["part-proof"]),
             _proof(meta["null-free"]),
         )
-    except (KeyError, TypeError, ValueError, pa.ArrowException) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, pa.ArrowException) as exc:
         raise InvalidIndexFile(f"an assembly that does not read: {exc}") from None
     if not len(assembly.core) == len(manifests) == len(assembly.part_starts) == len(assembly.part_null_free):
         raise InvalidIndexFile("an assembly whose parts do not match its manifests")
@@ -173,6 +186,50 @@ def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
         return pl.concat(frames, how="vertical", rechunk=False)
     except pl.exceptions.SchemaError:  # a column no entry of some manifests has (held as Null there)
         return pl.concat(frames, how="vertical_relaxed", rechunk=False)
+
+
+def _partitions_json(partitions: Sequence[Partition]) -> dict[str, Any]:
+    """Interned partitions as JSON columns: per spec (and arity) the positions of its partitions and a column of
+    (tagged) values a field, which read back without a list a partition."""
+    groups: dict[tuple[int, int], tuple[list[int], list[list[Any]]]] = {}
+    for i, (spec_id, values) in enumerate(partitions):
+        at, columns = groups.setdefault((spec_id, len(values)), ([], [[] for _ in values]))
+        at.append(i)
+        for column, value in zip(columns, values, strict=True):
+            column.append(tagged(value))
+    return {"count": len(partitions), "groups": [[spec, at, columns] for (spec, _), (at, columns) in groups.items()]}
+
+
+def _partitions_of(written: dict[str, Any]) -> tuple[Partition, ...]:
+    out: list[Partition | None] = [None] * int(written["count"])
+    for spec_id, at, columns in written["groups"]:
+        columns = [untagged_column(column) for column in columns]
+        values = zip(*columns, strict=True) if columns else itertools.repeat((), len(at))
+        spec = int(spec_id)
+        for i, row in zip(at, values, strict=True):
+            out[i] = (spec, row)
+    if None in out:
+        raise ValueError("partitions missing from their groups")
+    return tuple(p for p in out if p is not None)
+
+
+def _digest(manifests: Sequence[str]) -> str:
+    """What names the list of manifests (by the reader's keys) in the assembly: their SHA-256."""
+    return hashlib.sha256("\n".join(manifests).encode()).hexdigest()
+
+
+def _slots(slots: Sequence[Slot]) -> dict[str, list[Any]]:
+    """Slots as the segments' names once each and, per manifest, the index of its segment and its slot."""
+    names: dict[str, int] = {}
+    which = [names.setdefault(name, len(names)) for name, _ in slots]
+    return {"segments": list(names), "segment": which, "slot": [slot for _, slot in slots]}
+
+
+def _slots_of(written: dict[str, Any]) -> list[Slot]:
+    names = [str(name) for name in written["segments"]]
+    if len(written["segment"]) != len(written["slot"]):
+        raise ValueError("slots of another length than their segments")
+    return [(names[k], int(slot)) for k, slot in zip(written["segment"], written["slot"], strict=True)]
 
 
 def _ids(proof: NullFree) -> list[int] | None:

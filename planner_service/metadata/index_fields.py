@@ -50,20 +50,21 @@ class HeldStats(StatsColumns):
 
 def field_file(name: str, stats: StatsColumns, field_id: int, typ: PrimitiveType, key: bytes) -> bytes | None:
     """The file of field `field_id` (bound as `typ`) of the assembly `name`, from its decoded statistics `stats`
-    (decoded here as far as they are not yet); None when its bounds have no vector form. Every column is one
-    that reads back without a copy (flags as bytes, counts without nulls beside their flags)."""
+    (decoded here as far as they are not yet); None when its bounds have no vector form. Every column reads
+    back without a copy: counts in the narrowest integers that hold them, beside their flags (bytes); bounds'
+    keys with nulls where a file has none; NaN flags only when a bound is NaN."""
     columns: dict[str, pa.Array] = {"record_count": pa.array(stats.record_count, pa.int64())}
     for column in COUNTS:
         values, present = stats.counts(column, field_id)
-        columns[column] = pa.array(values, pa.int64())
+        columns[column] = pa.array(_narrowest(values))
         columns[f"{column}.present"] = pa.array(present.view(np.uint8))
     for column in BOUNDS:
         bound = stats.bounds(column, field_id, typ)
         if bound.keys is None:
             return None
-        columns[f"{column}.present"] = pa.array(bound.present.view(np.uint8))
-        columns[f"{column}.nan"] = pa.array(bound.is_nan.view(np.uint8))
         columns[f"{column}.keys"] = bound.keys.to_arrow()
+        if bound.is_nan.any():
+            columns[f"{column}.nan"] = pa.array(bound.is_nan.view(np.uint8))
     meta = {"name": name, "field": field_id, "type": str(typ)}
     return sealed(FIELD, pa.table(columns), meta, key)
 
@@ -80,10 +81,13 @@ def open_field(
     try:
         held: dict[tuple[str, int], Any] = {}
         for column in COUNTS:
-            held[(column, field_id)] = (_numbers(table, column, np.int64), _numbers(table, f"{column}.present", bool))
+            values = numbers(table.column(column), _INTS[table.schema.field(column).type])
+            held[(column, field_id)] = (values, _flags(table, f"{column}.present"))
         for column in BOUNDS:
-            present, is_nan = _numbers(table, f"{column}.present", bool), _numbers(table, f"{column}.nan", bool)
             keys = pl.Series(column, table.column(f"{column}.keys"))
+            present = np.asarray(keys.is_not_null().to_numpy(), dtype=bool)
+            names = table.column_names
+            is_nan = _flags(table, f"{column}.nan") if f"{column}.nan" in names else np.zeros(len(keys), bool)
             held[(column, field_id)] = BoundColumn(present, is_nan, keys, [], typ)
         frame = pl.from_arrow(table.select(["record_count"]), rechunk=False)
     except (KeyError, TypeError, ValueError, pa.ArrowException) as exc:
@@ -92,10 +96,20 @@ def open_field(
     return frame, held
 
 
-def _numbers(table: pa.Table, column: str, dtype: Any) -> Any:
-    """A column without nulls over the file's pages (flags, written as bytes, viewed as bools)."""
-    return (
-        numbers(table.column(column), np.uint8).view(np.bool_)
-        if dtype is bool
-        else numbers(table.column(column), dtype)
-    )
+_INTS = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64}
+
+
+def _narrowest(values: Any) -> Any:
+    """Counts in the narrowest signed integers that hold them (their differences too: the evaluator subtracts
+    counts of one kind from another, both within the type's range)."""
+    low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if info.min <= low and high <= info.max:
+            return values.astype(dtype)
+    return values.astype(np.int64, copy=False)
+
+
+def _flags(table: pa.Table, column: str) -> Any:
+    """Flags written as bytes, as bools over the file's pages."""
+    return numbers(table.column(column), np.uint8).view(np.bool_)

@@ -25,7 +25,7 @@ by its bits, bool, str, bytes, Decimal with its scale, UUID), so a value read ba
 from __future__ import annotations
 
 import hmac
-import json
+import itertools
 import struct
 import uuid
 from collections.abc import Sequence
@@ -35,10 +35,11 @@ from typing import Any
 
 import blake3
 import numpy as np
+import orjson
 import polars as pl
 import pyarrow as pa
 
-from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int32Array
+from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int32Array, Partition
 from planner_service.metadata.manifest_list import FieldSummary, ManifestFile
 
 FORMAT = 4  # in the tier's file names and each file's JSON: a new layout never reads an old file
@@ -46,6 +47,7 @@ MAGIC = b"SPIDX\x00\x00\x04"
 _TRAILER = struct.Struct("<Q32s8s")  # JSON length, MAC, magic
 _PARTITION_ID, _DIRECTORY_ID = "__partition_id", "__directory_id"
 CORE, STATS, LIST = "core", "stats", "list"
+MAC_THREADS_BYTES = 64 * 1024**2  # a bigger file's MAC is computed on every core (an assembly, a field's file)
 
 
 class InvalidIndexFile(ValueError):
@@ -75,14 +77,13 @@ def core_segments(parts: Sequence[tuple[str, FileIndex]], key: bytes) -> list[tu
                 "columns": list(index.frame.columns),
                 # (JSON in JSON: parsed when the slot's index is made, not when the segment is opened, which
                 # an assembly of the segment does without them)
-                "details": json.dumps(
+                "details": orjson.dumps(
                     {
                         "partitions": [[s, [tagged(v) for v in values]] for s, values in index.partitions],
                         "directories": [index.directories[i] for i in used.tolist()],
                         "null-free": None if index.null_free is None else sorted(index.null_free),
-                    },
-                    separators=(",", ":"),
-                ),
+                    }
+                ).decode(),
             }
         )
     return _sealed_by_schema(CORE, tables, slots, key)
@@ -118,7 +119,7 @@ def sealed(kind: str, table: pa.Table, meta: dict[str, Any], key: bytes) -> byte
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table.combine_chunks())
     ipc = sink.getvalue()
-    text = json.dumps({"format": FORMAT, "kind": kind, **meta}, separators=(",", ":")).encode()
+    text = orjson.dumps({"format": FORMAT, "kind": kind, **meta})
     length = struct.pack("<Q", len(text))
     digest = _mac(key)
     for part in (ipc, text, length):
@@ -126,77 +127,72 @@ def sealed(kind: str, table: pa.Table, meta: dict[str, Any], key: bytes) -> byte
     return b"".join((ipc.to_pybytes(), text, length, digest.digest(), MAGIC))
 
 
+_LIST_INTS = (
+    ("manifest_length", pa.int64()),
+    ("partition_spec_id", pa.int32()),
+    ("content", pa.int32()),
+    ("sequence_number", pa.int64()),
+    ("min_sequence_number", pa.int64()),
+    ("added_snapshot_id", pa.int64()),
+    ("added_files_count", pa.int32()),
+    ("existing_files_count", pa.int32()),
+    ("deleted_files_count", pa.int32()),
+    ("added_rows_count", pa.int64()),
+    ("existing_rows_count", pa.int64()),
+    ("deleted_rows_count", pa.int64()),
+)
+_SUMMARY = pa.struct(
+    [
+        ("contains_null", pa.bool_()),
+        ("contains_nan", pa.bool_()),
+        ("lower_bound", pa.binary()),
+        ("upper_bound", pa.binary()),
+    ]
+)
+
+
 def list_file(location: str, manifests: Sequence[ManifestFile], key: bytes) -> bytes:
-    """The manifest list at `location`, decoded into `manifests`, as an index file (bytes as hex)."""
-    rows = [
-        [
-            m.manifest_path,
-            m.manifest_length,
-            m.partition_spec_id,
-            m.content,
-            m.sequence_number,
-            m.min_sequence_number,
-            m.added_snapshot_id,
-            m.added_files_count,
-            m.existing_files_count,
-            m.deleted_files_count,
-            m.added_rows_count,
-            m.existing_rows_count,
-            m.deleted_rows_count,
-            None
-            if m.partitions is None
-            else [[p.contains_null, p.contains_nan, _hex(p.lower_bound), _hex(p.upper_bound)] for p in m.partitions],
-            _hex(m.key_metadata),
-            m.first_row_id,
-        ]
+    """The manifest list at `location`, decoded into `manifests`, as an index file: a column a field."""
+    columns: dict[str, pa.Array] = {"manifest_path": pa.array([m.manifest_path for m in manifests], pa.string())}
+    for name, typ in _LIST_INTS:
+        columns[name] = pa.array([getattr(m, name) for m in manifests], typ)
+    summaries = [
+        None
+        if m.partitions is None
+        else [(p.contains_null, p.contains_nan, p.lower_bound, p.upper_bound) for p in m.partitions]
         for m in manifests
     ]
-    return sealed(LIST, pa.table({}), {"location": location, "manifests": rows}, key)
+    columns["partitions"] = pa.array(
+        [None if s is None else [dict(zip(_SUMMARY.names, p, strict=True)) for p in s] for s in summaries],
+        pa.list_(_SUMMARY),
+    )
+    columns["key_metadata"] = pa.array([m.key_metadata for m in manifests], pa.binary())
+    columns["first_row_id"] = pa.array([m.first_row_id for m in manifests], pa.int64())
+    return sealed(LIST, pa.table(columns), {"location": location}, key)
 
 
 def open_list(data: pa.Buffer, location: str, key: bytes) -> list[ManifestFile]:
     """The manifests of the list at `location` from its index file; InvalidIndexFile unless it is one written with
     `key` for that list."""
-    _, meta = unsealed(data, LIST, key)
+    table, meta = unsealed(data, LIST, key)
     if meta.get("location") != location:
         raise InvalidIndexFile("a manifest list's file for another list")
     try:
-        return [_manifest_file(*row) for row in meta["manifests"]]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        fields = [table.column("manifest_path").to_pylist()]
+        fields += [table.column(name).to_pylist() for name, _ in _LIST_INTS]
+        lists = table.column("partitions").combine_chunks()
+        flat = lists.values
+        every = [
+            FieldSummary(*summary)
+            for summary in zip(*(flat.field(name).to_pylist() for name in _SUMMARY.names), strict=True)
+        ]
+        offsets, present = lists.offsets.to_pylist(), lists.is_valid().to_pylist()
+        partitions = [tuple(every[offsets[i] : offsets[i + 1]]) if present[i] else None for i in range(len(present))]
+        keys, first_row_ids = table.column("key_metadata").to_pylist(), table.column("first_row_id").to_pylist()
+        # (positional, in ManifestFile's field order)
+        return list(itertools.starmap(ManifestFile, zip(*fields, partitions, keys, first_row_ids, strict=True)))
+    except (KeyError, TypeError, ValueError, IndexError, pa.ArrowException) as exc:
         raise InvalidIndexFile(f"a manifest list's file that does not read: {exc}") from None
-
-
-def _manifest_file(*row: Any) -> ManifestFile:
-    path, length, spec_id, content, sequence, min_sequence, snapshot_id, *counts, summaries, key, first_row_id = row
-    added, existing, deleted, added_rows, existing_rows, deleted_rows = counts
-    return ManifestFile(
-        path,
-        length,
-        spec_id,
-        content,
-        sequence,
-        min_sequence,
-        snapshot_id,
-        added,
-        existing,
-        deleted,
-        added_rows,
-        existing_rows,
-        deleted_rows,
-        partitions=None
-        if summaries is None
-        else tuple(FieldSummary(bool(n), nan, _bytes(lo), _bytes(hi)) for n, nan, lo, hi in summaries),
-        key_metadata=_bytes(key),
-        first_row_id=first_row_id,
-    )
-
-
-def _hex(value: bytes | None) -> str | None:
-    return None if value is None else bytes(value).hex()
-
-
-def _bytes(text: str | None) -> bytes | None:
-    return None if text is None else bytes.fromhex(text)
 
 
 # -- reading ------------------------------------------------------------------------------------------------
@@ -229,8 +225,8 @@ class Segment:
         try:
             if slot["columns"] != self.frame.columns:
                 raise InvalidIndexFile("a segment whose slots' columns differ")
-            details = json.loads(slot["details"])
-            partitions = tuple((int(s), tuple(untagged(v) for v in values)) for s, values in details["partitions"])
+            details = orjson.loads(slot["details"])
+            partitions = untagged_partitions(details["partitions"])
             directories = tuple(details["directories"])
         except (pl.exceptions.ColumnNotFoundError, KeyError, TypeError, ValueError) as exc:
             raise InvalidIndexFile(f"a segment whose slot does not read: {exc}") from None
@@ -290,7 +286,7 @@ def unsealed(data: pa.Buffer, kind: str, key: bytes) -> tuple[pa.Table, dict[str
     text_size, mac, magic = _TRAILER.unpack_from(view, size - _TRAILER.size)
     if magic != MAGIC:
         raise InvalidIndexFile("not an index file of this format (its last bytes)")
-    digest = _mac(key)
+    digest = _mac(key, size)
     digest.update(view[: size - _TRAILER.size + 8])  # everything but the MAC and the magic
     if not hmac.compare_digest(digest.digest(), mac):
         raise InvalidIndexFile("an index file whose MAC does not match: torn, changed or not written here")
@@ -298,7 +294,7 @@ def unsealed(data: pa.Buffer, kind: str, key: bytes) -> tuple[pa.Table, dict[str
     if ipc_size < 0:
         raise InvalidIndexFile("an index file whose JSON length points before its start")
     try:  # (a file this service sealed: what fails below is a bug, never an attack)
-        meta = json.loads(bytes(view[ipc_size : ipc_size + text_size]))
+        meta = orjson.loads(view[ipc_size : ipc_size + text_size])
         if meta.get("format") != FORMAT or meta.get("kind") != kind:
             raise InvalidIndexFile(f"an index file of format {meta.get('format')}, {meta.get('kind')}")
         table = pa.ipc.open_file(data.slice(0, ipc_size)).read_all()
@@ -319,10 +315,10 @@ def _by_schema(tables: Sequence[pa.Table]) -> list[list[int]]:
     return [members for _, members in groups]
 
 
-def _mac(key: bytes) -> Any:
+def _mac(key: bytes, size: int = 0) -> Any:
     """BLAKE3 keyed with `key` (32 bytes: the tier's, derived from the signing key), in the context of these
-    files; hashed without the GIL."""
-    digest = blake3.blake3(key=key)
+    files; hashed without the GIL, on every core for a file of `size` over MAC_THREADS_BYTES."""
+    digest = blake3.blake3(key=key, max_threads=blake3.blake3.AUTO if size > MAC_THREADS_BYTES else 1)
     digest.update(b"scan-planner index file")
     return digest
 
@@ -354,17 +350,11 @@ def numbers(column: pa.ChunkedArray, dtype: Any) -> Any:
 
 
 def tagged(value: Any) -> Any:
-    """A partition value as JSON that says its type: null, int, or [tag, text]."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return ["bool", value]
-    if isinstance(value, int):
+    """A partition value as JSON that says its type: null, bool, int, str as themselves, others [tag, text]."""
+    if value is None or isinstance(value, int | str):  # (bool is an int)
         return value
     if isinstance(value, float):
         return ["float", struct.pack("<d", value).hex()]  # by its bits: -0.0 and NaN as they are
-    if isinstance(value, str):
-        return ["str", value]
     if isinstance(value, bytes | bytearray | memoryview):
         return ["bytes", bytes(value).hex()]
     if isinstance(value, Decimal):
@@ -374,8 +364,28 @@ def tagged(value: Any) -> Any:
     raise TypeError(f"a partition value of type {type(value).__name__} has no form on disk")
 
 
+def untagged_partitions(written: Any) -> tuple[Partition, ...]:
+    """Interned partitions from their JSON ([spec id, values] each, values `tagged`): as they are when no value
+    is tagged (the common case, checked over all of them at once), else value by value."""
+    if not isinstance(written, list):
+        raise InvalidIndexFile(f"an index file with partitions {written!r:.40}")
+    kinds = {type(v) for _, values in written for v in values}  # (ValueError, TypeError: not pairs of lists)
+    if kinds <= {type(None), bool, int, str}:
+        return tuple((int(spec_id), tuple(values)) for spec_id, values in written)
+    return tuple((int(spec_id), tuple(untagged(v) for v in values)) for spec_id, values in written)
+
+
+def untagged_column(column: Any) -> list[Any]:
+    """A column of `tagged` values as they were: as it is when none is tagged."""
+    if not isinstance(column, list):
+        raise InvalidIndexFile(f"an index file with a column of values {column!r:.40}")
+    if {type(v) for v in column} <= {type(None), bool, int, str}:
+        return column
+    return [untagged(v) for v in column]
+
+
 def untagged(value: Any) -> Any:
-    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+    if value is None or isinstance(value, int | str):
         return value
     if not (isinstance(value, list) and len(value) == 2):
         raise InvalidIndexFile(f"an index file with a partition value {value!r:.40}")

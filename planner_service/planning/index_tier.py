@@ -31,7 +31,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -94,6 +94,7 @@ class TierStats:
     evictions: int = 0  # segments removed by sweeps
     bytes: int = 0  # in segments
     files: int = 0  # segments
+    pending: int = 0  # writes (and decodes for writing) waiting for the background thread or under way
 
 
 def index_tier(root: str, max_bytes: int, signing_key: bytes, store: IndexStore | None = None) -> IndexTier | None:
@@ -133,8 +134,23 @@ class IndexTier:
         self._written_since_sweep = 0
         self._failing = False
         self._closing = False
+        self._vectorless: set[str] = set()  # fields' files not written: their bounds have no vector form
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="index-tier", initializer=lowest_priority)
         self._sweep()
+
+    def _later(self, work: Callable[..., None], *args: Any) -> Future[None]:
+        """`work(*args)` on the background thread, counted as pending until it is done."""
+        with self._lock:
+            self.stats.pending += 1
+
+        def run() -> None:
+            try:
+                work(*args)
+            finally:
+                with self._lock:
+                    self.stats.pending -= 1
+
+        return self._writer.submit(run)
 
     def probe(self) -> None:
         """OSError unless a file can be written to the directory."""
@@ -148,7 +164,7 @@ class IndexTier:
 
     def flush(self) -> None:
         """Wait until every index handed to put() is written (or refused)."""
-        self._writer.submit(lambda: None).result()
+        self._later(lambda: None).result()
 
     # -- reading ------------------------------------------------------------------------------------------
 
@@ -276,6 +292,8 @@ class IndexTier:
         parts = np.searchsorted(starts, rows, side="right") - 1
         held, first = np.unique(parts, return_index=True)
         ends = [*first.tolist()[1:], len(rows)]
+        if not len(rows):  # (none kept: the first manifest's index, of no rows, with its columns)
+            held, first, ends = np.zeros(1, np.int64), np.zeros(1, np.int64), [0]
         assert assembly.stats is not None
         pieces = []
         for k, begin, end in zip(held.tolist(), first.tolist(), ends, strict=True):
@@ -299,14 +317,19 @@ class IndexTier:
         """Write the files of `fields` of the assembled index `index` (with statistics) of the list keyed
         `index_key`, those not written yet, on the background thread (their statistics decoded there as far as
         the plan did not)."""
-        wanted = [f for f in fields if not (self.directory / self._field_name(index_key, *f)).exists()]
+        names = [self._field_name(index_key, *f) for f in fields]
+        wanted = [f for f, name in zip(fields, names, strict=True) if not self._no_field_file(name)]
         if wanted and index.has_stats:
-            self._writer.submit(self._write_fields, index_key, index, wanted)
+            self._later(self._write_fields, index_key, index, wanted)
+
+    def _no_field_file(self, name: str) -> bool:
+        return name in self._vectorless or (self.directory / name).exists()
 
     def _write_fields(self, index_key: str, index: FileIndex, fields: list[tuple[int, PrimitiveType]]) -> None:
         for field_id, typ in fields:
             data = field_file(f"asm-{self._stem(index_key)}", index.stats, field_id, typ, self._key)
-            if data is None:
+            if data is None:  # (bounds compared as Python values: not written, nor tried again)
+                self._vectorless.add(self._field_name(index_key, field_id, typ))
                 continue
             try:
                 self._write_file(self._field_name(index_key, field_id, typ), data)
@@ -333,7 +356,7 @@ class IndexTier:
         """Write the manifest list at `location`, decoded into `manifests`, on the background thread."""
         name = f"lst-{self._stem(location)}"
         if not (self.directory / name).exists():
-            self._writer.submit(self._write_list, name, location, list(manifests))
+            self._later(self._write_list, name, location, list(manifests))
 
     def _write_list(self, name: str, location: str, manifests: list[ManifestFile]) -> None:
         try:
@@ -456,7 +479,7 @@ class IndexTier:
                 if self._queued_bytes + size > PENDING_BYTES:
                     return list(dict.fromkeys(manifest for manifest, _, _ in wanted[begin:]))
                 self._queued_bytes += size
-            self._writer.submit(self._write, group, size)
+            self._later(self._write, group, size)
         return []
 
     def write_later(self, items: Sequence[T], decode: Callable[[list[T]], list[tuple[str, FileIndex]]]) -> None:
@@ -464,7 +487,7 @@ class IndexTier:
         `decode` on the background thread, SEGMENT_MANIFESTS at a time, each group once no plan of this process
         is decoding, and written. A big cold plan so leaves the tier whole, without holding its indexes."""
         for begin in range(0, len(items), SEGMENT_MANIFESTS):
-            self._writer.submit(self._decode_and_write, list(items[begin : begin + SEGMENT_MANIFESTS]), decode)
+            self._later(self._decode_and_write, list(items[begin : begin + SEGMENT_MANIFESTS]), decode)
 
     def _decode_and_write(self, items: list[T], decode: Callable[[list[T]], list[tuple[str, FileIndex]]]) -> None:
         while self._decoding and not self._closing:
@@ -501,7 +524,7 @@ class IndexTier:
         """Write the assembly of manifests the tier holds (a plan that streamed them did not assemble them), and
         the files of `fields` over it, on the background thread after their segments, from the segments."""
         if not self.has_assembly(index_key):
-            self._writer.submit(self._assemble, index_key, list(manifests), with_stats, list(fields))
+            self._later(self._assemble, index_key, list(manifests), with_stats, list(fields))
 
     def _assemble(
         self, index_key: str, manifests: list[str], with_stats: bool, fields: list[tuple[int, PrimitiveType]]
@@ -518,7 +541,7 @@ class IndexTier:
         on the background thread after their segments; not when a manifest is not linked by then."""
         name = f"asm-{self._stem(index_key)}"
         if not (self.directory / name).exists():
-            self._writer.submit(self._write_assembly, name, index, list(manifests))
+            self._later(self._write_assembly, name, index, list(manifests))
 
     def _write_assembly(self, name: str, index: FileIndex, manifests: list[str]) -> None:
         kinds = (CORE, STATS) if index.has_stats else (CORE,)

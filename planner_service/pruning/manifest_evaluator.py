@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner_service.expressions.binding import bind
-from planner_service.expressions.expression import BoundTerm, Expression
+from planner_service.expressions.expression import BoundTerm, Expression, Op
 from planner_service.expressions.projections import inclusive_projection
 from planner_service.expressions.visitor import BoundPredicateVisitor, rewrite_not, visit
 from planner_service.metadata.conversions import compare, from_bytes, sort_key, to_bytes
@@ -32,7 +32,7 @@ class ManifestEvaluator:
         return cls(Schema(0, spec.partition_type(schema)), projected, case_sensitive)
 
     def eval(self, manifest: ManifestFile) -> bool:
-        if manifest.partitions is None:
+        if manifest.partitions is None or self.expr.op == Op.TRUE:  # (a filter of no partition source)
             return ROWS_MIGHT_MATCH
         return visit(self.expr, _ManifestEvalVisitor(manifest.partitions, self._positions))
 

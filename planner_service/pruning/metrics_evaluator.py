@@ -76,7 +76,7 @@ class _MetricsEvalVisitor(BoundPredicateVisitor[BoolArray]):
     def _nulls_only(self, fid: int) -> BoolArray:
         values, has_values = self.stats.counts(VALUE_COUNTS, fid)
         nulls, has_nulls = self.stats.counts(NULL_COUNTS, fid)
-        only: BoolArray = has_values & has_nulls & (values - nulls == 0)
+        only: BoolArray = has_values & has_nulls & (values == nulls)
         return only
 
     def _nans_only(self, fid: int) -> BoolArray:

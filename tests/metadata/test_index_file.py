@@ -232,3 +232,24 @@ def test_a_manifest_list_reads_back_as_decoded() -> None:
         open_list(pa.py_buffer(data), location, b"j" * 32)
     with pytest.raises(InvalidIndexFile, match="list"):
         open_segment(pa.py_buffer(data), CORE, KEY)
+
+
+def test_an_assemblys_partitions_read_back_as_interned() -> None:
+    """Partitions of several specs and arities (none for an unpartitioned spec), values of every kind, as the
+    assembly writes them (a column a spec's field) and reads them back, in their order."""
+    from planner_service.metadata.index_assembly import _partitions_json, _partitions_of
+
+    partitions = [
+        (0, (1, "a")),
+        (1, ()),
+        (2, tuple(VALUES)),
+        (0, (None, "b")),
+        (1, ()),
+        (0, (-(2**63), "")),
+    ]
+    written = json.loads(json.dumps(_partitions_json(partitions)))
+    back = _partitions_of(written)
+    assert [(s, [java_equality_key(v) for v in values]) for s, values in back] == [
+        (s, [java_equality_key(v) for v in values]) for s, values in partitions
+    ]
+    assert [[type(v) for v in values] for _, values in back] == [[type(v) for v in values] for _, values in partitions]

@@ -304,6 +304,18 @@ def test_a_filter_prunes_by_its_fields_files_and_opens_only_the_kept_rows_segmen
     assert _answer(_plan(restarted, writer, FILTERS[1])) == expected[0]
 
 
+def test_a_filter_that_keeps_no_file_plans_nothing_from_the_fields_files(
+    io: MemoryIO, writer: TableWriter, planners: Planners
+) -> None:
+    none = predicate(Op.GT, "id", 10_000)
+    expected = _answer(_plan(ScanPlanner(io, threads=2), writer, none))
+    assert expected == [[], []]
+    _plan(planners.new(io), writer, none)
+    restarted = planners.new(io)
+    assert _answer(_plan(restarted, writer, none)) == expected
+    assert _tier(restarted).stats.hits == 4 and _tier(restarted).stats.misses == 0
+
+
 @pytest.mark.parametrize("damage", ["flip", "cut", "other-field"])
 def test_a_damaged_fields_file_is_refused_and_the_plan_made_from_the_index(
     io: MemoryIO, writer: TableWriter, planners: Planners, damage: str
