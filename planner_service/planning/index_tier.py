@@ -331,11 +331,13 @@ class IndexTier:
             if data is None:  # (bounds compared as Python values: not written, nor tried again)
                 self._vectorless.add(self._field_name(index_key, field_id, typ))
                 continue
+            name = self._field_name(index_key, field_id, typ)
             try:
-                self._write_file(self._field_name(index_key, field_id, typ), data)
+                self._write_file(name, data)
             except OSError as exc:
                 self._failed(exc)
                 return
+            self._put(name, data)
 
     def _field_name(self, index_key: str, field_id: int, typ: PrimitiveType) -> str:
         return "fld-" + self._stem("\0".join((index_key, str(field_id), str(typ))))
@@ -359,10 +361,13 @@ class IndexTier:
             self._later(self._write_list, name, location, list(manifests))
 
     def _write_list(self, name: str, location: str, manifests: list[ManifestFile]) -> None:
+        data = list_file(location, manifests, self._key)
         try:
-            self._write_file(name, list_file(location, manifests, self._key))
+            self._write_file(name, data)
         except OSError as exc:
             self._failed(exc)
+            return
+        self._put(name, data)
 
     def _found(self, manifests: Sequence[str], kind: str) -> list[tuple[tuple[Segment, int], int]]:
         """((segment, slot), position) of each manifest the tier links, its segments opened once each."""
@@ -594,6 +599,11 @@ class IndexTier:
         finally:
             with self._lock:
                 self._queued_bytes -= size
+
+    def _put(self, name: str, data: bytes) -> None:
+        """Put a file that refers to no segment (a manifest list, a field's file) in the shared store."""
+        if self.store is not None:
+            self.store.put(name, data)
 
     def _share(self, name: str, data: bytes, slots: dict[str, list[tuple[str, int]]]) -> None:
         """Put an assembly in the shared store, after the segments it refers to (those this process holds and

@@ -90,14 +90,16 @@ def test_another_host_plans_from_the_store(io: MemoryIO, writer: TableWriter, ho
     first = hosts.new(io)
     expected = [_answer(_plan(first, writer, f)) for f in FILTERS]
     names = sorted(key.removeprefix("index/") for key in _objects(hosts.endpoint, bucket))
-    # the snapshot's two assemblies (with and without statistics) and the segments they refer to
+    # the snapshot's two assemblies (with and without statistics) and the segments they refer to, its manifest
+    # list decoded, and the files of the two fields the filters read (id, data)
     assert sum(n.startswith("asm-") for n in names) == 2 and sum(n.startswith("seg-") for n in names) == 2
+    assert sum(n.startswith("lst-") for n in names) == 1 and sum(n.startswith("fld-") for n in names) == 2
     io.reads.clear()
     other = hosts.new(io)
     assert [_answer(_plan(other, writer, f)) for f in FILTERS] == expected
-    assert io.reads_of(MANIFESTS) == [0, 0, 0, 0]
+    assert io.reads_of(MANIFESTS) == [0, 0, 0, 0] and io.reads[writer.table().metadata.snapshots[1].manifest_list] == 0
     assert other.manifests.tier is not None and other.manifests.tier.store is not None
-    assert other.manifests.tier.store.stats.downloads == 4  # 2 assemblies, 2 segments
+    assert other.manifests.tier.store.stats.downloads == 7  # all of them
     # the manifests are linked on the new host too: a list of some of them is assembled from its directory
     links = [p for p in (hosts.root / "host-1").glob("*.core") if p.is_symlink()]
     assert len(links) == 4
