@@ -23,6 +23,8 @@ def to_json_value(typ: IcebergType, value: Any) -> Any:
     if value is None or not isinstance(typ, PrimitiveType):
         return value
     kind = typ.kind
+    if kind == "unknown":  # (a partition field whose source column was dropped: Java reads its values as null)
+        return None
     if kind == "date":
         return date_text(value)
     if kind == "time":

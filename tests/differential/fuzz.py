@@ -155,6 +155,12 @@ def judge(planner: ScanPlanner, recorded: Recorded) -> Judged:
         if tolerated:
             out.tolerated[tolerated] += 1
         found = [(finding, asked["java"], ours)] if finding is not None else []
+        tier = planner.manifests.tier
+        if tier is not None and finding is None:  # planned again from what the first plan left in the tier
+            tier.flush()
+            again = our_answer(planner, recorded.metadata_location, asked["resolved"])
+            if again != ours:
+                found.append(("planned again from the index tier, another answer", ours, again))
         found += _judge_reads(planner, recorded.metadata_location, asked, out)
         for text, java, mine in found:
             name = known_as(text)

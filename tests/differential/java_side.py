@@ -168,8 +168,9 @@ class JavaSide:
         """spark.read of the request's snapshot (generate.spark_read's options; a ref as a branch or tag)."""
         reader = self.writer.spark.read.format("iceberg")
         kind, value = snapshot["kind"], snapshot.get("value")
-        if kind == "ref":
-            kind = "branch" if self.writer.load(table).refs().get(value).isBranch() else "tag"
+        if kind == "ref":  # (a ref the table lacks, as a shrunk history may: read as a branch, which Spark refuses)
+            ref = self.writer.load(table).refs().get(value)
+            kind = "branch" if ref is None or ref.isBranch() else "tag"
         option = {"id": "snapshot-id", "as_of": "as-of-timestamp", "branch": "branch", "tag": "tag"}.get(kind)
         return reader if option is None else reader.option(option, str(value))
 

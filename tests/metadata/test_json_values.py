@@ -94,3 +94,10 @@ def test_the_pyspark_client_reads_back_every_year_the_service_writes(days: int, 
     from spark_client.values import epoch_days
 
     assert epoch_days(text) == days
+
+
+def test_a_value_of_an_unknown_type_is_written_as_null() -> None:
+    """A partition field whose source column was dropped has the type `unknown` (Java: UnknownType, whose
+    values Java reads as null, and whose non-null values its SingleValueParser cannot write)."""
+    assert to_json_value(PrimitiveType("unknown"), Decimal("1.13")) is None
+    assert to_json_value(PrimitiveType("unknown"), None) is None
