@@ -97,7 +97,9 @@ def test_another_host_plans_from_the_store(io: MemoryIO, writer: TableWriter, ho
     io.reads.clear()
     other = hosts.new(io)
     assert [_answer(_plan(other, writer, f)) for f in FILTERS] == expected
-    assert io.reads_of(MANIFESTS) == [0, 0, 0, 0] and io.reads[writer.table().metadata.snapshots[1].manifest_list] == 0
+    manifest_list = writer.table().metadata.snapshots[1].manifest_list
+    assert manifest_list is not None and io.reads[manifest_list] == 0
+    assert io.reads_of(MANIFESTS) == [0, 0, 0, 0]
     assert other.manifests.tier is not None and other.manifests.tier.store is not None
     assert other.manifests.tier.store.stats.downloads == 7  # all of them
     # the manifests are linked on the new host too: a list of some of them is assembled from its directory
