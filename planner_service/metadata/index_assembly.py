@@ -91,6 +91,11 @@ class Assembly:
     part_null_free: tuple[NullFree, ...]
     null_free: NullFree
 
+    def rows_of(self, part: int) -> int:
+        """How many rows manifest `part` holds."""
+        end = self.part_starts[part + 1] if part + 1 < len(self.part_starts) else len(self.partition_id)
+        return end - self.part_starts[part]
+
     def segments(self) -> set[tuple[str, str]]:
         """(segment name, kind) of every segment it refers to."""
         out = {(name, "core") for name, _ in self.core}
@@ -128,11 +133,15 @@ def open_assembly(data: pa.Buffer, name: str, manifests: Sequence[str], key: byt
 def assembled_index(assembly: Assembly, segments: Mapping[tuple[str, str], Segment]) -> FileIndex:
     """The index an assembly describes, its columns the slices of its segments (`segments`: each segment it
     refers to, opened, by (name, kind)); InvalidIndexFile when a slot holds another manifest or other rows."""
-    frames = _runs(assembly, assembly.core, segments, "core")
-    stats_frames = [] if assembly.stats is None else _runs(assembly, assembly.stats, segments, "stats")
-    frame = _concat(frames)
+    frame = _concat(_runs(assembly, assembly.core, segments, "core"))
     if assembly.stats is not None:
-        frame = frame.with_columns(_concat(stats_frames).get_columns())
+        frame = frame.with_columns(_concat(_runs(assembly, assembly.stats, segments, "stats")).get_columns())
+    return index_over(assembly, frame)
+
+
+def index_over(assembly: Assembly, frame: pl.DataFrame) -> FileIndex:
+    """The index of an assembly's rows with `frame` as its columns (its segments', or some of them from
+    elsewhere)."""
     return FileIndex(
         frame,
         assembly.partitions,
@@ -159,8 +168,8 @@ def _runs(
     for k, (manifest, (name, slot)) in enumerate(zip(assembly.manifests, slots, strict=True)):
         segment = segments[(name, kind)]
         _, start, rows = segment.slot(slot, manifest)
-        if rows != _rows_of(assembly, k):
-            raise InvalidIndexFile(f"an assembly of {_rows_of(assembly, k)} rows for a slot of {rows}")
+        if rows != assembly.rows_of(k):
+            raise InvalidIndexFile(f"an assembly of {assembly.rows_of(k)} rows for a slot of {rows}")
         if run is not None and previous == (name, slot - 1) and run[1] + run[2] == start:
             run = (run[0], run[1], run[2] + rows)
         else:
@@ -171,12 +180,6 @@ def _runs(
     if run is not None:
         frames.append(run[0].frame.slice(run[1], run[2]))
     return frames
-
-
-def _rows_of(assembly: Assembly, part: int) -> int:
-    starts = assembly.part_starts
-    end = starts[part + 1] if part + 1 < len(starts) else len(assembly.partition_id)
-    return end - starts[part]
 
 
 def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:

@@ -42,7 +42,13 @@ import pyarrow as pa
 
 from planner_service.io.private_directory import lowest_priority, private_directory
 from planner_service.metadata.file_index import STATS_COLUMNS, FileIndex, Int64Array
-from planner_service.metadata.index_assembly import Assembly, assembled_index, assembly_file, open_assembly
+from planner_service.metadata.index_assembly import (
+    Assembly,
+    assembled_index,
+    assembly_file,
+    index_over,
+    open_assembly,
+)
 from planner_service.metadata.index_fields import HeldStats, field_file, open_field
 from planner_service.metadata.index_file import (
     CORE,
@@ -205,12 +211,11 @@ class IndexTier:
         """The assembled index of the manifests `manifests` (by the reader's key; `index_key`: the reader's key of
         the list), with their statistics when `with_stats`, from the tier; None when it does not hold it whole.
         Its segments are opened on `pool`'s threads (their MACs are computed without the GIL)."""
-        name = f"asm-{self._stem(index_key)}"
-        data = self._bytes(name)
-        if data is None:
+        opened_assembly = self._assembly(index_key, manifests)
+        if opened_assembly is None:
             return None
+        name, assembly = opened_assembly
         try:
-            assembly = open_assembly(data, name, manifests, self._key)
             wanted = sorted(assembly.segments())
             found = (pool.map if pool is not None else map)(lambda where: self._segment(*where), wanted)
             segments = dict(zip(wanted, found, strict=True))
@@ -232,23 +237,34 @@ class IndexTier:
         self._count(hits=len(manifests))
         return index
 
-    def pruning(
-        self, index_key: str, manifests: Sequence[str], fields: Sequence[tuple[int, PrimitiveType]]
-    ) -> tuple[Assembly, FileIndex] | None:
-        """(the assembly of the manifests `manifests`, with statistics, keyed `index_key`; its files as an index
-        of no columns but record_count, whose statistics are those of `fields` from their files), for a filter
-        on those fields to prune by without opening a segment; None when the tier lacks one of them."""
+    def _assembly(
+        self, index_key: str, manifests: Sequence[str], with_stats: bool = False
+    ) -> tuple[str, Assembly] | None:
+        """(its name, the assembly of the list keyed `index_key`) opened and checked, with the statistics' slots
+        when `with_stats`; None when the tier lacks it or refuses it."""
         name = f"asm-{self._stem(index_key)}"
         data = self._bytes(name)
         if data is None:
             return None
         try:
             assembly = open_assembly(data, name, manifests, self._key)
-            if assembly.stats is None:
+            if with_stats and assembly.stats is None:
                 raise InvalidIndexFile("an assembly without the statistics its name says it has")
         except InvalidIndexFile as exc:
             self._refuse(name, exc)
             return None
+        return name, assembly
+
+    def pruning(
+        self, index_key: str, manifests: Sequence[str], fields: Sequence[tuple[int, PrimitiveType]]
+    ) -> tuple[Assembly, FileIndex] | None:
+        """(the assembly of the manifests `manifests`, with statistics, keyed `index_key`; its files as an index
+        of no columns but record_count, whose statistics are those of `fields` from their files), for a filter
+        on those fields to prune by without opening a segment; None when the tier lacks one of them."""
+        opened_assembly = self._assembly(index_key, manifests, with_stats=True)
+        if opened_assembly is None:
+            return None
+        name, assembly = opened_assembly
         frame: pl.DataFrame | None = None
         held: dict[tuple[str, int], Any] = {}
         for field_id, typ in fields:
@@ -269,17 +285,7 @@ class IndexTier:
             held.update(found)
         if frame is None:
             return None
-        view = FileIndex(
-            frame,
-            assembly.partitions,
-            assembly.partition_id,
-            assembly.directories,
-            assembly.directory_id,
-            null_free=assembly.null_free,
-            part_starts=None if len(assembly.manifests) == 1 else np.asarray(assembly.part_starts, np.int64),
-            part_null_free=() if len(assembly.manifests) == 1 else assembly.part_null_free,
-            mapped=True,
-        )
+        view = index_over(assembly, frame)
         stats = HeldStats(frame, held)
         view.memo("stats", lambda: stats)
         self._count(hits=len(manifests))
@@ -304,7 +310,7 @@ class IndexTier:
             try:
                 index = segment.index(slot, manifest)
                 index = index.with_statistics(stats_segment.stats(stats_slot, manifest, len(index)), mapped=True)
-                expected = (starts[k + 1] if k + 1 < len(starts) else len(assembly.partition_id)) - starts[k]
+                expected = assembly.rows_of(k)
                 if len(index) != expected:
                     raise InvalidIndexFile(f"an assembly of {expected} rows for a slot of {len(index)}")
             except InvalidIndexFile as exc:
